@@ -1,0 +1,129 @@
+"""The typed inputs of items: validation, canonical keys, and the E2E MR syntax.
+
+Pure Python, no Django: importers, the annotator pages and the generation backends all
+read inputs in these shapes (DESIGN.md, 'Inputs of the seed tasks').
+"""
+
+import json
+import re
+from typing import Any
+
+MR_ATTRIBUTE = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*(?:,|$)")
+
+
+class InputError(ValueError):
+    """An input that does not have the shape of its kind; the message names the field."""
+
+
+def parse_mr(text: str) -> list[list[str]]:
+    """`name[The Vaults], eatType[pub]` -> [["name", "The Vaults"], ["eatType", "pub"]]."""
+    text = text.strip()
+    attributes, position = [], 0
+    while position < len(text):
+        match = MR_ATTRIBUTE.match(text, position)
+        if not match:
+            raise InputError(
+                f"mr: cannot read an attribute[value] pair at {text[position:][:40]!r}"
+            )
+        attributes.append([match.group(1), match.group(2).strip()])
+        position = match.end()
+    if not attributes:
+        raise InputError("mr: no attribute[value] pairs")
+    return attributes
+
+
+def format_mr(attributes: list[list[str]]) -> str:
+    return ", ".join(f"{name}[{value}]" for name, value in attributes)
+
+
+def _require(data: dict, field: str, kind: type, where: str) -> Any:
+    if field not in data:
+        raise InputError(f"{where}: missing field '{field}'")
+    if not isinstance(data[field], kind):
+        raise InputError(f"{where}: field '{field}' must be {kind.__name__}")
+    return data[field]
+
+
+def _check_mr(data: dict) -> None:
+    attributes = _require(data, "attributes", list, "mr")
+    for pair in attributes:
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)
+        ):
+            raise InputError("mr: each attribute must be a [name, value] pair of strings")
+
+
+def _check_table(data: dict) -> None:
+    header = _require(data, "header", list, "table")
+    rows = _require(data, "rows", list, "table")
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, list) or len(row) != len(header):
+            raise InputError(f"table: row {number} must have {len(header)} cells")
+    for cell in data.get("highlighted", []):
+        if not (isinstance(cell, list) and len(cell) == 2):
+            raise InputError("table: highlighted cells must be [row, column] pairs")
+        row, column = cell
+        if not (0 <= row < len(rows) and 0 <= column < len(header)):
+            raise InputError(f"table: highlighted cell {cell} is outside the table")
+
+
+def _check_boxscore(data: dict) -> None:
+    for side in ("home", "visitor"):
+        team = _require(data, side, dict, "boxscore")
+        for field in ("city", "name"):
+            _require(team, field, str, f"boxscore.{side}")
+    for number, player in enumerate(_require(data, "players", list, "boxscore"), start=1):
+        if not isinstance(player, dict) or "name" not in player:
+            raise InputError(f"boxscore: player {number} needs a name")
+        if player.get("team") not in ("home", "visitor"):
+            raise InputError(f"boxscore: player {number} team must be 'home' or 'visitor'")
+
+
+def _check_triples(data: dict) -> None:
+    triples = _require(data, "triples", list, "triples")
+    if not triples:
+        raise InputError("triples: no triples")
+    for number, triple in enumerate(triples, start=1):
+        if not (isinstance(triple, list) and len(triple) == 3):
+            raise InputError(f"triples: triple {number} must be [subject, relation, object]")
+
+
+def _check_document(data: dict) -> None:
+    _require(data, "text", str, "document")
+    _require(data, "question", str, "document")
+
+
+CHECKS = {
+    "mr": _check_mr,
+    "table": _check_table,
+    "boxscore": _check_boxscore,
+    "triples": _check_triples,
+    "document": _check_document,
+}
+KINDS = tuple(CHECKS)
+
+
+def check_input(kind: str, data: Any) -> None:
+    if kind not in CHECKS:
+        raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
+    if not isinstance(data, dict):
+        raise InputError(f"{kind}: the input must be a JSON object")
+    CHECKS[kind](data)
+
+
+def input_key(kind: str, data: dict) -> str:
+    """A canonical text of an input, equal for equal inputs, to match outputs to items."""
+    if kind == "mr":
+        return format_mr([[n.strip(), " ".join(v.split())] for n, v in data["attributes"]])
+    return kind + ":" + json.dumps(data, sort_keys=True, ensure_ascii=False)
+
+
+def linearise(kind: str, data: dict) -> str:
+    """A one-line text form of an input (for prompts and for search in the admin)."""
+    if kind == "mr":
+        return format_mr(data["attributes"])
+    if kind == "triples":
+        return " | ".join(" : ".join(map(str, t)) for t in data["triples"])
+    if kind == "document":
+        return f"{data['question']}: {data.get('title', '')} {data['text']}".strip()
+    return json.dumps(data, ensure_ascii=False)

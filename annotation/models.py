@@ -1,0 +1,370 @@
+"""Campaigns, the things annotators judge, and their judgments.
+
+A HIT is one item and the outputs of k distinct systems for it, in the order shown; it is
+done by one annotator through one assignment (an abandoned assignment expires and its HIT
+goes back to the pool). Judgments are the scores of a submitted assignment.
+"""
+
+import secrets
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+STANDARD_SCORE = 100
+
+
+class Criterion(models.TextChoices):
+    QUALITY = "quality", "Quality"
+    NATURALNESS = "naturalness", "Naturalness"
+
+
+DEFAULT_QUESTIONS = {
+    Criterion.QUALITY: (
+        "How do you judge the overall quality of the utterance in terms of its grammatical "
+        "correctness, fluency, adequacy and other important factors?"
+    ),
+    Criterion.NATURALNESS: "Could the utterance have been produced by a native speaker?",
+}
+
+
+class InputKind(models.TextChoices):
+    MR = "mr", "Meaning representation (E2E)"
+    TABLE = "table", "Table"
+    BOXSCORE = "boxscore", "Box score"
+    TRIPLES = "triples", "Fact triples"
+    DOCUMENT = "document", "Document and question"
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Campaign(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        OPEN = "open", "Open to annotators"
+        CLOSED = "closed", "Closed"
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    description = models.TextField(blank=True)
+    outputs_per_hit = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(2), MaxValueValidator(10)]
+    )
+    standard_text = models.TextField(
+        "standard utterance", blank=True, help_text="Shown first, with a fixed score of 100."
+    )
+    standard_input_kind = models.CharField(
+        max_length=10, choices=InputKind.choices, default=InputKind.MR
+    )
+    standard_input = models.JSONField(default=dict, blank=True)
+    instructions = models.TextField(blank=True)
+    max_hits_per_annotator = models.PositiveIntegerField(default=20)
+    min_seconds_per_hit = models.PositiveIntegerField(default=20)
+    assignment_timeout_minutes = models.PositiveIntegerField(default=30)
+    completion_code = models.CharField(max_length=40, default=new_completion_code)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(outputs_per_hit__gte=2), name="campaign_outputs_per_hit_at_least_2"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def standard_score(self) -> int:
+        return STANDARD_SCORE
+
+
+class CampaignCriterion(models.Model):
+    """One criterion a campaign runs: each is its own annotator task with its own HITs."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
+    criterion = models.CharField(max_length=20, choices=Criterion.choices)
+    is_open = models.BooleanField(default=True)
+    question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
+
+    class Meta:
+        ordering = ["campaign", "criterion"]
+        verbose_name = "criterion"
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "criterion"], name="criterion_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug}/{self.criterion}"
+
+    @property
+    def shows_input(self) -> bool:
+        return self.criterion == Criterion.QUALITY
+
+    @property
+    def question_text(self) -> str:
+        return self.question or DEFAULT_QUESTIONS[self.criterion]
+
+
+class Item(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    external_id = models.CharField(max_length=200)
+    input_kind = models.CharField(max_length=10, choices=InputKind.choices)
+    input_data = models.JSONField()
+    # A canonical text of the input, so outputs files can be matched to items by input.
+    input_key = models.TextField()
+    references = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["campaign", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "external_id"], name="item_id_once"),
+            models.UniqueConstraint(fields=["campaign", "input_key"], name="item_input_once"),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class System(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="systems")
+    name = models.SlugField(max_length=100, help_text="Identifier used in data files.")
+    label = models.CharField(max_length=200, blank=True)
+    architecture = models.CharField(max_length=100, blank=True)
+    description = models.TextField(blank=True)
+    is_active = models.BooleanField(default=True, help_text="Inactive systems get no new HITs.")
+
+    class Meta:
+        ordering = ["campaign", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "name"], name="system_name_once")
+        ]
+
+    def __str__(self) -> str:
+        return self.label or self.name
+
+
+class Output(models.Model):
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", "Imported"
+        GENERATED = "generated", "Generated"
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="outputs")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="outputs")
+    text = models.TextField()
+    origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.IMPORTED)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "system"]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "system"], name="output_once_per_system"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system.name}: {self.text[:60]}"
+
+
+class Annotator(models.Model):
+    class Source(models.TextChoices):
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Mechanical Turk"
+        INVITED = "invited", "Invited"
+        CROWDFLOWER = "crowdflower", "CrowdFlower (imported)"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="annotators")
+    source = models.CharField(max_length=20, choices=Source.choices)
+    external_id = models.CharField(max_length=200)
+    name = models.CharField(max_length=200, blank=True)
+    # The private link of an invited annotator, or the cookie that recognises a crowd worker.
+    token = models.CharField(max_length=64, unique=True, default=secrets.token_urlsafe)
+    is_excluded = models.BooleanField(
+        default=False, help_text="Excluded annotators' judgments are left out of rankings."
+    )
+    study_data = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["campaign", "source", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "source", "external_id"], name="annotator_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.source}:{self.external_id}"
+
+
+class Hit(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
+    criterion = models.CharField(max_length=20, choices=Criterion.choices)
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="hits")
+    external_id = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "HIT"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "external_id"],
+                condition=~Q(external_id=""),
+                name="hit_external_id_once",
+            )
+        ]
+        indexes = [models.Index(fields=["campaign", "criterion"])]
+
+    def __str__(self) -> str:
+        return f"HIT {self.pk} ({self.criterion}, item {self.item_id})"
+
+
+class HitOutput(models.Model):
+    """One output of a HIT, at the position the annotator sees it."""
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="slots")
+    output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="hit_slots")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["hit", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["hit", "position"], name="hit_position_once"),
+            models.UniqueConstraint(fields=["hit", "output"], name="hit_output_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"HIT {self.hit_id} position {self.position}"
+
+
+class AssignmentQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(status=Assignment.Status.ASSIGNED)
+
+    def submitted(self):
+        return self.filter(status=Assignment.Status.SUBMITTED)
+
+    def expired_by(self, now=None):
+        now = now or timezone.now()
+        return self.active().filter(expires_at__lt=now)
+
+
+class Assignment(models.Model):
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Expired"
+
+    class Flag(models.TextChoices):
+        NONE = "", "None"
+        TOO_FAST = "too_fast", "Submitted faster than the minimum time"
+        INCONSISTENT = "inconsistent", "Identical outputs scored differently"
+
+    hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ASSIGNED)
+    flag = models.CharField(max_length=20, choices=Flag.choices, blank=True, default="")
+    started_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    # The key the page sends with its submission: a retried or doubled POST finds it.
+    submission_key = models.CharField(max_length=64, blank=True)
+
+    objects = AssignmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            # A HIT is worked on by one annotator at a time and done once.
+            models.UniqueConstraint(
+                fields=["hit"], condition=~Q(status="expired"), name="hit_taken_once"
+            ),
+        ]
+        indexes = [models.Index(fields=["annotator", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on {self.hit}"
+
+    @property
+    def seconds_taken(self) -> float | None:
+        if not self.submitted_at:
+            return None
+        return (self.submitted_at - self.started_at).total_seconds()
+
+
+class JudgmentQuerySet(models.QuerySet):
+    def counted(self):
+        """Judgments that rankings use: submitted, unflagged, from annotators not excluded."""
+        return self.filter(
+            assignment__status=Assignment.Status.SUBMITTED,
+            assignment__flag="",
+            assignment__annotator__is_excluded=False,
+        )
+
+    def for_criterion(self, campaign, criterion: str):
+        return self.filter(assignment__hit__campaign=campaign, assignment__hit__criterion=criterion)
+
+
+class Judgment(models.Model):
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
+    slot = models.ForeignKey(HitOutput, on_delete=models.CASCADE, related_name="judgments")
+    score = models.FloatField()
+    # Coverage check-boxes (quality only).
+    adds_information = models.BooleanField(default=False)
+    misses_information = models.BooleanField(default=False)
+    reflects_perfectly = models.BooleanField(default=False)
+
+    objects = JudgmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["assignment", "slot__position"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "slot"], name="judgment_once_per_slot"),
+            models.CheckConstraint(condition=Q(score__gt=0), name="judgment_score_positive"),
+            models.CheckConstraint(
+                condition=~Q(reflects_perfectly=True, adds_information=True)
+                & ~Q(reflects_perfectly=True, misses_information=True),
+                name="judgment_perfect_excludes_added_missing",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.score:g} for slot {self.slot_id}"
+
+
+class DataFile(models.Model):
+    """A file imported into a campaign, remembered so the same file is not imported twice."""
+
+    class Kind(models.TextChoices):
+        ITEMS = "items", "Items"
+        OUTPUTS = "outputs", "System outputs"
+        RATINGS = "ratings", "Human ratings"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="data_files")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    name = models.CharField(max_length=255)
+    sha256 = models.CharField(max_length=64)
+    system = models.ForeignKey(System, null=True, blank=True, on_delete=models.CASCADE)
+    rows = models.PositiveIntegerField(default=0)
+    summary = models.TextField(blank=True)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-imported_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "kind", "sha256"], name="data_file_imported_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.name}"

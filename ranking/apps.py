@@ -1,0 +1,5 @@
+from django.apps import AppConfig
+
+
+class RankingConfig(AppConfig):
+    name = "ranking"
