@@ -96,6 +96,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The web server and the worker write to one file; wait for the lock instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    # A file, not memory, so a Celery worker started by the tests sees the test database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-db.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -121,6 +123,7 @@ CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 if CELERY_BROKER_URL == "filesystem://":
     _queue_dir = VAR_DIR / "celery-queue"
+    _queue_dir.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),

@@ -1,0 +1,100 @@
+"""Fixtures shared by the whole suite: the E2E data in ../shared and a real Celery worker."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+REPO = Path(__file__).resolve().parent.parent
+E2E_DATA = REPO.parent / "shared" / "data" / "e2e"
+
+
+@pytest.fixture(scope="session")
+def e2e_data() -> Path:
+    """The published E2E files; tests that need them skip where ../shared is absent."""
+    if not (E2E_DATA / "human_ratings" / "quality.csv").is_file():
+        pytest.skip(f"E2E data not found at {E2E_DATA} (../shared is absent on this checkout)")
+    return E2E_DATA
+
+
+def database_url_for(db: dict) -> str:
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real `celery worker` process on the test database, consuming both queues.
+
+    Tests that use it must commit their data (transactional_db): the worker is another
+    process with its own connection.
+    """
+    from evalsite.celery import app
+
+    with django_db_blocker.unblock():
+        db = dict(settings.DATABASES["default"])
+    env = dict(
+        os.environ,
+        DATABASE_URL=database_url_for(db),
+        PYTHONUNBUFFERED="1",
+        RANKING_DEBOUNCE_SECONDS="1",
+    )
+    app.control.purge()
+    log = tmp_path_factory.mktemp("celery") / "worker.log"
+    with log.open("w") as out:
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "evalsite",
+                "worker",
+                "--pool=solo",
+                "-Q",
+                "default,generation",
+                "--loglevel=INFO",
+                "--without-heartbeat",
+                "--without-mingle",
+                "--without-gossip",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    wait_for_line(log, "ready.", worker, timeout=60)
+    yield log
+    worker.terminate()
+    try:
+        worker.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+
+
+def wait_for_line(log: Path, text: str, process: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text():
+            return
+        if process.poll() is not None:
+            raise RuntimeError(f"the Celery worker exited:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+    raise RuntimeError(f"the Celery worker did not start in {timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def wait_until(condition, timeout: float = 60, interval: float = 0.2, message: str = ""):
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    pytest.fail(message or f"condition not met in {timeout}s")

@@ -1,0 +1,103 @@
+"""Plain factories: make_<thing>(**overrides) returns a saved row with sensible defaults."""
+
+import itertools
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    Criterion,
+    Hit,
+    HitOutput,
+    Item,
+    Judgment,
+    Output,
+    System,
+)
+
+_numbers = itertools.count(1)
+
+
+def make_campaign(**overrides) -> Campaign:
+    n = next(_numbers)
+    fields = {
+        "slug": f"campaign-{n}",
+        "name": f"Campaign {n}",
+        "status": Campaign.Status.OPEN,
+        "standard_text": "The Vaults is a pub near Café Adriatic.",
+        "standard_input": {"attributes": [["name", "The Vaults"], ["eatType", "pub"]]},
+    }
+    fields.update(overrides)
+    campaign = Campaign.objects.create(**fields)
+    for criterion in Criterion.values:
+        CampaignCriterion.objects.create(campaign=campaign, criterion=criterion)
+    return campaign
+
+
+def make_item(campaign=None, **overrides) -> Item:
+    n = next(_numbers)
+    attributes = [["name", f"Place {n}"], ["eatType", "pub"], ["area", "riverside"]]
+    fields = {
+        "external_id": str(n),
+        "input_kind": "mr",
+        "input_data": {"attributes": attributes},
+        "input_key": f"name[Place {n}], eatType[pub], area[riverside]",
+        "references": [f"Place {n} is a pub by the river."],
+    }
+    fields.update(overrides)
+    return Item.objects.create(campaign=campaign or make_campaign(), **fields)
+
+
+def make_system(campaign=None, **overrides) -> System:
+    fields = {"name": f"system-{next(_numbers)}"}
+    fields.update(overrides)
+    return System.objects.create(campaign=campaign or make_campaign(), **fields)
+
+
+def make_output(item=None, system=None, **overrides) -> Output:
+    item = item or make_item()
+    system = system or make_system(item.campaign)
+    fields = {"text": f"Output of {system.name} for item {item.external_id}."}
+    fields.update(overrides)
+    return Output.objects.create(item=item, system=system, **fields)
+
+
+def make_annotator(campaign=None, **overrides) -> Annotator:
+    fields = {"source": Annotator.Source.PROLIFIC, "external_id": f"worker-{next(_numbers)}"}
+    fields.update(overrides)
+    return Annotator.objects.create(campaign=campaign or make_campaign(), **fields)
+
+
+def make_hit(outputs, criterion=Criterion.QUALITY, **overrides) -> Hit:
+    """A HIT showing `outputs` (all for one item) in the order given."""
+    item = outputs[0].item
+    hit = Hit.objects.create(campaign=item.campaign, item=item, criterion=criterion, **overrides)
+    for position, output in enumerate(outputs, start=1):
+        HitOutput.objects.create(hit=hit, output=output, position=position)
+    return hit
+
+
+def make_judged_hit(outputs, scores, annotator=None, criterion=Criterion.QUALITY) -> Assignment:
+    """A submitted assignment of a new HIT over `outputs`, scored `scores`."""
+    hit = make_hit(outputs, criterion=criterion)
+    annotator = annotator or make_annotator(hit.campaign)
+    assignment = Assignment.objects.create(
+        hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED
+    )
+    assignment.submitted_at = assignment.started_at
+    assignment.save(update_fields=["submitted_at"])
+    for slot, score in zip(hit.slots.all(), scores, strict=True):
+        Judgment.objects.create(assignment=assignment, slot=slot, score=score)
+    return assignment
+
+
+def make_system_set(campaign=None, systems: int = 5, items: int = 3):
+    """A campaign with `systems` systems and one output each for `items` items."""
+    campaign = campaign or make_campaign()
+    system_rows = [make_system(campaign, name=f"sys{i}") for i in range(1, systems + 1)]
+    item_rows = [make_item(campaign) for _ in range(items)]
+    for item in item_rows:
+        for system in system_rows:
+            make_output(item, system)
+    return campaign, system_rows, item_rows
