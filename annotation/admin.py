@@ -1,0 +1,361 @@
+from django.contrib import admin, messages
+from django.db import transaction
+from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from .datafiles import DataFileError
+from .forms_admin import DataFileUploadForm
+from .importers import import_items, import_outputs
+from .models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    DataFile,
+    Hit,
+    HitOutput,
+    Item,
+    Judgment,
+    Output,
+    System,
+)
+from .ratings_import import import_ratings
+
+
+class CampaignCriterionInline(admin.TabularInline):
+    model = CampaignCriterion
+    extra = 0
+    fields = ["criterion", "is_open", "question"]
+
+
+class DataFileInline(admin.TabularInline):
+    model = DataFile
+    extra = 0
+    can_delete = False
+    fields = ["kind", "name", "system", "rows", "summary", "imported_at"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Campaign)
+class CampaignAdmin(admin.ModelAdmin):
+    list_display = ["name", "slug", "status", "item_count", "system_count", "hit_count", "links"]
+    list_filter = ["status"]
+    search_fields = ["name", "slug"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [CampaignCriterionInline, DataFileInline]
+    fieldsets = [
+        (None, {"fields": ["name", "slug", "status", "description"]}),
+        ("Task", {"fields": ["outputs_per_hit", "instructions"]}),
+        ("Standard", {"fields": ["standard_text", "standard_input_kind", "standard_input"]}),
+        (
+            "Crowd settings",
+            {
+                "fields": [
+                    "max_hits_per_annotator",
+                    "min_seconds_per_hit",
+                    "assignment_timeout_minutes",
+                    "completion_code",
+                ]
+            },
+        ),
+    ]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_items=Count("items", distinct=True),
+                n_systems=Count("systems", distinct=True),
+                n_hits=Count("hits", distinct=True),
+            )
+        )
+
+    @admin.display(description="items", ordering="n_items")
+    def item_count(self, campaign):
+        return campaign.n_items
+
+    @admin.display(description="systems", ordering="n_systems")
+    def system_count(self, campaign):
+        return campaign.n_systems
+
+    @admin.display(description="HITs", ordering="n_hits")
+    def hit_count(self, campaign):
+        return campaign.n_hits
+
+    @admin.display(description="")
+    def links(self, campaign):
+        upload = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
+        return format_html('<a href="{}">Upload data</a>', upload)
+
+    def get_urls(self):
+        upload = path(
+            "<int:campaign_id>/upload/",
+            self.admin_site.admin_view(self.upload_view),
+            name="annotation_campaign_upload",
+        )
+        return [upload, *super().get_urls()]
+
+    def upload_view(self, request, campaign_id):
+        campaign = get_object_or_404(Campaign, pk=campaign_id)
+        if not self.has_change_permission(request, campaign):
+            return redirect("admin:index")
+        form = DataFileUploadForm(request.POST or None, request.FILES or None, campaign=campaign)
+        if request.method == "POST" and form.is_valid():
+            try:
+                summary = import_uploaded(campaign, form.cleaned_data, request.user)
+            except DataFileError as error:
+                messages.error(request, f"{error} Nothing was imported.")
+            else:
+                messages.success(request, str(summary))
+                return redirect("admin:annotation_campaign_change", campaign.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "title": f"Upload data to {campaign}",
+        }
+        return TemplateResponse(request, "admin/annotation/upload.html", context)
+
+
+def import_uploaded(campaign: Campaign, data: dict, user):
+    upload = data["file"]
+    content, name = upload.read(), upload.name
+    kind = data["kind"]
+    with transaction.atomic():
+        if kind == DataFile.Kind.ITEMS:
+            return import_items(campaign, content, name, user=user)
+        if kind == DataFile.Kind.RATINGS:
+            return import_ratings(campaign, content, name, data["criterion"] or None, user=user)
+        system = data["system"] or System.objects.create(campaign=campaign, name=data["new_system"])
+        return import_outputs(campaign, system, content, name, user=user)
+
+
+@admin.register(Item)
+class ItemAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "campaign", "input_kind", "input_key_short", "output_count"]
+    list_filter = ["campaign", "input_kind"]
+    search_fields = ["external_id", "input_key"]
+    list_select_related = ["campaign"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(n_outputs=Count("outputs"))
+
+    @admin.display(description="input")
+    def input_key_short(self, item):
+        return item.input_key[:120]
+
+    @admin.display(description="outputs", ordering="n_outputs")
+    def output_count(self, item):
+        return item.n_outputs
+
+
+@admin.register(System)
+class SystemAdmin(admin.ModelAdmin):
+    list_display = [
+        "name",
+        "label",
+        "campaign",
+        "architecture",
+        "is_active",
+        "output_count",
+        "judgment_count",
+    ]
+    list_filter = ["campaign", "architecture", "is_active"]
+    search_fields = ["name", "label"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_outputs=Count("outputs", distinct=True),
+                n_judgments=Count("outputs__hit_slots__judgments", distinct=True),
+            )
+        )
+
+    @admin.display(description="outputs", ordering="n_outputs")
+    def output_count(self, system):
+        return system.n_outputs
+
+    @admin.display(description="judgments", ordering="n_judgments")
+    def judgment_count(self, system):
+        return system.n_judgments
+
+
+@admin.register(Output)
+class OutputAdmin(admin.ModelAdmin):
+    list_display = ["id", "system", "item", "origin", "text", "created_at"]
+    list_filter = ["origin", "system__campaign", "system"]
+    search_fields = ["text", "item__external_id", "system__name"]
+    list_select_related = ["system", "item"]
+    raw_id_fields = ["item", "system"]
+
+
+@admin.register(Annotator)
+class AnnotatorAdmin(admin.ModelAdmin):
+    list_display = [
+        "__str__",
+        "campaign",
+        "source",
+        "is_excluded",
+        "submitted",
+        "flagged",
+        "created_at",
+    ]
+    list_filter = ["campaign", "source", "is_excluded"]
+    search_fields = ["external_id", "name"]
+    readonly_fields = ["token", "study_data", "created_at"]
+    actions = ["exclude_from_rankings", "include_in_rankings"]
+
+    def get_queryset(self, request):
+        submitted = Q(assignments__status=Assignment.Status.SUBMITTED)
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                n_submitted=Count("assignments", filter=submitted),
+                n_flagged=Count("assignments", filter=submitted & ~Q(assignments__flag="")),
+            )
+        )
+
+    @admin.display(description="HITs done", ordering="n_submitted")
+    def submitted(self, annotator):
+        return annotator.n_submitted
+
+    @admin.display(description="flagged", ordering="n_flagged")
+    def flagged(self, annotator):
+        return annotator.n_flagged
+
+    @admin.action(description="Exclude from rankings (reversible)")
+    def exclude_from_rankings(self, request, queryset):
+        changed = queryset.update(is_excluded=True)
+        self.message_user(request, f"{changed} annotator(s) excluded from rankings.")
+
+    @admin.action(description="Include in rankings again")
+    def include_in_rankings(self, request, queryset):
+        changed = queryset.update(is_excluded=False)
+        self.message_user(request, f"{changed} annotator(s) included in rankings.")
+
+
+class HitOutputInline(admin.TabularInline):
+    model = HitOutput
+    extra = 0
+    raw_id_fields = ["output"]
+
+
+@admin.register(Hit)
+class HitAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "criterion", "item", "external_id", "created_at"]
+    list_filter = ["campaign", "criterion"]
+    search_fields = ["external_id", "item__external_id"]
+    raw_id_fields = ["item"]
+    inlines = [HitOutputInline]
+
+
+class JudgmentInline(admin.TabularInline):
+    model = Judgment
+    extra = 0
+    can_delete = False
+    fields = [
+        "slot",
+        "system",
+        "score",
+        "adds_information",
+        "misses_information",
+        "reflects_perfectly",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="system")
+    def system(self, judgment):
+        return judgment.slot.output.system
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "hit",
+        "annotator",
+        "status",
+        "flag",
+        "started_at",
+        "submitted_at",
+        "seconds",
+    ]
+    list_filter = ["status", "flag", "hit__campaign", "hit__criterion"]
+    search_fields = ["annotator__external_id", "hit__external_id"]
+    list_select_related = ["hit", "annotator"]
+    raw_id_fields = ["hit", "annotator"]
+    inlines = [JudgmentInline]
+    actions = ["clear_flag"]
+
+    @admin.display(description="seconds")
+    def seconds(self, assignment):
+        taken = assignment.seconds_taken
+        return None if taken is None else round(taken)
+
+    @admin.action(description="Clear the flag (count these HITs in rankings)")
+    def clear_flag(self, request, queryset):
+        changed = queryset.exclude(flag="").update(flag="")
+        self.message_user(request, f"{changed} assignment(s) unflagged.")
+
+
+@admin.register(Judgment)
+class JudgmentAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "assignment",
+        "system",
+        "score",
+        "adds_information",
+        "misses_information",
+        "reflects_perfectly",
+    ]
+    list_filter = [
+        "assignment__hit__campaign",
+        "assignment__hit__criterion",
+        "slot__output__system",
+    ]
+    list_select_related = ["assignment", "slot__output__system"]
+
+    @admin.display(description="system")
+    def system(self, judgment):
+        return judgment.slot.output.system
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(DataFile)
+class DataFileAdmin(admin.ModelAdmin):
+    list_display = ["name", "campaign", "kind", "system", "rows", "imported_at", "imported_by"]
+    list_filter = ["campaign", "kind"]
+    readonly_fields = [
+        "campaign",
+        "kind",
+        "name",
+        "sha256",
+        "system",
+        "rows",
+        "summary",
+        "imported_by",
+        "imported_at",
+    ]
+
+    def has_add_permission(self, request):
+        return False

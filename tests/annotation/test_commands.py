@@ -1,0 +1,80 @@
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Annotator, Campaign, Hit, Item, Judgment, Output, System
+
+pytestmark = pytest.mark.django_db
+
+
+def test_import_commands_load_the_published_e2e_files(e2e_data):
+    call_command("import_items", "e2e", str(e2e_data / "testset_w_refs.csv"), "--create-campaign")
+    outputs = sorted((e2e_data / "outputs").glob("*.tsv"))
+    for path in outputs:
+        call_command("import_outputs", "e2e", path.stem, str(path), "--create-system")
+    call_command("import_ratings", "e2e", str(e2e_data / "human_ratings" / "quality.csv"))
+    campaign = Campaign.objects.get(slug="e2e")
+    assert len(outputs) == 21
+    assert Item.objects.filter(campaign=campaign).count() == 630
+    assert System.objects.filter(campaign=campaign).count() == 21
+    assert Output.objects.filter(item__campaign=campaign).count() == 21 * 630
+    assert Hit.objects.filter(campaign=campaign, criterion="quality").count() == 2979
+    assert Judgment.objects.filter(assignment__hit__campaign=campaign).count() == 5 * 2979
+    assert Annotator.objects.filter(campaign=campaign).count() == 112
+    with pytest.raises(CommandError, match="already imported"):
+        call_command("import_ratings", "e2e", str(e2e_data / "human_ratings" / "quality.csv"))
+    assert Judgment.objects.filter(assignment__hit__campaign=campaign).count() == 5 * 2979
+
+
+def test_import_ratings_alone_builds_items_systems_and_outputs(e2e_data):
+    call_command(
+        "import_ratings",
+        "e2e",
+        str(e2e_data / "human_ratings" / "quality.csv"),
+        "--create-campaign",
+    )
+    campaign = Campaign.objects.get(slug="e2e")
+    assert campaign.items.count() == 630
+    assert campaign.systems.count() == 21
+    assert campaign.hits.count() == 2979
+
+
+def test_import_outputs_unknown_system_is_refused_and_nothing_written(tmp_path):
+    call_command("demo")
+    path = tmp_path / "new.tsv"
+    path.write_text("MR\toutput\n")
+    with pytest.raises(CommandError, match="unknown system 'nobody' in campaign 'demo'"):
+        call_command("import_outputs", "demo", "nobody", str(path))
+    assert not System.objects.filter(name="nobody").exists()
+
+
+def test_import_outputs_failed_file_leaves_no_new_system(tmp_path):
+    call_command("demo")
+    path = tmp_path / "bad.tsv"
+    path.write_text('MR\toutput\n"name[Nowhere]"\tHello.\n')
+    with pytest.raises(CommandError, match="bad.tsv, line 2, column MR"):
+        call_command("import_outputs", "demo", "newsys", str(path), "--create-system")
+    assert not System.objects.filter(name="newsys").exists()
+
+
+def test_import_items_unknown_campaign_names_it(tmp_path):
+    path = tmp_path / "items.csv"
+    path.write_text("mr,ref\n")
+    with pytest.raises(CommandError, match="no campaign 'nope'"):
+        call_command("import_items", "nope", str(path))
+    assert not Campaign.objects.exists()
+
+
+def test_demo_builds_once_and_reset_rebuilds():
+    call_command("demo")
+    campaign = Campaign.objects.get(slug="demo")
+    assert campaign.status == "open"
+    assert set(campaign.criteria.filter(is_open=True).values_list("criterion", flat=True)) == {
+        "quality",
+        "naturalness",
+    }
+    assert campaign.items.count() == 36
+    assert Output.objects.filter(item__campaign=campaign).count() >= 4 * 36
+    call_command("demo")
+    assert Campaign.objects.filter(slug="demo").count() == 1
+    call_command("demo", "--reset")
+    assert Campaign.objects.get(slug="demo").pk != campaign.pk
