@@ -148,3 +148,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+# A running ranking whose worker has said nothing for this long may be taken by another.
+RANKING_STALE_MINUTES = env_int("RANKING_STALE_MINUTES", 30)

@@ -1,1 +1,87 @@
-# Models arrive with the ranking issue.
+"""Ranking runs and their per-system results.
+
+A run's results are written in the same transaction that marks it done, so a failed or killed
+run never shows half of its results; the results page reads the newest finished run.
+"""
+
+from django.db import models
+from django.utils import timezone
+
+from annotation.models import Campaign, Criterion, System
+
+
+class Protocol(models.TextChoices):
+    E2E = "e2e", "E2E (Sakaguchi et al. 2014: max-sigma choice, 200 runs)"
+    BOOTSTRAP = "bootstrap", "Plain bootstrap (comparisons resampled as observed)"
+
+
+class RankingRunQuerySet(models.QuerySet):
+    def for_task(self, campaign, criterion: str, protocol: str):
+        return self.filter(campaign=campaign, criterion=criterion, protocol=protocol)
+
+    def finished(self):
+        return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
+
+    def pending(self):
+        return self.filter(status__in=[RankingRun.Status.QUEUED, RankingRun.Status.RUNNING])
+
+
+class RankingRun(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
+    criterion = models.CharField(max_length=20, choices=Criterion.choices)
+    protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.E2E)
+    runs = models.PositiveIntegerField(default=200)
+    seed = models.BigIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveIntegerField(default=0, help_text="bootstrap runs done")
+    judgments = models.PositiveIntegerField(default=0)
+    hits = models.PositiveIntegerField(default=0)
+    comparisons = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    load_seconds = models.FloatField(null=True, blank=True)
+    compute_seconds = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    objects = RankingRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug}/{self.criterion} {self.protocol} x{self.runs} ({self.status})"
+
+    @property
+    def percent_done(self) -> int:
+        return round(100 * self.progress / self.runs) if self.runs else 0
+
+
+class SystemResult(models.Model):
+    run = models.ForeignKey(RankingRun, on_delete=models.CASCADE, related_name="results")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="ranking_results")
+    position = models.PositiveIntegerField(help_text="1 = best by mean mu")
+    cluster = models.PositiveIntegerField()
+    mu = models.FloatField(help_text="mean of mu over the bootstrap runs")
+    sigma = models.FloatField(help_text="mean TrueSkill sigma at the end of a run")
+    mu_std = models.FloatField(help_text="standard deviation of mu over the runs")
+    rank_lo = models.PositiveIntegerField(help_text="best rank of the 95% range")
+    rank_hi = models.PositiveIntegerField(help_text="worst rank of the 95% range")
+    comparisons = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "system"], name="result_once_per_system"),
+            models.UniqueConstraint(fields=["run", "position"], name="result_position_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.position}. {self.system} {self.mu:.3f}"

@@ -1,3 +1,12 @@
+from django.urls import path
+
+from . import views
+
 app_name = "ranking"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("<slug:slug>/", views.campaign_results, name="campaign"),
+    path("<slug:slug>/<str:criterion>/", views.results, name="results"),
+    path("<slug:slug>/<str:criterion>/recompute/", views.recompute, name="recompute"),
+    path("<slug:slug>/<str:criterion>/csv/", views.results_csv, name="csv"),
+]

@@ -1,0 +1,55 @@
+from django.contrib import admin
+from django.db import transaction
+from django.urls import reverse
+from django.utils.html import format_html
+
+from .models import RankingRun, SystemResult
+from .service import request_ranking, send_to_worker
+
+
+class SystemResultInline(admin.TabularInline):
+    model = SystemResult
+    extra = 0
+    can_delete = False
+    fields = ["position", "cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(RankingRun)
+class RankingRunAdmin(admin.ModelAdmin):
+    list_display = ["id", "campaign", "criterion", "protocol", "runs", "seed", "status",
+                    "progress_bar", "comparisons", "compute_seconds", "queued_at", "results_link"]
+    list_filter = ["status", "protocol", "criterion", "campaign"]
+    fields = ["campaign", "criterion", "protocol", "runs", "seed", "status", "progress",
+              "judgments", "hits", "comparisons", "queued_at", "started_at", "finished_at",
+              "load_seconds", "compute_seconds", "error"]
+    readonly_fields = ["status", "progress", "judgments", "hits", "comparisons", "queued_at",
+                       "started_at", "finished_at", "load_seconds", "compute_seconds", "error"]
+    inlines = [SystemResultInline]
+    actions = ["queue_again"]
+
+    @admin.display(description="progress")
+    def progress_bar(self, run):
+        return format_html('<progress max="{}" value="{}"></progress> {}%', run.runs,
+                           run.progress, run.percent_done)
+
+    @admin.display(description="")
+    def results_link(self, run):
+        url = reverse("ranking:results", args=[run.campaign.slug, run.criterion])
+        return format_html('<a href="{}?protocol={}">results</a>', url, run.protocol)
+
+    @admin.action(description="Queue the same computation again")
+    def queue_again(self, request, queryset):
+        with transaction.atomic():
+            for run in queryset:
+                request_ranking(run.campaign, run.criterion, run.protocol, run.runs, run.seed)
+        self.message_user(request, f"{queryset.count()} run(s) queued.")
+
+    def save_model(self, request, obj, form, change):
+        """A run added here is sent to a worker once saved."""
+        super().save_model(request, obj, form, change)
+        if not change:
+            send_to_worker(obj)

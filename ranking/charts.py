@@ -1,0 +1,82 @@
+"""Geometry of the rank-range chart, drawn as SVG by a template (text escaped there)."""
+
+from dataclasses import dataclass
+
+ROW_HEIGHT = 22
+LABEL_WIDTH = 130
+PLOT_WIDTH = 520
+TOP = 28
+
+
+@dataclass(frozen=True)
+class Bar:
+    name: str
+    y: float
+    x: float
+    width: float
+    rank_lo: int
+    rank_hi: int
+    mean_x: float
+
+
+@dataclass(frozen=True)
+class Band:
+    cluster: int
+    y: float
+    height: float
+    shaded: bool
+
+
+@dataclass(frozen=True)
+class Tick:
+    x: float
+    label: int
+
+
+@dataclass(frozen=True)
+class RankChart:
+    width: int
+    height: int
+    bars: list[Bar]
+    bands: list[Band]
+    ticks: list[Tick]
+    plot_left: int
+    plot_right: int
+
+
+def rank_chart(rows) -> RankChart:
+    """One bar per system from its best to its worst rank, best system on top; clusters as
+    alternately shaded bands. `rows`: objects with system, cluster, rank_lo, rank_hi, best first."""
+    rows = list(rows)
+    n = max(len(rows), 1)
+    step = PLOT_WIDTH / n
+
+    def x_of(rank: float) -> float:
+        return LABEL_WIDTH + (rank - 1) * step
+
+    bars = [
+        Bar(str(row.system), TOP + i * ROW_HEIGHT, x_of(row.rank_lo),
+            max((row.rank_hi - row.rank_lo + 1) * step, 2), row.rank_lo, row.rank_hi,
+            x_of((row.rank_lo + row.rank_hi) / 2) + step / 2)
+        for i, row in enumerate(rows)
+    ]
+    return RankChart(
+        width=LABEL_WIDTH + PLOT_WIDTH + 20,
+        height=TOP + n * ROW_HEIGHT + 10,
+        bars=bars,
+        bands=cluster_bands(rows),
+        ticks=[Tick(x_of(rank) + step / 2, rank) for rank in range(1, n + 1)],
+        plot_left=LABEL_WIDTH,
+        plot_right=LABEL_WIDTH + PLOT_WIDTH,
+    )
+
+
+def cluster_bands(rows) -> list[Band]:
+    bands, start = [], 0
+    for i, row in enumerate(rows):
+        last = i + 1 == len(rows) or rows[i + 1].cluster != row.cluster
+        if last:
+            bands.append(Band(row.cluster, TOP + start * ROW_HEIGHT, (i + 1 - start) * ROW_HEIGHT,
+                              shaded=len(bands) % 2 == 0))
+            start = i + 1
+    return bands

@@ -1,0 +1,64 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Campaign, Criterion
+from ranking.models import Protocol, RankingRun
+from ranking.service import execute_run
+from ranking.views import write_csv
+
+
+class Command(BaseCommand):
+    help = (
+        "Compute TrueSkill clusters for a campaign and criterion here (no worker), store them "
+        "for the results page and print the table."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="campaign slug")
+        parser.add_argument("--criterion", choices=Criterion.values, default=Criterion.QUALITY)
+        parser.add_argument("--runs", type=int, default=200)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--protocol", choices=Protocol.values, default=Protocol.E2E)
+        parser.add_argument("--csv", help="also write the CSV here ('-' for standard output)")
+
+    def handle(self, campaign, criterion, runs, seed, protocol, csv, **options):
+        campaign_row = Campaign.objects.filter(slug=campaign).first()
+        if campaign_row is None:
+            raise CommandError(f"no campaign '{campaign}'")
+        if runs < 1:
+            raise CommandError("--runs must be at least 1")
+        run = RankingRun.objects.create(campaign=campaign_row, criterion=criterion,
+                                        protocol=protocol, runs=runs, seed=seed)
+        execute_run(run)
+        run.refresh_from_db()
+        if run.status != RankingRun.Status.DONE:
+            raise CommandError(f"ranking failed: {run.error}")
+        self.print_table(run)
+        if csv:
+            self.write_csv_file(run, csv)
+
+    def print_table(self, run: RankingRun) -> None:
+        self.stdout.write(
+            f"{run.get_protocol_display()}; {run.runs} runs, seed {run.seed}; "
+            f"{run.judgments} judgments, {run.hits} HITs, {run.comparisons} comparisons; "
+            f"{run.compute_seconds:.2f} s"
+        )
+        self.stdout.write(f"{'cluster':>7} {'mu':>7} {'range':>7}  system")
+        previous = None
+        for row in run.results.select_related("system"):
+            if previous is not None and row.cluster != previous:
+                self.stdout.write("-" * 40)
+            cluster = str(row.cluster) if row.cluster != previous else ""
+            span = f"{row.rank_lo}-{row.rank_hi}"
+            self.stdout.write(f"{cluster:>7} {row.mu:7.3f} {span:>7}  {row.system.name}")
+            previous = row.cluster
+
+    def write_csv_file(self, run: RankingRun, target: str) -> None:
+        if target == "-":
+            write_csv(sys.stdout, run)
+            return
+        with Path(target).open("w", newline="", encoding="utf-8") as out:
+            write_csv(out, run)
+        self.stdout.write(f"CSV written to {target}")

@@ -1,0 +1,100 @@
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from ranking.models import RankingRun
+from ranking.service import execute_run
+from tests.factories import make_campaign, make_judged_hit, make_system_set
+
+pytestmark = pytest.mark.django_db
+
+
+def ranked_campaign(runs: int = 20):
+    campaign, systems, items = make_system_set(systems=3, items=6)
+    for item in items:
+        outputs = list(item.outputs.order_by("system__name"))
+        make_judged_hit(outputs, [300, 100, 50])
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=runs, seed=1)
+    execute_run(run)
+    return campaign, run
+
+
+def results_url(campaign, criterion="quality", name="results"):
+    return reverse(f"ranking:{name}", args=[campaign.slug, criterion])
+
+
+def test_results_page_shows_table_chart_and_counts(admin_client):
+    campaign, run = ranked_campaign()
+    page = admin_client.get(results_url(campaign)).content.decode()
+    assert "18 judgments in 6 HITs, giving 18" in page
+    assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
+    assert "<svg" in page and "ranks 1–1" in page
+    assert "E2E (Sakaguchi" in page
+
+
+def test_results_page_escapes_system_names(admin_client):
+    campaign, run = ranked_campaign()
+    row = run.results.first()
+    row.system.label = "<script>alert(1)</script>"
+    row.system.save()
+    page = admin_client.get(results_url(campaign)).content.decode()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_results_page_without_runs_offers_recompute(admin_client):
+    campaign = make_campaign()
+    page = admin_client.get(results_url(campaign)).content.decode()
+    assert "No ranking yet" in page
+
+
+def test_results_page_outsiders(client, admin_client, django_user_model):
+    campaign, _ = ranked_campaign()
+    response = client.get(results_url(campaign))
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    assert admin_client.get(results_url(campaign, "fluency")).status_code == 404
+    assert admin_client.get(reverse("ranking:results", args=["nope", "quality"])).status_code == 404
+
+
+def test_results_page_wrong_method(admin_client):
+    campaign, _ = ranked_campaign()
+    assert admin_client.post(results_url(campaign)).status_code == 405
+    assert admin_client.post(results_url(campaign, name="csv")).status_code == 405
+    assert admin_client.get(results_url(campaign, name="recompute")).status_code == 405
+
+
+def test_results_csv_has_header_and_rows_best_first(admin_client):
+    campaign, run = ranked_campaign()
+    response = admin_client.get(results_url(campaign, name="csv"))
+    assert response["Content-Type"].startswith("text/csv")
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0] == ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
+    assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3"]
+    assert float(rows[1][2]) > float(rows[2][2]) > float(rows[3][2])
+    assert rows[1][6] == "12"
+
+
+def test_results_csv_without_a_run_is_404(admin_client):
+    campaign = make_campaign()
+    assert admin_client.get(results_url(campaign, name="csv")).status_code == 404
+
+
+def test_recompute_queues_a_run(admin_client, django_capture_on_commit_callbacks):
+    campaign, _ = ranked_campaign()
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = admin_client.post(results_url(campaign, name="recompute"),
+                                     {"protocol": "bootstrap", "runs": 100, "seed": 5})
+    assert response.status_code == 302
+    run = RankingRun.objects.get(protocol="bootstrap")
+    assert (run.status, run.runs, run.seed) == ("queued", 100, 5)
+    assert len(callbacks) == 1
+
+
+def test_recompute_rejects_bad_numbers(admin_client):
+    campaign, _ = ranked_campaign()
+    response = admin_client.post(results_url(campaign, name="recompute"),
+                                 {"protocol": "e2e", "runs": 0, "seed": 5})
+    assert response.status_code == 400
+    assert RankingRun.objects.count() == 1
