@@ -1,0 +1,95 @@
+"""From R runs of final ratings to rank ranges, significance clusters and a ranking."""
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .protocols import RunsResult
+from .trueskill import TrueSkillParams
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Per-system summary of R runs; every array is indexed by system number.
+
+    ``mean_sigma`` is the mean over runs of each run's final TrueSkill sigma: the
+    uncertainty of a single run's estimate under the model, not the spread of mu across
+    runs (that is ``std_mu``, population standard deviation as in wmt-trueskill). With the
+    E2E protocol's beta (which grows with the number of comparisons) sigma barely moves
+    from 0.5 and says little; ``std_mu`` and the rank ranges are the noise to read.
+    """
+
+    protocol: str
+    params: TrueSkillParams
+    runs: int
+    seed: int | None
+    mean_mu: np.ndarray  # float64[n]
+    mean_sigma: np.ndarray  # float64[n]
+    std_mu: np.ndarray  # float64[n]
+    rank_lo: np.ndarray  # int64[n], best rank of the 95% range (1 = top)
+    rank_hi: np.ndarray  # int64[n], worst rank of the range
+    cluster: np.ndarray  # int64[n], 1 = best
+    n_comparisons: np.ndarray  # int64[n]
+    order: np.ndarray  # int64[n], system numbers best first (by mean mu, stable)
+
+
+def ranks_per_run(mu_runs: np.ndarray) -> np.ndarray:
+    """Rank of every system in every run, 1 = highest mu; ties go to the lower index."""
+    order = np.argsort(-mu_runs, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    positions = np.broadcast_to(np.arange(1, mu_runs.shape[1] + 1), order.shape)
+    np.put_along_axis(ranks, order, positions, axis=1)
+    return ranks
+
+
+def trimmed_per_end(runs: int, confidence: float = 0.95) -> int:
+    """ceil((R - confidence * R) / 2) computed exactly (R = 200 gives 5, not 6).
+
+    At least one rank is kept: for R < 3 nothing is dropped.
+    """
+    drop = Fraction(runs) * (1 - Fraction(str(confidence))) / 2
+    return min(-(-drop.numerator // drop.denominator), (runs - 1) // 2)
+
+
+def rank_ranges(mu_runs: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """Each system's ranks over R runs, sorted, with ceil((R - 0.95 R) / 2) dropped from
+    each end: (best, worst) of what is left, the 95% rank range."""
+    ranks = np.sort(ranks_per_run(mu_runs), axis=0)
+    drop = trimmed_per_end(ranks.shape[0], confidence)
+    return ranks[drop], ranks[ranks.shape[0] - 1 - drop]
+
+
+def clusters(mean_mu: np.ndarray, rank_lo: np.ndarray, rank_hi: np.ndarray) -> np.ndarray:
+    """Cluster number per system (1 = best).
+
+    Systems are ordered by mean mu (stable: ties keep index order); a cluster ends below a
+    system whose worst rank is better (smaller) than the best rank of every system below it.
+    """
+    order = np.argsort(-np.asarray(mean_mu), kind="stable")
+    lo, hi = np.asarray(rank_lo)[order], np.asarray(rank_hi)[order]
+    best_below = np.minimum.accumulate(lo[::-1])[::-1][1:]  # min of lo over positions > i
+    ends = hi[:-1] < best_below
+    in_order = 1 + np.concatenate(([0], np.cumsum(ends)))
+    cluster = np.empty(len(order), dtype=np.int64)
+    cluster[order] = in_order
+    return cluster
+
+
+def summarise(result: RunsResult, confidence: float = 0.95) -> Ranking:
+    mean_mu = result.mu.mean(axis=0)
+    rank_lo, rank_hi = rank_ranges(result.mu, confidence)
+    return Ranking(
+        protocol=result.protocol,
+        params=result.params,
+        runs=result.runs,
+        seed=result.seed,
+        mean_mu=mean_mu,
+        mean_sigma=result.sigma.mean(axis=0),
+        std_mu=result.mu.std(axis=0),
+        rank_lo=rank_lo.astype(np.int64),
+        rank_hi=rank_hi.astype(np.int64),
+        cluster=clusters(mean_mu, rank_lo, rank_hi),
+        n_comparisons=result.n_comparisons,
+        order=np.argsort(-mean_mu, kind="stable"),
+    )

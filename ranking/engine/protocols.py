@@ -1,0 +1,344 @@
+"""Resampling protocols: R TrueSkill runs over a set of comparisons, in parallel over runs.
+
+Note on the numba disk cache: it is keyed on each function's own source file, so after
+editing `trueskill.py` or `rng.py` delete ``ranking/engine/__pycache__`` (the kernels here
+inline them and would otherwise keep the old code).
+"""
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .comparisons import Comparisons
+from .rng import next_index, next_unit, run_seeds
+from .trueskill import Backend, TrueSkillParams, rate_1vs1
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class RunsResult:
+    """Final ratings of every run; row r of ``mu`` and ``sigma`` is run r."""
+
+    protocol: str
+    params: TrueSkillParams
+    mu: np.ndarray  # float64[runs, n_systems]
+    sigma: np.ndarray  # float64[runs, n_systems]
+    n_updates: int  # updates per run
+    n_comparisons: np.ndarray  # int64[n_systems]: comparisons each system takes part in
+    seed: int | None  # None when a Generator was passed
+
+    @property
+    def runs(self) -> int:
+        return self.mu.shape[0]
+
+
+@dataclass(frozen=True)
+class PairPools:
+    """Comparisons grouped by unordered pair, CSR style.
+
+    The comparisons of systems a and b are rows ``offsets[a, b]:offsets[a, b] + counts[a, b]``
+    of ``winner``/``loser``/``draw``; both matrices are symmetric, so a kernel reads row a
+    of each without ordering the pair.
+    """
+
+    counts: np.ndarray  # int64[n, n]
+    offsets: np.ndarray  # int64[n, n]
+    winner: np.ndarray  # int32[n_comparisons], grouped by pair
+    loser: np.ndarray
+    draw: np.ndarray
+
+
+def e2e_params(n_comparisons: int, backend: Backend = "package") -> TrueSkillParams:
+    """Sakaguchi et al.'s constants; beta grows with the number of updates N."""
+    n_updates = n_comparisons + 1
+    return TrueSkillParams(
+        mu=0.0,
+        sigma=0.5,
+        beta=0.5 * n_updates / 40.0,
+        tau=0.0,
+        draw_probability=0.25,
+        backend=backend,
+    )
+
+
+def pair_pools(comparisons: Comparisons, n_systems: int) -> PairPools:
+    lo = np.minimum(comparisons.winner, comparisons.loser).astype(np.int64)
+    hi = np.maximum(comparisons.winner, comparisons.loser).astype(np.int64)
+    key = lo * n_systems + hi
+    order = np.argsort(key, kind="stable")
+    counts = np.bincount(key, minlength=n_systems * n_systems).astype(np.int64)
+    starts = np.triu((np.cumsum(counts) - counts).reshape(n_systems, n_systems), 1)
+    counts = counts.reshape(n_systems, n_systems)
+    return PairPools(
+        counts=counts + counts.T,
+        offsets=starts + starts.T,
+        winner=comparisons.winner[order],
+        loser=comparisons.loser[order],
+        draw=comparisons.draw[order],
+    )
+
+
+@numba.njit(cache=True)
+def _max_var_system(var: np.ndarray, active: np.ndarray) -> int:
+    # Strict '>' keeps the lowest index on ties, as the protocol asks.
+    best, best_var = -1, -math.inf
+    for s in range(var.shape[0]):
+        if active[s] and var[s] > best_var:
+            best, best_var = s, var[s]
+    return best
+
+
+# Opponent weights exp(-|mu_a - mu_b|) cost one exp per candidate per update. Instead each
+# system keeps up = exp(mu - center) and down = exp(center - mu), refreshed when its mu
+# changes, and a weight is a product of two of them. While every |mu - center| stays within
+# _EXP_RANGE the products neither overflow nor lose precision (exp(+-600) is a normal
+# double); a run whose ratings spread wider than that falls back to one exp per candidate.
+_EXP_RANGE = 300.0
+
+
+@numba.njit(cache=True)
+def _set_factors(mu, center, up, down, s):
+    up[s] = math.exp(mu[s] - center)
+    down[s] = math.exp(center - mu[s])
+
+
+@numba.njit(cache=True)
+def _recenter(mu, up, down):
+    """New center mid-range; returns (center, whether the factors can be used)."""
+    center = 0.5 * (mu.max() + mu.min())
+    for s in range(mu.shape[0]):
+        _set_factors(mu, center, up, down, s)
+    return center, mu.max() - mu.min() <= 2 * _EXP_RANGE
+
+
+@numba.njit(cache=True)
+def _weight(a, b, mu, up, down, factors):
+    if factors:
+        # exp(-|d|) = min(exp(d), exp(-d)): no data-dependent branch in the hot loop.
+        return min(up[b] * down[a], up[a] * down[b])
+    return math.exp(-abs(mu[a] - mu[b]))
+
+
+@numba.njit(cache=True)
+def _draw_opponent(state, a, mu, up, down, factors, partners, cum):
+    """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partners[b] > 0."""
+    total = 0.0
+    for b in range(mu.shape[0]):
+        if partners[b] > 0:
+            total += _weight(a, b, mu, up, down, factors)
+        cum[b] = total
+    if total == 0.0:
+        return state, _nearest(a, mu, partners)
+    state, u = next_unit(state)
+    return state, _first_above(cum, u * total)
+
+
+@numba.njit(cache=True)
+def _nearest(a, mu, partners):
+    # Every weight underflowed (ratings spread over more than ~700): the limit of the
+    # distribution is the nearest partner.
+    best, best_gap = -1, math.inf
+    for b in range(mu.shape[0]):
+        if partners[b] > 0 and abs(mu[a] - mu[b]) < best_gap:
+            best, best_gap = b, abs(mu[a] - mu[b])
+    return best
+
+
+@numba.njit(cache=True)
+def _first_above(cum, target):
+    """Smallest b with cum[b] > target, for nondecreasing cum.
+
+    Counting the entries <= target has no data-dependent branch (a binary search
+    mispredicts about half its steps). A zero-weight b repeats the sum before it, so it is
+    never the answer. u < 1, but u * total may round up to total: then take the last b
+    with positive weight.
+    """
+    n = cum.shape[0]
+    j = 0
+    for b in range(n):
+        j += cum[b] <= target
+    if j == n:
+        j = n - 1
+        while j > 0 and cum[j - 1] == cum[j]:
+            j -= 1
+    return j
+
+
+@numba.njit(cache=True)
+def _e2e_run(state, counts, offsets, winner, loser, draw, active, n_updates, mu, var, ts):
+    mu0, var0, beta2, tau2, margin, exact = ts
+    mu[:] = mu0
+    var[:] = var0
+    n = mu.shape[0]
+    cum, up, down = np.empty(n), np.empty(n), np.empty(n)
+    center, factors = _recenter(mu, up, down)
+    ok = True
+    for _ in range(n_updates):
+        a = _max_var_system(var, active)
+        if a < 0:
+            break
+        state, b = _draw_opponent(state, a, mu, up, down, factors, counts[a], cum)
+        state, i = next_index(state, counts[a, b])
+        j = offsets[a, b] + i
+        ok &= rate_1vs1(mu, var, winner[j], loser[j], draw[j], beta2, tau2, margin, exact)
+        _set_factors(mu, center, up, down, a)
+        _set_factors(mu, center, up, down, b)
+        if max(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
+            center, factors = _recenter(mu, up, down)
+    return ok
+
+
+@numba.njit(cache=True, parallel=True)
+def _e2e_runs(seeds, counts, offsets, winner, loser, draw, active, n_updates, mu, var, ts):
+    ok = np.empty(seeds.shape[0], dtype=np.bool_)
+    for r in numba.prange(seeds.shape[0]):
+        ok[r] = _e2e_run(
+            seeds[r], counts, offsets, winner, loser, draw, active, n_updates, mu[r], var[r], ts
+        )
+    return ok
+
+
+@numba.njit(cache=True)
+def _bootstrap_run(state, winner, loser, draw, n_updates, mu, var, ts):
+    mu0, var0, beta2, tau2, margin, exact = ts
+    mu[:] = mu0
+    var[:] = var0
+    ok = True
+    if winner.shape[0] == 0:
+        return ok
+    for _ in range(n_updates):
+        state, j = next_index(state, winner.shape[0])
+        ok &= rate_1vs1(mu, var, winner[j], loser[j], draw[j], beta2, tau2, margin, exact)
+    return ok
+
+
+@numba.njit(cache=True, parallel=True)
+def _bootstrap_runs(seeds, winner, loser, draw, n_updates, mu, var, ts):
+    ok = np.empty(seeds.shape[0], dtype=np.bool_)
+    for r in numba.prange(seeds.shape[0]):
+        ok[r] = _bootstrap_run(seeds[r], winner, loser, draw, n_updates, mu[r], var[r], ts)
+    return ok
+
+
+def e2e_protocol(
+    comparisons: Comparisons,
+    n_systems: int,
+    runs: int,
+    seed: int | np.random.Generator,
+    progress: Progress | None = None,
+    *,
+    backend: Backend = "package",
+    chunk_runs: int | None = None,
+) -> RunsResult:
+    """Sakaguchi, Post & Van Durme (WMT 2014), as used for E2E Table 11.
+
+    Each run makes N = len(comparisons) + 1 updates. An update takes the system with the
+    largest sigma (lowest index on ties; systems without comparisons are left out), draws
+    its opponent with probability proportional to exp(-|mu_a - mu_b|) among the systems it
+    was compared with, draws one comparison of that pair uniformly with replacement, and
+    applies it as recorded. Runs go in parallel; ``progress(done, total)`` follows chunks.
+    """
+    _check(comparisons, n_systems, runs)
+    params = e2e_params(len(comparisons), backend)
+    pools = pair_pools(comparisons, n_systems)
+    per_system = comparisons.per_system(n_systems)
+    n_updates, ts = len(comparisons) + 1, _kernel_params(params)
+
+    def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+        pool = (pools.counts, pools.offsets, pools.winner, pools.loser, pools.draw)
+        return _e2e_runs(seeds, *pool, per_system > 0, n_updates, mu, var, ts)
+
+    mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
+    return RunsResult("e2e", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
+
+
+def bootstrap_protocol(
+    comparisons: Comparisons,
+    n_systems: int,
+    runs: int,
+    seed: int | np.random.Generator,
+    progress: Progress | None = None,
+    *,
+    backend: Backend = "package",
+    chunk_runs: int | None = None,
+) -> RunsResult:
+    """Plain bootstrap: each run applies N = len(comparisons) + 1 comparisons drawn
+    uniformly with replacement from all of them (so each pair in proportion to how often
+    it was observed), in the order drawn, with the E2E protocol's TrueSkill constants.
+    """
+    _check(comparisons, n_systems, runs)
+    params = e2e_params(len(comparisons), backend)
+    n_updates, ts = len(comparisons) + 1, _kernel_params(params)
+    c = comparisons
+
+    def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+        return _bootstrap_runs(seeds, c.winner, c.loser, c.draw, n_updates, mu, var, ts)
+
+    mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
+    per_system = comparisons.per_system(n_systems)
+    return RunsResult("bootstrap", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
+
+
+PROTOCOLS = {"e2e": e2e_protocol, "bootstrap": bootstrap_protocol}
+
+
+def _check(comparisons: Comparisons, n_systems: int, runs: int) -> None:
+    if runs < 1:
+        raise ValueError("runs must be at least 1")
+    if len(comparisons) and not (
+        0 <= min(comparisons.winner.min(), comparisons.loser.min())
+        and max(comparisons.winner.max(), comparisons.loser.max()) < n_systems
+    ):
+        raise ValueError(f"system indices must lie in [0, {n_systems})")
+
+
+def _kernel_params(params: TrueSkillParams) -> tuple:
+    # A plain tuple: numba specialises on its types, not on the dataclass.
+    return (
+        float(params.mu),
+        float(params.sigma**2),
+        float(params.beta**2),
+        float(params.tau**2),
+        float(params.draw_margin()),
+        bool(params.exact),
+    )
+
+
+def _seed_or_none(seed: int | np.random.Generator) -> int | None:
+    return int(seed) if isinstance(seed, int | np.integer) else None
+
+
+def _chunk_size(runs: int, progress: Progress | None, chunk_runs: int | None) -> int:
+    if chunk_runs is not None:
+        return max(1, chunk_runs)
+    if progress is None:
+        return runs
+    # About ten progress reports, each chunk still a multiple of the thread count.
+    threads = numba.get_num_threads()
+    return threads * max(1, math.ceil(runs / 10 / threads))
+
+
+def _run_in_chunks(
+    kernel: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    seeds: np.ndarray,
+    n_systems: int,
+    progress: Progress | None,
+    chunk_runs: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    runs = len(seeds)
+    mu = np.empty((runs, n_systems))
+    var = np.empty((runs, n_systems))
+    step = _chunk_size(runs, progress, chunk_runs)
+    for start in range(0, runs, step):
+        stop = min(start + step, runs)
+        if not kernel(seeds[start:stop], mu[start:stop], var[start:stop]).all():
+            raise FloatingPointError(
+                "TrueSkill update out of range (the trueskill package would raise here too)"
+            )
+        if progress is not None:
+            progress(stop, runs)
+    return mu, np.sqrt(var)
