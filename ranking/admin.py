@@ -20,21 +20,63 @@ class SystemResultInline(admin.TabularInline):
 
 @admin.register(RankingRun)
 class RankingRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "campaign", "criterion", "protocol", "runs", "seed", "status",
-                    "progress_bar", "comparisons", "compute_seconds", "queued_at", "results_link"]
+    list_display = [
+        "id",
+        "campaign",
+        "criterion",
+        "protocol",
+        "runs",
+        "seed",
+        "status",
+        "progress_bar",
+        "comparisons",
+        "compute_seconds",
+        "queued_at",
+        "results_link",
+    ]
     list_filter = ["status", "protocol", "criterion", "campaign"]
-    fields = ["campaign", "criterion", "protocol", "runs", "seed", "status", "progress",
-              "judgments", "hits", "comparisons", "queued_at", "started_at", "finished_at",
-              "load_seconds", "compute_seconds", "error"]
-    readonly_fields = ["status", "progress", "judgments", "hits", "comparisons", "queued_at",
-                       "started_at", "finished_at", "load_seconds", "compute_seconds", "error"]
+    fields = [
+        "campaign",
+        "criterion",
+        "protocol",
+        "runs",
+        "seed",
+        "status",
+        "progress",
+        "judgments",
+        "hits",
+        "comparisons",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "load_seconds",
+        "compute_seconds",
+        "error",
+    ]
+    readonly_fields = [
+        "status",
+        "progress",
+        "judgments",
+        "hits",
+        "comparisons",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "load_seconds",
+        "compute_seconds",
+        "error",
+    ]
     inlines = [SystemResultInline]
     actions = ["queue_again"]
 
     @admin.display(description="progress")
     def progress_bar(self, run):
-        return format_html('<progress max="{}" value="{}"></progress> {}%', run.runs,
-                           run.progress, run.percent_done)
+        return format_html(
+            '<progress max="{}" value="{}"></progress> {}%',
+            run.runs,
+            run.progress,
+            run.percent_done,
+        )
 
     @admin.display(description="")
     def results_link(self, run):

@@ -55,9 +55,15 @@ def rank_chart(rows) -> RankChart:
         return LABEL_WIDTH + (rank - 1) * step
 
     bars = [
-        Bar(str(row.system), TOP + i * ROW_HEIGHT, x_of(row.rank_lo),
-            max((row.rank_hi - row.rank_lo + 1) * step, 2), row.rank_lo, row.rank_hi,
-            x_of((row.rank_lo + row.rank_hi) / 2) + step / 2)
+        Bar(
+            str(row.system),
+            TOP + i * ROW_HEIGHT,
+            x_of(row.rank_lo),
+            max((row.rank_hi - row.rank_lo + 1) * step, 2),
+            row.rank_lo,
+            row.rank_hi,
+            x_of((row.rank_lo + row.rank_hi) / 2) + step / 2,
+        )
         for i, row in enumerate(rows)
     ]
     return RankChart(
@@ -76,7 +82,13 @@ def cluster_bands(rows) -> list[Band]:
     for i, row in enumerate(rows):
         last = i + 1 == len(rows) or rows[i + 1].cluster != row.cluster
         if last:
-            bands.append(Band(row.cluster, TOP + start * ROW_HEIGHT, (i + 1 - start) * ROW_HEIGHT,
-                              shaded=len(bands) % 2 == 0))
+            bands.append(
+                Band(
+                    row.cluster,
+                    TOP + start * ROW_HEIGHT,
+                    (i + 1 - start) * ROW_HEIGHT,
+                    shaded=len(bands) % 2 == 0,
+                )
+            )
             start = i + 1
     return bands

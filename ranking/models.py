@@ -11,7 +11,7 @@ from annotation.models import Campaign, Criterion, System
 
 
 class Protocol(models.TextChoices):
-    E2E = "e2e", "E2E (Sakaguchi et al. 2014: max-sigma choice, 200 runs)"
+    E2E = "e2e", "E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)"
     BOOTSTRAP = "bootstrap", "Plain bootstrap (comparisons resampled as observed)"
 
 

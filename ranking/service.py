@@ -70,8 +70,14 @@ def hit_arrays(pages: list[list[tuple[int, float]]]) -> tuple[np.ndarray, np.nda
 # Queueing -----------------------------------------------------------------------------------
 
 
-def request_ranking(campaign: Campaign, criterion: str, protocol: str = Protocol.E2E,
-                    runs: int = 200, seed: int = 0, countdown: int = 0) -> RankingRun:
+def request_ranking(
+    campaign: Campaign,
+    criterion: str,
+    protocol: str = Protocol.E2E,
+    runs: int = 200,
+    seed: int = 0,
+    countdown: int = 0,
+) -> RankingRun:
     """Create a queued run and send it to a worker once this transaction commits."""
     run = RankingRun.objects.create(
         campaign=campaign, criterion=criterion, protocol=protocol, runs=runs, seed=seed
@@ -103,8 +109,9 @@ def schedule_recompute(campaign_id: int, criterion: str) -> None:
                 status=RankingRun.Status.QUEUED
             )
             if not waiting.exists():
-                request_ranking(campaign, criterion, protocol,
-                                countdown=settings.RANKING_DEBOUNCE_SECONDS)
+                request_ranking(
+                    campaign, criterion, protocol, countdown=settings.RANKING_DEBOUNCE_SECONDS
+                )
 
 
 # Running ------------------------------------------------------------------------------------
@@ -116,9 +123,8 @@ def claim(run: RankingRun) -> bool:
     claimable = Q(status=RankingRun.Status.QUEUED) | Q(
         status=RankingRun.Status.RUNNING, started_at__lt=stale
     )
-    changed = (
-        RankingRun.objects.filter(claimable, pk=run.pk)
-        .update(status=RankingRun.Status.RUNNING, started_at=timezone.now(), progress=0)
+    changed = RankingRun.objects.filter(claimable, pk=run.pk).update(
+        status=RankingRun.Status.RUNNING, started_at=timezone.now(), progress=0
     )
     return changed == 1
 
@@ -145,8 +151,14 @@ def compute_and_store(run: RankingRun) -> None:
     if len(data.system_ids) < 2 or len(data.comparisons.winner) == 0:
         raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     loaded = time.perf_counter()
-    ranking = rank_systems(data.comparisons, len(data.system_ids), protocol=run.protocol,
-                           runs=run.runs, seed=run.seed, progress=progress_writer(run))
+    ranking = rank_systems(
+        data.comparisons,
+        len(data.system_ids),
+        protocol=run.protocol,
+        runs=run.runs,
+        seed=run.seed,
+        progress=progress_writer(run),
+    )
     computed = time.perf_counter()
     store_results(run, data, ranking, loaded - started, computed - loaded)
 
@@ -162,16 +174,27 @@ def progress_writer(run: RankingRun):
 def store_results(run, data: RankingInput, ranking, load_seconds, compute_seconds) -> None:
     SystemResult.objects.bulk_create(
         SystemResult(
-            run=run, system_id=data.system_ids[index], position=position,
-            cluster=int(ranking.cluster[index]), mu=float(ranking.mean_mu[index]),
-            sigma=float(ranking.mean_sigma[index]), mu_std=float(ranking.std_mu[index]),
-            rank_lo=int(ranking.rank_lo[index]), rank_hi=int(ranking.rank_hi[index]),
+            run=run,
+            system_id=data.system_ids[index],
+            position=position,
+            cluster=int(ranking.cluster[index]),
+            mu=float(ranking.mean_mu[index]),
+            sigma=float(ranking.mean_sigma[index]),
+            mu_std=float(ranking.std_mu[index]),
+            rank_lo=int(ranking.rank_lo[index]),
+            rank_hi=int(ranking.rank_hi[index]),
             comparisons=int(ranking.n_comparisons[index]),
         )
         for position, index in enumerate(ranking.order, start=1)
     )
     RankingRun.objects.filter(pk=run.pk).update(
-        status=RankingRun.Status.DONE, progress=run.runs, finished_at=timezone.now(),
-        judgments=data.judgments, hits=data.hits, comparisons=len(data.comparisons.winner),
-        load_seconds=load_seconds, compute_seconds=compute_seconds, error="",
+        status=RankingRun.Status.DONE,
+        progress=run.runs,
+        finished_at=timezone.now(),
+        judgments=data.judgments,
+        hits=data.hits,
+        comparisons=len(data.comparisons.winner),
+        load_seconds=load_seconds,
+        compute_seconds=compute_seconds,
+        error="",
     )

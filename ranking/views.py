@@ -19,7 +19,8 @@ CSV_COLUMNS = ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "compar
 
 def _get_task(slug: str, criterion: str) -> CampaignCriterion:
     return get_object_or_404(
-        CampaignCriterion.objects.select_related("campaign"), campaign__slug=slug,
+        CampaignCriterion.objects.select_related("campaign"),
+        campaign__slug=slug,
         criterion=criterion,
     )
 
@@ -38,11 +39,18 @@ def results(request, slug: str, criterion: str):
     rows = list(run.results.select_related("system")) if run else []
     pending = RankingRun.objects.for_task(task.campaign, criterion, protocol).pending().first()
     context = {
-        "task": task, "campaign": task.campaign, "protocol": protocol, "run": run, "rows": rows,
-        "chart": rank_chart(rows) if rows else None, "pending": pending,
-        "protocols": Protocol.choices, "form": RecomputeForm(initial={"protocol": protocol}),
+        "task": task,
+        "campaign": task.campaign,
+        "protocol": protocol,
+        "run": run,
+        "rows": rows,
+        "chart": rank_chart(rows) if rows else None,
+        "pending": pending,
+        "protocols": Protocol.choices,
+        "form": RecomputeForm(initial={"protocol": protocol}),
         "last_failed": RankingRun.objects.for_task(task.campaign, criterion, protocol)
-        .filter(status=RankingRun.Status.FAILED).first(),
+        .filter(status=RankingRun.Status.FAILED)
+        .first(),
     }
     return render(request, "ranking/results.html", context)
 
@@ -65,8 +73,9 @@ def recompute(request, slug: str, criterion: str):
 def results_csv(request, slug: str, criterion: str):
     task = _get_task(slug, criterion)
     protocol = ProtocolForm(request.GET).chosen()
-    run = get_object_or_404(RankingRun.objects.for_task(task.campaign, criterion, protocol)
-                            .finished()[:1])
+    run = get_object_or_404(
+        RankingRun.objects.for_task(task.campaign, criterion, protocol).finished()[:1]
+    )
     response = HttpResponse(content_type="text/csv; charset=utf-8")
     filename = f"{slug}-{criterion}-{protocol}-ranking.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
@@ -78,8 +87,17 @@ def write_csv(out, run: RankingRun) -> None:
     writer = csv.writer(out)
     writer.writerow(CSV_COLUMNS)
     for row in run.results.select_related("system"):
-        writer.writerow([row.cluster, row.system.name, f"{row.mu:.6f}", f"{row.sigma:.6f}",
-                         row.rank_lo, row.rank_hi, row.comparisons])
+        writer.writerow(
+            [
+                row.cluster,
+                row.system.name,
+                f"{row.mu:.6f}",
+                f"{row.sigma:.6f}",
+                row.rank_lo,
+                row.rank_hi,
+                row.comparisons,
+            ]
+        )
 
 
 @staff_member_required

@@ -30,8 +30,11 @@ def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, a
     campaign = judged_campaign()
     url = reverse("ranking:recompute", args=[campaign.slug, "quality"])
     admin_client.post(url, {"protocol": "e2e", "runs": 200, "seed": 1})
-    run = wait_until(lambda: finished(RankingRun.objects.get().pk), timeout=90,
-                     message="the worker did not finish the ranking run")
+    run = wait_until(
+        lambda: finished(RankingRun.objects.get().pk),
+        timeout=90,
+        message="the worker did not finish the ranking run",
+    )
     assert run.status == "done", run.error
     assert [r.system.name for r in run.results.all()] == ["sys1", "sys2", "sys3", "sys4"]
     page = admin_client.get(reverse("ranking:results", args=[campaign.slug, "quality"]))

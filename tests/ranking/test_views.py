@@ -31,7 +31,7 @@ def test_results_page_shows_table_chart_and_counts(admin_client):
     assert "18 judgments in 6 HITs, giving 18" in page
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
     assert "<svg" in page and "ranks 1–1" in page
-    assert "E2E (Sakaguchi" in page
+    assert "E2E protocol (Sakaguchi" in page
 
 
 def test_results_page_escapes_system_names(admin_client):
@@ -84,8 +84,10 @@ def test_results_csv_without_a_run_is_404(admin_client):
 def test_recompute_queues_a_run(admin_client, django_capture_on_commit_callbacks):
     campaign, _ = ranked_campaign()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = admin_client.post(results_url(campaign, name="recompute"),
-                                     {"protocol": "bootstrap", "runs": 100, "seed": 5})
+        response = admin_client.post(
+            results_url(campaign, name="recompute"),
+            {"protocol": "bootstrap", "runs": 100, "seed": 5},
+        )
     assert response.status_code == 302
     run = RankingRun.objects.get(protocol="bootstrap")
     assert (run.status, run.runs, run.seed) == ("queued", 100, 5)
@@ -94,7 +96,8 @@ def test_recompute_queues_a_run(admin_client, django_capture_on_commit_callbacks
 
 def test_recompute_rejects_bad_numbers(admin_client):
     campaign, _ = ranked_campaign()
-    response = admin_client.post(results_url(campaign, name="recompute"),
-                                 {"protocol": "e2e", "runs": 0, "seed": 5})
+    response = admin_client.post(
+        results_url(campaign, name="recompute"), {"protocol": "e2e", "runs": 0, "seed": 5}
+    )
     assert response.status_code == 400
     assert RankingRun.objects.count() == 1

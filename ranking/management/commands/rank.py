@@ -29,8 +29,9 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign '{campaign}'")
         if runs < 1:
             raise CommandError("--runs must be at least 1")
-        run = RankingRun.objects.create(campaign=campaign_row, criterion=criterion,
-                                        protocol=protocol, runs=runs, seed=seed)
+        run = RankingRun.objects.create(
+            campaign=campaign_row, criterion=criterion, protocol=protocol, runs=runs, seed=seed
+        )
         execute_run(run)
         run.refresh_from_db()
         if run.status != RankingRun.Status.DONE:
