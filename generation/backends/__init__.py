@@ -1,0 +1,57 @@
+"""Generation backends: typed inputs in, one result per input out. No Django here.
+
+    backend = make_backend("template-e2e", {})
+    results = backend.generate([TypedInput("mr", {"attributes": [["name", "The Vaults"]]})])
+
+`check_settings` validates settings without building the backend, for forms in the web
+process; `make_backend` validates and builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .base import INPUT_KINDS, Backend, GenerationResult, Settings, TypedInput
+from .template_e2e import E2ETemplateBackend
+from .template_rotowire import RotoWireTemplateBackend
+from .template_table import TableTemplateBackend
+from .template_triples import TriplesTemplateBackend
+
+_TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
+    "template-e2e": E2ETemplateBackend,
+    "template-rotowire": RotoWireTemplateBackend,
+    "template-table": TableTemplateBackend,
+    "template-triples": TriplesTemplateBackend,
+}
+BACKEND_NAMES = tuple(_TEMPLATE_BACKENDS)
+
+
+def check_settings(name: str, settings: Mapping[str, Any]) -> None:
+    """Raise ValueError naming the backend or the setting that is wrong."""
+    _parse_settings(name, settings)
+
+
+def make_backend(name: str, settings: Mapping[str, Any]) -> Backend:
+    """Build the named backend; invalid settings raise ValueError naming the setting."""
+    _parse_settings(name, settings)
+    return _TEMPLATE_BACKENDS[name]()
+
+
+def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
+    if name in _TEMPLATE_BACKENDS:
+        # Templates take no settings; reject any, so that a typo is not silently ignored.
+        Settings(name, settings).reject_unknown()
+        return None
+    raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
+
+
+__all__ = [
+    "BACKEND_NAMES",
+    "INPUT_KINDS",
+    "Backend",
+    "GenerationResult",
+    "TypedInput",
+    "check_settings",
+    "make_backend",
+]
