@@ -3,8 +3,8 @@
     backend = make_backend("template-e2e", {})
     results = backend.generate([TypedInput("mr", {"attributes": [["name", "The Vaults"]]})])
 
-`check_settings` validates settings without building the backend, for forms in the web
-process; `make_backend` validates and builds.
+`check_settings` validates settings without building the backend (no model load, no torch
+import), for forms in the web process; `make_backend` validates and builds.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from .template_e2e import E2ETemplateBackend
 from .template_rotowire import RotoWireTemplateBackend
 from .template_table import TableTemplateBackend
 from .template_triples import TriplesTemplateBackend
+from .transformers_settings import TransformersSettings
 
 _TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
     "template-e2e": E2ETemplateBackend,
@@ -24,7 +25,7 @@ _TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
     "template-table": TableTemplateBackend,
     "template-triples": TriplesTemplateBackend,
 }
-BACKEND_NAMES = tuple(_TEMPLATE_BACKENDS)
+BACKEND_NAMES = (*_TEMPLATE_BACKENDS, "transformers")
 
 
 def check_settings(name: str, settings: Mapping[str, Any]) -> None:
@@ -34,8 +35,13 @@ def check_settings(name: str, settings: Mapping[str, Any]) -> None:
 
 def make_backend(name: str, settings: Mapping[str, Any]) -> Backend:
     """Build the named backend; invalid settings raise ValueError naming the setting."""
-    _parse_settings(name, settings)
-    return _TEMPLATE_BACKENDS[name]()
+    parsed = _parse_settings(name, settings)
+    if name in _TEMPLATE_BACKENDS:
+        return _TEMPLATE_BACKENDS[name]()
+    # Imported here: torch and transformers are the optional "generation" extra.
+    from .transformers_backend import TransformersBackend
+
+    return TransformersBackend(parsed)
 
 
 def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
@@ -43,6 +49,8 @@ def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
         # Templates take no settings; reject any, so that a typo is not silently ignored.
         Settings(name, settings).reject_unknown()
         return None
+    if name == "transformers":
+        return TransformersSettings.from_settings(settings)
     raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
 
 
