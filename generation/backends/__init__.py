@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .base import INPUT_KINDS, Backend, GenerationResult, Settings, TypedInput
+from .openai_backend import OpenAIBackend, OpenAISettings
 from .template_e2e import E2ETemplateBackend
 from .template_rotowire import RotoWireTemplateBackend
 from .template_table import TableTemplateBackend
@@ -25,7 +26,7 @@ _TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
     "template-table": TableTemplateBackend,
     "template-triples": TriplesTemplateBackend,
 }
-BACKEND_NAMES = (*_TEMPLATE_BACKENDS, "transformers")
+BACKEND_NAMES = (*_TEMPLATE_BACKENDS, "transformers", "openai")
 
 
 def check_settings(name: str, settings: Mapping[str, Any]) -> None:
@@ -38,10 +39,12 @@ def make_backend(name: str, settings: Mapping[str, Any]) -> Backend:
     parsed = _parse_settings(name, settings)
     if name in _TEMPLATE_BACKENDS:
         return _TEMPLATE_BACKENDS[name]()
-    # Imported here: torch and transformers are the optional "generation" extra.
-    from .transformers_backend import TransformersBackend
+    if name == "transformers":
+        # Imported here: torch and transformers are the optional "generation" extra.
+        from .transformers_backend import TransformersBackend
 
-    return TransformersBackend(parsed)
+        return TransformersBackend(parsed)
+    return OpenAIBackend(parsed)
 
 
 def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
@@ -51,6 +54,8 @@ def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
         return None
     if name == "transformers":
         return TransformersSettings.from_settings(settings)
+    if name == "openai":
+        return OpenAISettings.from_settings(settings)
     raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
 
 
