@@ -1,0 +1,70 @@
+"""Generation backends: typed inputs in, one result per input out. No Django here.
+
+    backend = make_backend("template-e2e", {})
+    results = backend.generate([TypedInput("mr", {"attributes": [["name", "The Vaults"]]})])
+
+`check_settings` validates settings without building the backend (no model load, no torch
+import), for forms in the web process; `make_backend` validates and builds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .base import INPUT_KINDS, Backend, GenerationResult, Settings, TypedInput
+from .openai_backend import OpenAIBackend, OpenAISettings
+from .template_e2e import E2ETemplateBackend
+from .template_rotowire import RotoWireTemplateBackend
+from .template_table import TableTemplateBackend
+from .template_triples import TriplesTemplateBackend
+from .transformers_settings import TransformersSettings
+
+_TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
+    "template-e2e": E2ETemplateBackend,
+    "template-rotowire": RotoWireTemplateBackend,
+    "template-table": TableTemplateBackend,
+    "template-triples": TriplesTemplateBackend,
+}
+BACKEND_NAMES = (*_TEMPLATE_BACKENDS, "transformers", "openai")
+
+
+def check_settings(name: str, settings: Mapping[str, Any]) -> None:
+    """Raise ValueError naming the backend or the setting that is wrong."""
+    _parse_settings(name, settings)
+
+
+def make_backend(name: str, settings: Mapping[str, Any]) -> Backend:
+    """Build the named backend; invalid settings raise ValueError naming the setting."""
+    parsed = _parse_settings(name, settings)
+    if name in _TEMPLATE_BACKENDS:
+        return _TEMPLATE_BACKENDS[name]()
+    if name == "transformers":
+        # Imported here: torch and transformers are the optional "generation" extra.
+        from .transformers_backend import TransformersBackend
+
+        return TransformersBackend(parsed)
+    return OpenAIBackend(parsed)
+
+
+def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
+    if name in _TEMPLATE_BACKENDS:
+        # Templates take no settings; reject any, so that a typo is not silently ignored.
+        Settings(name, settings).reject_unknown()
+        return None
+    if name == "transformers":
+        return TransformersSettings.from_settings(settings)
+    if name == "openai":
+        return OpenAISettings.from_settings(settings)
+    raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
+
+
+__all__ = [
+    "BACKEND_NAMES",
+    "INPUT_KINDS",
+    "Backend",
+    "GenerationResult",
+    "TypedInput",
+    "check_settings",
+    "make_backend",
+]

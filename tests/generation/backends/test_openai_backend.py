@@ -1,0 +1,243 @@
+"""The openai backend against a small OpenAI-compatible server on 127.0.0.1.
+
+The server echoes the prompt; a prompt can script a failure: "503-once" fails the first
+attempt, "503-always" every attempt, "429-once" rate-limits once with Retry-After, "400"
+is a bad request, "slow" answers after the client's timeout.
+"""
+
+import json
+import socket
+import threading
+import time
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from generation.backends import TypedInput, check_settings, make_backend
+
+from .inputs import make_mr
+
+RESPONSE_DELAY = 0.05  # seconds, so that concurrent requests overlap
+
+
+class FakeOpenAIServer:
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.attempts: Counter[str] = Counter()
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self.httpd.daemon_threads = True
+        # A short poll interval: shutdown() waits for the next poll.
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (the name http.server calls)
+                server.handle(self)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        return Handler
+
+    def handle(self, request: BaseHTTPRequestHandler) -> None:
+        body = json.loads(request.rfile.read(int(request.headers["Content-Length"])))
+        prompt = body["messages"][-1]["content"] if "messages" in body else body["prompt"]
+        with self.lock:
+            self.requests.append({"path": request.path, "headers": dict(request.headers), **body})
+            self.attempts[prompt] += 1
+            attempt = self.attempts[prompt]
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            time.sleep(RESPONSE_DELAY)
+            self._answer(request, prompt, attempt, chat="messages" in body)
+        finally:
+            with self.lock:
+                self.in_flight -= 1
+
+    def _answer(self, request, prompt: str, attempt: int, *, chat: bool) -> None:
+        if "503-always" in prompt or ("503-once" in prompt and attempt == 1):
+            return self._send(request, 503, {"error": {"message": "overloaded"}})
+        if "429-once" in prompt and attempt == 1:
+            return self._send(request, 429, {"error": {"message": "slow down"}}, retry_after="0")
+        if "400" in prompt:
+            return self._send(request, 400, {"error": {"message": "bad request"}})
+        if "slow" in prompt:
+            time.sleep(0.5)
+        text = f"echo: {prompt}"
+        choice = {"message": {"role": "assistant", "content": text}} if chat else {"text": text}
+        self._send(request, 200, {"choices": [choice]})
+
+    def _send(self, request, status: int, payload: dict, retry_after: str | None = None) -> None:
+        data = json.dumps(payload).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json")
+        request.send_header("Content-Length", str(len(data)))
+        if retry_after is not None:
+            request.send_header("Retry-After", retry_after)
+        request.end_headers()
+        request.wfile.write(data)
+
+
+@pytest.fixture
+def server(monkeypatch):
+    # A proxy from the environment must not carry requests meant for 127.0.0.1.
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    fake = FakeOpenAIServer()
+    fake.thread.start()
+    yield fake
+    fake.httpd.shutdown()
+    fake.httpd.server_close()
+
+
+def backend_for(server: FakeOpenAIServer, **settings):
+    defaults = {"base_url": server.base_url, "model": "tiny", "backoff_initial": 0.01}
+    return make_backend("openai", {**defaults, **settings})
+
+
+def prompt_input(text: str) -> TypedInput:
+    """An mr whose linearisation is exactly `text`, as the prompt template is "{input}"."""
+    return TypedInput("mr", {"attributes": [[text, "x"]]})
+
+
+def test_openai_chat_returns_one_text_per_input_in_order(server):
+    inputs = [make_mr(name=f"Place {i}") for i in range(5)]
+    results = backend_for(server, prompt_template="Describe: {input}").generate(inputs)
+    for i, result in enumerate(results):
+        assert result.error == ""
+        assert result.text.startswith(f"echo: Describe: name[Place {i}], eatType[pub]")
+    request = server.requests[0]
+    assert request["path"] == "/v1/chat/completions"
+    assert request["model"] == "tiny" and request["temperature"] == 0.0
+    assert request["max_tokens"] == 256
+    assert request["messages"][-1]["role"] == "user"
+
+
+def test_openai_completions_endpoint_sends_a_prompt(server):
+    backend = backend_for(server, endpoint="completions", max_tokens=20, seed=3)
+    [result] = backend.generate([prompt_input("hello")])
+    assert result.text == "echo: hello[x]"
+    request = server.requests[0]
+    assert request["path"] == "/v1/completions"
+    assert request["prompt"] == "hello[x]" and request["max_tokens"] == 20 and request["seed"] == 3
+
+
+def test_openai_chat_sends_the_system_prompt(server):
+    backend_for(server, system_prompt="You describe restaurants.").generate([make_mr()])
+    messages = server.requests[0]["messages"]
+    assert messages[0] == {"role": "system", "content": "You describe restaurants."}
+
+
+def test_openai_retries_after_a_503_then_succeeds(server):
+    [result] = backend_for(server).generate([prompt_input("503-once")])
+    assert result.text == "echo: 503-once[x]"
+    assert server.attempts["503-once[x]"] == 2
+
+
+def test_openai_retries_after_a_429(server):
+    [result] = backend_for(server).generate([prompt_input("429-once")])
+    assert result.text == "echo: 429-once[x]"
+    assert server.attempts["429-once[x]"] == 2
+
+
+def test_openai_exhausted_retries_fail_only_that_input(server):
+    inputs = [prompt_input("fine"), prompt_input("503-always"), prompt_input("also fine")]
+    results = backend_for(server, max_retries=2).generate(inputs)
+    assert results[0].text == "echo: fine[x]" and results[2].text == "echo: also fine[x]"
+    assert results[1].text is None
+    assert "HTTP 503" in results[1].error and "3 attempts" in results[1].error
+    assert server.attempts["503-always[x]"] == 3
+
+
+def test_openai_bad_request_is_not_retried(server):
+    [result] = backend_for(server).generate([prompt_input("400")])
+    assert result.text is None and "HTTP 400" in result.error
+    assert server.attempts["400[x]"] == 1
+
+
+def test_openai_timeout_is_a_per_input_error(server):
+    [result] = backend_for(server, timeout=0.1, max_retries=0).generate([prompt_input("slow")])
+    assert result.text is None and "connection failed" in result.error
+
+
+def test_openai_connection_refused_is_a_per_input_error():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # closed again on leaving: nothing listens there
+    backend = make_backend(
+        "openai",
+        {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 1,
+         "backoff_initial": 0.01},
+    )  # fmt: skip
+    [result] = backend.generate([make_mr()])
+    assert result.text is None and "connection failed" in result.error
+
+
+def test_openai_reads_the_api_key_from_the_named_variable(server, monkeypatch):
+    monkeypatch.setenv("EVAL_TEST_API_KEY", "sk-test-123")
+    backend_for(server, api_key_env="EVAL_TEST_API_KEY").generate([make_mr()])
+    assert server.requests[0]["headers"]["Authorization"] == "Bearer sk-test-123"
+
+
+def test_openai_sends_no_authorization_without_api_key_env(server):
+    backend_for(server).generate([make_mr()])
+    assert "Authorization" not in server.requests[0]["headers"]
+
+
+def test_openai_unset_api_key_variable_names_the_setting(server, monkeypatch):
+    monkeypatch.delenv("EVAL_TEST_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="'api_key_env'.*EVAL_TEST_API_KEY"):
+        backend_for(server, api_key_env="EVAL_TEST_API_KEY")
+
+
+def test_openai_respects_max_concurrency(server):
+    inputs = [prompt_input(f"item {i}") for i in range(12)]
+    results = backend_for(server, max_concurrency=3).generate(inputs)
+    assert all(r.text for r in results)
+    assert server.max_in_flight == 3
+
+
+def test_openai_unknown_kind_is_a_per_input_error_without_a_request(server):
+    results = backend_for(server).generate([TypedInput("audio", {}), make_mr()])
+    assert results[0].text is None and "audio" in results[0].error
+    assert results[1].text is not None
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "settings, setting_named",
+    [
+        ({"model": "m"}, "base_url"),
+        ({"base_url": "gpu-host:8000/v1", "model": "m"}, "base_url"),
+        ({"base_url": "http://h/v1"}, "model"),
+        ({"base_url": "http://h/v1", "model": "m", "endpoint": "embeddings"}, "endpoint"),
+        ({"base_url": "http://h/v1", "model": "m", "api_key_env": "sk-abc-123"}, "api_key_env"),
+        ({"base_url": "http://h/v1", "model": "m", "max_concurrency": 0}, "max_concurrency"),
+        ({"base_url": "http://h/v1", "model": "m", "temperature": -1}, "temperature"),
+        ({"base_url": "http://h/v1", "model": "m", "timeout": "10"}, "timeout"),
+        ({"base_url": "http://h/v1", "model": "m", "max_retries": -1}, "max_retries"),
+        ({"base_url": "http://h/v1", "model": "m", "api_key": "sk-abc"}, "api_key"),
+        (
+            {"base_url": "http://h/v1", "model": "m", "endpoint": "completions",
+             "system_prompt": "Be brief."},
+            "system_prompt",
+        ),
+    ],
+)  # fmt: skip
+def test_openai_invalid_settings_name_the_setting(settings, setting_named):
+    with pytest.raises(ValueError, match=f"'{setting_named}'"):
+        check_settings("openai", settings)
+    with pytest.raises(ValueError, match=f"'{setting_named}'"):
+        make_backend("openai", settings)
