@@ -151,3 +151,4 @@ LOGGING = {
 }
 # A running ranking whose worker has said nothing for this long may be taken by another.
 RANKING_STALE_MINUTES = env_int("RANKING_STALE_MINUTES", 30)
+GENERATION_STALE_MINUTES = env_int("GENERATION_STALE_MINUTES", 120)

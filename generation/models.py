@@ -1,1 +1,86 @@
-# Models arrive with the generation issue.
+"""Hosted systems (a system of a campaign plus the backend that generates its outputs) and
+generation jobs."""
+
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from annotation.models import System
+
+BACKEND_CHOICES = [
+    ("template-e2e", "E2E templates"),
+    ("template-rotowire", "RotoWire templates (Wiseman et al. 2017)"),
+    ("template-table", "Table templates"),
+    ("template-triples", "Triples templates"),
+    ("transformers", "Local transformers checkpoint"),
+    ("openai", "OpenAI-compatible HTTP endpoint"),
+]
+
+
+class HostedSystem(models.Model):
+    system = models.OneToOneField(System, on_delete=models.CASCADE, related_name="hosting")
+    backend = models.CharField(max_length=30, choices=BACKEND_CHOICES)
+    settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Backend settings, e.g. {"checkpoint": "/models/t5-e2e", "num_beams": 4}',
+    )
+    batch_size = models.PositiveIntegerField(default=16)
+
+    class Meta:
+        ordering = ["system__campaign", "system__name"]
+
+    def __str__(self) -> str:
+        return f"{self.system} ({self.backend})"
+
+    def clean(self) -> None:
+        from generation.backends import check_settings
+
+        try:
+            check_settings(self.backend, self.settings or {})
+        except ValueError as error:
+            raise ValidationError({"settings": str(error)}) from None
+
+
+class GenerationJobQuerySet(models.QuerySet):
+    def pending(self):
+        return self.filter(status__in=[GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING])
+
+
+class GenerationJob(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    hosted = models.ForeignKey(HostedSystem, on_delete=models.CASCADE, related_name="jobs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    items_total = models.PositiveIntegerField(default=0, help_text="items lacking an output")
+    items_done = models.PositiveIntegerField(default=0)
+    outputs_created = models.PositiveIntegerField(default=0)
+    items_failed = models.PositiveIntegerField(default=0)
+    item_errors = models.JSONField(
+        default=list, blank=True, help_text="the first failures: [item id, error]"
+    )
+    error = models.TextField(blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+
+    objects = GenerationJobQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"job {self.pk}: {self.hosted.system.name} ({self.status})"
+
+    @property
+    def percent_done(self) -> int:
+        return round(100 * self.items_done / self.items_total) if self.items_total else 0
+
+    @property
+    def items_per_second(self) -> float | None:
+        return self.items_done / self.seconds if self.seconds else None

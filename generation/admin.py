@@ -1,0 +1,78 @@
+from django.contrib import admin
+from django.db import transaction
+from django.utils.html import format_html
+
+from .models import GenerationJob, HostedSystem
+from .service import missing_items, request_generation
+
+
+@admin.register(HostedSystem)
+class HostedSystemAdmin(admin.ModelAdmin):
+    list_display = ["system", "campaign", "backend", "batch_size", "outputs", "missing"]
+    list_filter = ["backend", "system__campaign"]
+    search_fields = ["system__name"]
+    list_select_related = ["system__campaign"]
+    actions = ["generate_outputs"]
+
+    @admin.display(description="campaign")
+    def campaign(self, hosted):
+        return hosted.system.campaign
+
+    @admin.display(description="outputs")
+    def outputs(self, hosted):
+        return hosted.system.outputs.count()
+
+    @admin.display(description="items lacking an output")
+    def missing(self, hosted):
+        return missing_items(hosted).count()
+
+    @admin.action(description="Generate outputs for items that lack one")
+    def generate_outputs(self, request, queryset):
+        with transaction.atomic():
+            jobs = [request_generation(hosted) for hosted in queryset]
+        total = sum(job.items_total for job in jobs)
+        self.message_user(
+            request, f"{len(jobs)} job(s) queued for {total} items; progress under Generation jobs."
+        )
+
+
+@admin.register(GenerationJob)
+class GenerationJobAdmin(admin.ModelAdmin):
+    list_display = [
+        "id",
+        "hosted",
+        "status",
+        "progress_bar",
+        "outputs_created",
+        "items_failed",
+        "seconds",
+        "queued_at",
+    ]
+    list_filter = ["status", "hosted__backend"]
+    readonly_fields = [
+        "hosted",
+        "status",
+        "items_total",
+        "items_done",
+        "outputs_created",
+        "items_failed",
+        "item_errors",
+        "error",
+        "queued_at",
+        "started_at",
+        "finished_at",
+        "seconds",
+    ]
+
+    @admin.display(description="progress")
+    def progress_bar(self, job):
+        return format_html(
+            '<progress max="{}" value="{}"></progress> {}/{}',
+            job.items_total,
+            job.items_done,
+            job.items_done,
+            job.items_total,
+        )
+
+    def has_add_permission(self, request):
+        return False
