@@ -3,6 +3,9 @@
 A HIT is made when an annotator asks for work (so systems that gain outputs later appear
 in new HITs at once), or an earlier HIT whose assignment expired is given out again.
 
+Size: k is the campaign's outputs per HIT, or the number of its active systems while that
+is smaller (at least 2); an item is given out once it has outputs from k active systems.
+
 Balance: the item is the one with the fewest live assignments (submitted and counted, or
 still open) among those the annotator has not seen in this criterion; its k outputs come
 from the k active systems with the fewest live judgments in the criterion, then those
@@ -22,7 +25,16 @@ from django.db import transaction
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from .models import Annotator, Assignment, CampaignCriterion, Hit, HitOutput, Item, Output
+from .models import (
+    Annotator,
+    Assignment,
+    CampaignCriterion,
+    Hit,
+    HitOutput,
+    Item,
+    Output,
+    System,
+)
 
 
 def lock_criterion(criterion: CampaignCriterion) -> CampaignCriterion:
@@ -85,10 +97,11 @@ def next_assignment(annotator: Annotator, criterion: CampaignCriterion) -> Assig
             return None
         if hits_taken(annotator, criterion) >= campaign.max_hits_per_annotator:
             return None
-        item = choose_item(annotator, criterion)
+        k = hit_size(criterion)
+        item = choose_item(annotator, criterion, k)
         if item is None:
             return None
-        hit = free_hit(item, criterion) or build_hit(item, criterion)
+        hit = free_hit(item, criterion, k) or build_hit(item, criterion, k)
         timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
         return Assignment.objects.create(
             hit=hit, annotator=annotator, started_at=now, expires_at=now + timeout
@@ -104,9 +117,15 @@ def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
         )
 
 
-def eligible_items(criterion: CampaignCriterion) -> set[int]:
+def hit_size(criterion: CampaignCriterion) -> int:
+    active = System.objects.filter(campaign_id=criterion.campaign_id, is_active=True).count()
+    return min(criterion.campaign.outputs_per_hit, active)
+
+
+def eligible_items(criterion: CampaignCriterion, k: int) -> set[int]:
     """Items with outputs from at least k active systems."""
-    k = criterion.campaign.outputs_per_hit
+    if k < 2:
+        return set()
     counts = (
         Output.objects.filter(item__campaign_id=criterion.campaign_id, system__is_active=True)
         .values("item")
@@ -121,8 +140,8 @@ def items_seen(annotator: Annotator, criterion: CampaignCriterion) -> set[int]:
     return set(mine.values_list("hit__item_id", flat=True))
 
 
-def choose_item(annotator: Annotator, criterion: CampaignCriterion) -> Item | None:
-    candidates = sorted(eligible_items(criterion) - items_seen(annotator, criterion))
+def choose_item(annotator: Annotator, criterion: CampaignCriterion, k: int) -> Item | None:
+    candidates = sorted(eligible_items(criterion, k) - items_seen(annotator, criterion))
     if not candidates:
         return None
     loads = dict(
@@ -145,16 +164,16 @@ def system_loads(criterion: CampaignCriterion, item: Item | None = None) -> dict
     return {row["output__system"]: row["n"] for row in rows}
 
 
-def choose_outputs(item: Item, criterion: CampaignCriterion) -> list[Output]:
+def choose_outputs(item: Item, criterion: CampaignCriterion, k: int) -> list[Output]:
     outputs = list(item.outputs.filter(system__is_active=True))
     overall, on_item = system_loads(criterion), system_loads(criterion, item)
     random.shuffle(outputs)  # the sort is stable: equal loads stay in random order
     outputs.sort(key=lambda o: (overall.get(o.system_id, 0), on_item.get(o.system_id, 0)))
-    return outputs[: criterion.campaign.outputs_per_hit]
+    return outputs[:k]
 
 
-def build_hit(item: Item, criterion: CampaignCriterion) -> Hit:
-    outputs = choose_outputs(item, criterion)
+def build_hit(item: Item, criterion: CampaignCriterion, k: int) -> Hit:
+    outputs = choose_outputs(item, criterion, k)
     random.shuffle(outputs)
     hit = Hit.objects.create(campaign_id=item.campaign_id, criterion=criterion.criterion, item=item)
     HitOutput.objects.bulk_create(
@@ -164,16 +183,16 @@ def build_hit(item: Item, criterion: CampaignCriterion) -> Hit:
     return hit
 
 
-def free_hit(item: Item, criterion: CampaignCriterion) -> Hit | None:
+def free_hit(item: Item, criterion: CampaignCriterion, k: int) -> Hit | None:
     """An earlier HIT of this item whose every assignment expired, showing active systems
-    only and still of the campaign's size."""
+    only and still of size k."""
     taken = Assignment.objects.filter(hit__item=item).exclude(status=Assignment.Status.EXPIRED)
     return (
         Hit.objects.filter(item=item, criterion=criterion.criterion)
         .exclude(pk__in=taken.values("hit"))
         .exclude(slots__output__system__is_active=False)
         .annotate(size=Count("slots"))
-        .filter(size=criterion.campaign.outputs_per_hit)
+        .filter(size=k)
         .order_by("id")
         .first()
     )

@@ -100,12 +100,29 @@ def test_next_assignment_limit_is_per_criterion():
 @pytest.mark.django_db
 def test_next_assignment_needs_k_outputs_of_active_systems():
     campaign = make_campaign(outputs_per_hit=3)
+    first, second, third = (make_system(campaign) for _ in range(3))
     item = make_item(campaign)
-    make_output(item, make_system(campaign))
-    make_output(item, make_system(campaign))
+    make_output(item, first)
+    make_output(item, second)
     make_output(item, make_system(campaign, is_active=False))
+    make_output(make_item(campaign), third)
     assert next_assignment(make_annotator(campaign), task_of(campaign)) is None
     assert not Hit.objects.exists()
+
+
+@pytest.mark.django_db
+def test_next_assignment_hit_size_is_at_most_the_active_systems():
+    campaign, systems, _ = make_system_set(make_campaign(outputs_per_hit=5), systems=3, items=1)
+    assignment = next_assignment(make_annotator(campaign), task_of(campaign))
+    assert systems_of(assignment.hit) == {s.pk for s in systems}
+
+
+@pytest.mark.django_db
+def test_next_assignment_one_active_system_gives_nothing():
+    campaign, systems, _ = make_system_set(make_campaign(outputs_per_hit=2), systems=2, items=1)
+    systems[0].is_active = False
+    systems[0].save()
+    assert next_assignment(make_annotator(campaign), task_of(campaign)) is None
 
 
 @pytest.mark.django_db
