@@ -7,6 +7,7 @@ from django.utils import timezone
 from annotation.identity import invite, invite_path
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
 from annotation.signals import hit_submitted
+from tests.annotation.sample_inputs import INPUTS
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -543,3 +544,22 @@ def test_home_lists_open_campaigns_not_drafts(client):
     make_campaign(name="Hidden draft", status=Campaign.Status.DRAFT)
     page = client.get("/").content.decode()
     assert "Visible campaign" in page and "Hidden draft" not in page
+
+
+@pytest.mark.parametrize("kind", sorted(INPUTS))
+def test_hit_every_input_kind_shows_for_quality_and_never_for_naturalness(client, kind):
+    data, fragments = INPUTS[kind]
+    campaign = make_campaign(outputs_per_hit=2, standard_text="Standard.")
+    item = make_item(campaign, input_kind=kind, input_data=data, input_key=kind)
+    outputs = [make_output(item, text="First."), make_output(item, text="Second.")]
+    annotator = enter(client, campaign)
+    for criterion in (Criterion.QUALITY, Criterion.NATURALNESS):
+        assignment = make_assignment(make_hit(outputs, criterion=criterion), annotator)
+        page = client.get(hit_url(assignment)).content.decode()
+        shown = [fragment in page for fragment in fragments]
+        if criterion == Criterion.QUALITY:
+            assert f'class="input input-{kind}"' in page
+            assert all(shown)
+        else:
+            assert f'class="input input-{kind}"' not in page
+            assert not any(shown)
