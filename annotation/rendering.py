@@ -33,11 +33,18 @@ def table_context(data: dict) -> dict:
     return {"title": cell(title), "header": [cell(h) for h in data["header"]], "rows": rows}
 
 
+# Box-score columns (RotoWire's names) in a fixed, familiar order, the main counts first;
+# others follow alphabetically. JSON objects keep no key order on PostgreSQL (jsonb).
+STAT_ORDER = (
+    "WINS LOSSES PTS_QTR1 PTS_QTR2 PTS_QTR3 PTS_QTR4 MIN PTS REB AST STL BLK TO TOV PF "
+    "FGM FGA FG_PCT FG3M FG3A FG3_PCT FTM FTA FT_PCT OREB DREB"
+).split()
+
+
 def stat_columns(records: list[dict], skip: set[str]) -> list[str]:
-    columns: dict[str, None] = {}
-    for record in records:
-        columns.update((k, None) for k, v in record.items() if k not in skip and is_scalar(v))
-    return list(columns)
+    found = {k for r in records for k, v in r.items() if k not in skip and is_scalar(v)}
+    known = [c for c in STAT_ORDER if c in found]
+    return known + sorted(found - set(known))
 
 
 def is_scalar(value) -> bool:

@@ -29,11 +29,11 @@ INPUTS = {
             ],
         },
         [
-            '<th scope="row">Boston Celtics</th><td>105</td><td>30</td>',
-            '<th scope="row">Miami Heat</th><td>98</td><td>28</td>',
-            '<th scope="col">REB</th>',
-            '<th scope="row">Kyrie Irving</th><td>31</td><td>7</td><td></td>',
-            '<th scope="row">Goran Dragic</th><td>22</td><td></td><td>4</td>',
+            '<th scope="row">Boston Celtics</th><td>30</td><td>105</td>',
+            '<th scope="row">Miami Heat</th><td>28</td><td>98</td>',
+            '<th scope="col">PTS</th><th scope="col">REB</th><th scope="col">AST</th>',
+            '<th scope="row">Kyrie Irving</th><td>31</td><td></td><td>7</td>',
+            '<th scope="row">Goran Dragic</th><td>22</td><td>4</td><td></td>',
         ],
     ),
     "triples": (

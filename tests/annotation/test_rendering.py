@@ -65,3 +65,15 @@ def test_input_context_caps_long_cells():
 )
 def test_humanise_attribute_names(name, expected):
     assert humanise(name) == expected
+
+
+def test_boxscore_columns_in_sports_page_order_whatever_the_key_order():
+    player = {"team": "home", "name": "A", "ZZZ": 1, "AST": 2, "PTS": 3, "MIN": 30}
+    data = {
+        "home": {"city": "Boston", "name": "Celtics", "PTS": 1, "WINS": 2},
+        "visitor": {"name": "Heat", "city": "Miami", "WINS": 3, "PTS": 4},
+        "players": [player],
+    }
+    context = input_context("boxscore", data)
+    assert context["team_columns"] == ["WINS", "PTS"]
+    assert context["player_columns"] == ["MIN", "PTS", "AST", "ZZZ"]
