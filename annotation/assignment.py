@@ -38,9 +38,10 @@ from .models import (
 
 
 def lock_criterion(criterion: CampaignCriterion) -> CampaignCriterion:
-    """Take the criterion's row lock; call inside `transaction.atomic()`."""
+    """Take the criterion's row lock (not its campaign's: criteria are separate tasks);
+    call inside `transaction.atomic()`."""
     return (
-        CampaignCriterion.objects.select_for_update()
+        CampaignCriterion.objects.select_for_update(of=("self",))
         .select_related("campaign")
         .get(pk=criterion.pk)
     )
