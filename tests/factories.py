@@ -101,3 +101,17 @@ def make_system_set(campaign=None, systems: int = 5, items: int = 3):
         for system in system_rows:
             make_output(item, system)
     return campaign, system_rows, item_rows
+
+
+def make_assignment(hit, annotator=None, **overrides) -> Assignment:
+    """An open assignment of `hit`, given out now with a 30-minute timeout."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    fields = {"started_at": now, "expires_at": now + timedelta(minutes=30)}
+    fields.update(overrides)
+    return Assignment.objects.create(
+        hit=hit, annotator=annotator or make_annotator(hit.campaign), **fields
+    )

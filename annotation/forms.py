@@ -1,0 +1,194 @@
+"""Forms of the annotator pages: the entry link's parameters, and the HIT itself."""
+
+import re
+import secrets
+from dataclasses import dataclass
+
+from django import forms
+from django.core.validators import RegexValidator
+
+from .models import Annotator
+from .submission import Answer, Shown
+
+MAX_SCORE_DIGITS = 6  # as RankME's pages: whole positive numbers, at most 6 digits
+MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
+
+platform_id = RegexValidator(
+    r"^[A-Za-z0-9_-]+$", "Only letters, digits, '-' and '_' can appear in this identifier."
+)
+
+
+def id_field() -> forms.CharField:
+    return forms.CharField(required=False, max_length=100, validators=[platform_id])
+
+
+@dataclass(frozen=True)
+class Link:
+    """Who the entry link says the visitor is."""
+
+    source: str
+    external_id: str = ""
+    study: dict | None = None
+    token: str = ""
+
+
+class EntryForm(forms.Form):
+    """The query parameters a crowd platform or an invitation puts on the entry link."""
+
+    PROLIFIC_PID = id_field()
+    STUDY_ID = id_field()
+    SESSION_ID = id_field()
+    workerId = id_field()
+    assignmentId = id_field()
+    hitId = id_field()
+    token = id_field()
+
+    def link(self) -> Link | None:
+        data = self.cleaned_data
+        if data["token"]:
+            return Link(Annotator.Source.INVITED, token=data["token"])
+        if data["PROLIFIC_PID"]:
+            study = {"study_id": data["STUDY_ID"], "session_id": data["SESSION_ID"]}
+            return Link(Annotator.Source.PROLIFIC, data["PROLIFIC_PID"], study)
+        if data["workerId"]:
+            study = {"assignment_id": data["assignmentId"], "hit_id": data["hitId"]}
+            return Link(Annotator.Source.MTURK, data["workerId"], study)
+        return None
+
+    def is_mturk_preview(self) -> bool:
+        return self.cleaned_data["assignmentId"] == MTURK_PREVIEW
+
+
+class MagnitudeField(forms.CharField):
+    """A whole number above 0 of at most six digits, relative to the standard's 100."""
+
+    default_error_messages = {
+        "required": "Give this sentence a score (the standard is 100).",
+        "invalid": "Enter a number, such as 100, 150 or 50.",
+        "negative": "Scores must be positive: above 0.",
+        "zero": "Scores must be above 0; give a small number such as 1 for a very bad one.",
+        "fraction": "Use whole numbers only, such as 150 rather than 150.5.",
+        "too_long": f"Use at most {MAX_SCORE_DIGITS} digits (up to 999999).",
+    }
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=None, strip=True, **kwargs)
+        self.widget.attrs.update(
+            inputmode="numeric", autocomplete="off", size=7, maxlength=20, spellcheck="false"
+        )
+
+    def to_python(self, value) -> int | None:
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        if not re.fullmatch(r"[0-9]+", value):
+            raise forms.ValidationError(self.error_messages[self._mistake(value)])
+        if len(value.lstrip("0")) > MAX_SCORE_DIGITS:
+            raise forms.ValidationError(self.error_messages["too_long"], code="too_long")
+        if int(value) == 0:
+            raise forms.ValidationError(self.error_messages["zero"], code="zero")
+        return int(value)
+
+    @staticmethod
+    def _mistake(value: str) -> str:
+        if re.fullmatch(r"-\s*[0-9.,]+", value):
+            return "negative"
+        if re.fullmatch(r"[0-9]*[.,][0-9]+", value):
+            return "fraction"
+        return "invalid"
+
+
+COVERAGE = {
+    "adds": "contains additional information",
+    "misses": "misses some information",
+    "perfect": "reflects the input perfectly",
+}
+COVERAGE_RULE = (
+    "'Reflects the input perfectly' cannot be ticked together with 'contains additional "
+    "information' or 'misses some information'."
+)
+
+
+class SubmissionKeyForm(forms.Form):
+    """The key a HIT page sends with its answers, so a repeat of one POST is recognised."""
+
+    submission_key = forms.CharField(
+        required=False, max_length=64, widget=forms.HiddenInput, validators=[platform_id]
+    )
+
+    def is_repeat_of(self, assignment) -> bool:
+        key = self.cleaned_data.get("submission_key") if self.is_valid() else ""
+        return bool(key) and key == assignment.submission_key
+
+
+class HitForm(SubmissionKeyForm):
+    """One score (and for quality three coverage boxes) per sentence shown."""
+
+    def __init__(self, *args, shown: list[Shown], coverage: bool, **kwargs):
+        kwargs.setdefault("initial", {"submission_key": secrets.token_urlsafe(16)})
+        super().__init__(*args, **kwargs)
+        self.shown, self.coverage = shown, coverage
+        for sentence in shown:
+            self.fields[f"score_{sentence.key}"] = MagnitudeField(
+                label=f"Score for sentence {sentence.label}"
+            )
+            if coverage:
+                for mark, label in COVERAGE.items():
+                    field = forms.BooleanField(required=False, label=label)
+                    self.fields[f"{mark}_{sentence.key}"] = field
+
+    def clean(self):
+        data = super().clean()
+        if self.coverage:
+            for sentence in self.shown:
+                key = sentence.key
+                perfect = data.get(f"perfect_{key}")
+                if perfect and (data.get(f"adds_{key}") or data.get(f"misses_{key}")):
+                    self.add_error(f"perfect_{key}", COVERAGE_RULE)
+        return data
+
+    def answers(self) -> dict[int, Answer]:
+        data = self.cleaned_data
+        return {
+            s.key: Answer(
+                score=data[f"score_{s.key}"],
+                adds_information=bool(data.get(f"adds_{s.key}")),
+                misses_information=bool(data.get(f"misses_{s.key}")),
+                reflects_perfectly=bool(data.get(f"perfect_{s.key}")),
+            )
+            for s in self.shown
+        }
+
+    def key(self) -> str:
+        return self.cleaned_data.get("submission_key") or secrets.token_urlsafe(16)
+
+    def error_list(self) -> list[tuple[str, str, str]]:
+        """(sentence, message, field id) per error in page order, for the page's summary."""
+        errors = []
+        for s in self.shown:
+            for name in [f"score_{s.key}", *(f"{m}_{s.key}" for m in COVERAGE)]:
+                if name in self.errors:
+                    field = self[name]
+                    errors += [(s.label, e, field.id_for_label) for e in field.errors]
+        return errors
+
+    def rows(self) -> list[dict]:
+        """Per sentence: the sentence, its bound fields and its coverage errors."""
+        rows = []
+        for s in self.shown:
+            marks = [self[f"{m}_{s.key}"] for m in COVERAGE] if self.coverage else []
+            errors = [e for mark in marks for e in mark.errors]
+            score = self[f"score_{s.key}"]
+            # Django points aria-describedby of the ticked 'perfect' box at this id.
+            error_id = f"{marks[-1].id_for_label}_error" if marks else ""
+            rows.append(
+                {
+                    "shown": s,
+                    "score": score,
+                    "marks": marks,
+                    "coverage_errors": errors,
+                    "coverage_error_id": error_id,
+                    "has_error": bool(score.errors or errors),
+                }
+            )
+        return rows

@@ -1,0 +1,85 @@
+"""Who an annotator is, without an account.
+
+Crowd workers arrive with their platform's query parameters (Prolific: PROLIFIC_PID,
+STUDY_ID, SESSION_ID; Mechanical Turk: workerId, assignmentId, hitId); invited annotators
+with their private token. The first visit finds or creates the Annotator row, and the
+browser session remembers it per campaign, so later pages need no parameters; a worker
+who comes back through the platform's link (any browser) is the same row again.
+"""
+
+from django.db import transaction
+from django.urls import reverse
+
+from .models import Annotator, Campaign
+from .submission import queue_ranking
+
+SESSION_KEY = "annotators"  # {campaign id: annotator id}
+PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def annotator_from_link(campaign: Campaign, source: str, external_id: str, study: dict):
+    """The annotator a crowd platform's link names, created on the first visit."""
+    annotator, created = Annotator.objects.get_or_create(
+        campaign=campaign, source=source, external_id=external_id, defaults={"study_data": study}
+    )
+    if not created and study and annotator.study_data != study:
+        annotator.study_data = study
+        annotator.save(update_fields=["study_data"])
+    return annotator
+
+
+def invited_annotator(campaign: Campaign, token: str) -> Annotator | None:
+    return Annotator.objects.filter(campaign=campaign, token=token).first()
+
+
+def remember(session, annotator: Annotator) -> None:
+    known = dict(session.get(SESSION_KEY, {}))
+    known[str(annotator.campaign_id)] = annotator.pk
+    session[SESSION_KEY] = known
+
+
+def remembered(session, campaign: Campaign) -> Annotator | None:
+    annotator_id = session.get(SESSION_KEY, {}).get(str(campaign.pk))
+    if annotator_id is None:
+        return None
+    return Annotator.objects.filter(pk=annotator_id, campaign=campaign).first()
+
+
+def invite(campaign: Campaign, name: str) -> Annotator:
+    """A named annotator with a private link (see `invite_path`); the same one again when
+    the name was invited before."""
+    annotator, _ = Annotator.objects.get_or_create(
+        campaign=campaign,
+        source=Annotator.Source.INVITED,
+        external_id=name[:200],
+        defaults={"name": name[:200]},
+    )
+    return annotator
+
+
+def invite_path(annotator: Annotator, criterion: str) -> str:
+    entry = reverse("annotation:entry", args=[annotator.campaign.slug, criterion])
+    return f"{entry}?token={annotator.token}"
+
+
+def completion_url(annotator: Annotator) -> str:
+    """Where the annotator goes back to their platform when done; empty if nowhere."""
+    if annotator.source == Annotator.Source.PROLIFIC:
+        return PROLIFIC_COMPLETION_URL.format(code=annotator.campaign.completion_code)
+    return ""
+
+
+def set_excluded(annotator: Annotator, excluded: bool) -> None:
+    """Leave the annotator's judgments out of rankings (or take them back in), and queue
+    the rankings of the criteria they worked on to recompute."""
+    with transaction.atomic():
+        Annotator.objects.filter(pk=annotator.pk).update(is_excluded=excluded)
+        annotator.is_excluded = excluded
+        criteria = (
+            annotator.assignments.submitted()
+            .values_list("hit__criterion", flat=True)
+            .distinct()
+            .order_by()
+        )
+        for criterion in criteria:
+            queue_ranking(annotator.campaign_id, criterion)

@@ -1,0 +1,110 @@
+"""Inputs as a person reads them: each kind of DESIGN.md becomes a small, plain structure
+that its template in templates/annotation/inputs/ lays out. Every value is text for the
+template to escape; nothing here is marked safe."""
+
+import re
+
+MAX_CELL_CHARS = 500
+
+
+def humanise(name: str) -> str:
+    """`priceRange` -> `Price range`, `birth_place` -> `Birth place`."""
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(name)).replace("_", " ").split()
+    text = " ".join(words)
+    return text[:1].upper() + text[1:].lower() if words and str(name).isascii() else text
+
+
+def cell(value) -> str:
+    text = "" if value is None else str(value)
+    return text if len(text) <= MAX_CELL_CHARS else text[: MAX_CELL_CHARS - 1] + "…"
+
+
+def mr_context(data: dict) -> dict:
+    return {"attributes": [(humanise(n), cell(v)) for n, v in data["attributes"]]}
+
+
+def table_context(data: dict) -> dict:
+    marked = {tuple(pair) for pair in data.get("highlighted", [])}
+    rows = [
+        [(cell(value), (r, c) in marked) for c, value in enumerate(row)]
+        for r, row in enumerate(data["rows"])
+    ]
+    title = data.get("title") or data.get("caption") or ""
+    return {"title": cell(title), "header": [cell(h) for h in data["header"]], "rows": rows}
+
+
+# Box-score columns (RotoWire's names) in a fixed, familiar order, the main counts first;
+# others follow alphabetically. JSON objects keep no key order on PostgreSQL (jsonb).
+STAT_ORDER = (
+    "WINS LOSSES PTS_QTR1 PTS_QTR2 PTS_QTR3 PTS_QTR4 MIN PTS REB AST STL BLK TO TOV PF "
+    "FGM FGA FG_PCT FG3M FG3A FG3_PCT FTM FTA FT_PCT OREB DREB"
+).split()
+
+
+def stat_columns(records: list[dict], skip: set[str]) -> list[str]:
+    found = {k for r in records for k, v in r.items() if k not in skip and is_scalar(v)}
+    known = [c for c in STAT_ORDER if c in found]
+    return known + sorted(found - set(known))
+
+
+def is_scalar(value) -> bool:
+    return isinstance(value, str | int | float) and not isinstance(value, bool)
+
+
+def boxscore_context(data: dict) -> dict:
+    """A line score (one row per team) and a box score per team (one row per player)."""
+    sides = [("visitor", data["visitor"]), ("home", data["home"])]
+    team_columns = stat_columns([team for _, team in sides], {"city", "name"})
+    teams = [
+        {
+            "side": side,
+            "name": cell(f"{team['city']} {team['name']}"),
+            "stats": [cell(team.get(c, "")) for c in team_columns],
+        }
+        for side, team in sides
+    ]
+    player_columns = stat_columns(data["players"], {"name", "team"})
+    for team in teams:
+        players = [p for p in data["players"] if p.get("team") == team["side"]]
+        team["players"] = [
+            (cell(p["name"]), [cell(p.get(c, "")) for c in player_columns]) for p in players
+        ]
+    return {"team_columns": team_columns, "player_columns": player_columns, "teams": teams}
+
+
+def readable(entity) -> str:
+    return cell(str(entity).replace("_", " "))
+
+
+def triples_context(data: dict) -> dict:
+    return {
+        "triples": [
+            (readable(s), humanise(r) if str(r).isascii() else readable(r), readable(o))
+            for s, r, o in data["triples"]
+        ]
+    }
+
+
+def document_context(data: dict) -> dict:
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", data["text"]) if p.strip()]
+    return {
+        "title": cell(data.get("title", "")),
+        "paragraphs": paragraphs,
+        "question": cell(data["question"]),
+    }
+
+
+CONTEXTS = {
+    "mr": mr_context,
+    "table": table_context,
+    "boxscore": boxscore_context,
+    "triples": triples_context,
+    "document": document_context,
+}
+
+
+def input_context(kind: str, data: dict) -> dict:
+    """The template name and context for an input; unknown kinds show as plain text."""
+    if kind in CONTEXTS:
+        return {"kind": kind, "template": f"annotation/inputs/{kind}.html", **CONTEXTS[kind](data)}
+    return {"kind": "unknown", "template": "annotation/inputs/unknown.html", "text": cell(data)}

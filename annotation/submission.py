@@ -1,0 +1,148 @@
+"""Showing a HIT's outputs and saving the annotator's judgments of them.
+
+Identical outputs of different systems in one HIT (the same text once whitespace is
+normalised; E2E's `dupl_ref` case) are shown ONCE. The score and coverage marks given to
+that sentence are saved as the judgment of every slot that holds it, so those systems get
+equal scores, and draw with each other, by construction: the annotator is never asked to
+tell identical sentences apart, and no HIT is lost to a consistency check. (The
+`inconsistent` flag is therefore never set by these pages; it stays for other sources.)
+
+A submission is saved once. The assignment is the unit of idempotency: a double click, a
+retry after a lost response or the back button finds it submitted and writes nothing.
+The page's `submission_key` tells a repeat of the same POST (silently fine) from a second,
+different answer to a HIT already submitted (the first answer is kept).
+"""
+
+import enum
+import logging
+import string
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from .assignment import lock_criterion
+from .models import Assignment, CampaignCriterion, Hit, HitOutput, Judgment
+from .signals import hit_submitted
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Shown:
+    """One sentence on the page: the output text of one or more slots of the HIT."""
+
+    key: int  # the position of its first slot; names its form fields
+    label: str  # "A", "B", ... as the annotator sees it
+    text: str
+    slots: list[HitOutput] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Answer:
+    score: int
+    adds_information: bool = False
+    misses_information: bool = False
+    reflects_perfectly: bool = False
+
+
+class Outcome(enum.Enum):
+    SAVED = "saved"
+    REPEATED = "repeated"  # the same submission again: nothing to do
+    ALREADY_SUBMITTED = "already submitted"  # another answer came first and was kept
+    TAKEN = "taken"  # timed out, and the HIT went to someone else meanwhile
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+def shown_outputs(hit: Hit) -> list[Shown]:
+    """The sentences of a HIT in the order shown, identical texts merged."""
+    by_text: dict[str, Shown] = {}
+    for slot in hit.slots.select_related("output").order_by("position"):
+        text = normalise(slot.output.text)
+        if text not in by_text:
+            label = string.ascii_uppercase[len(by_text)]
+            by_text[text] = Shown(key=slot.position, label=label, text=slot.output.text)
+        by_text[text].slots.append(slot)
+    return list(by_text.values())
+
+
+def submit(
+    assignment: Assignment,
+    criterion: CampaignCriterion,
+    answers: dict[int, Answer],
+    key: str,
+) -> Outcome:
+    """Save the answers (one per `Shown.key`) as the assignment's judgments, once."""
+    with transaction.atomic():
+        criterion = lock_criterion(criterion)
+        assignment.refresh_from_db()
+        if assignment.status == Assignment.Status.SUBMITTED:
+            same = key and key == assignment.submission_key
+            return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
+        if assignment.status == Assignment.Status.EXPIRED and hit_is_taken(assignment):
+            return Outcome.TAKEN
+        save_judgments(assignment, criterion, answers)
+        finish_assignment(assignment, criterion, key)
+        queue_ranking(criterion.campaign_id, criterion.criterion)
+    return Outcome.SAVED
+
+
+def hit_is_taken(assignment: Assignment) -> bool:
+    others = Assignment.objects.filter(hit_id=assignment.hit_id).exclude(pk=assignment.pk)
+    return others.exclude(status=Assignment.Status.EXPIRED).exists()
+
+
+def save_judgments(
+    assignment: Assignment, criterion: CampaignCriterion, answers: dict[int, Answer]
+) -> None:
+    judgments = []
+    for shown in shown_outputs(assignment.hit):
+        answer = answers[shown.key]
+        coverage = {}
+        if criterion.shows_input:
+            coverage = {
+                "adds_information": answer.adds_information,
+                "misses_information": answer.misses_information,
+                "reflects_perfectly": answer.reflects_perfectly,
+            }
+        judgments += [
+            Judgment(assignment=assignment, slot=slot, score=answer.score, **coverage)
+            for slot in shown.slots
+        ]
+    Judgment.objects.bulk_create(judgments)
+
+
+def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> None:
+    now = timezone.now()
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    assignment.submission_key = key
+    assignment.flag = quality_flag(assignment, criterion)
+    assignment.save(update_fields=["status", "submitted_at", "submission_key", "flag"])
+
+
+def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:
+    """Too fast: submitted sooner than the campaign's minimum after the HIT was given out.
+    Flagged HITs are kept, and shown to organisers, but rankings leave them out."""
+    minimum = criterion.campaign.min_seconds_per_hit
+    if minimum and assignment.seconds_taken < minimum:
+        return Assignment.Flag.TOO_FAST
+    return Assignment.Flag.NONE
+
+
+def queue_ranking(campaign_id: int, criterion: str) -> None:
+    """Tell the ranking side, once the transaction commits, that this criterion changed;
+    it debounces. A failing receiver is logged and never undoes a saved HIT."""
+
+    def send() -> None:
+        results = hit_submitted.send_robust(
+            sender=Assignment, campaign_id=campaign_id, criterion=criterion
+        )
+        for receiver, result in results:
+            if isinstance(result, Exception):
+                log.error("hit_submitted receiver %r failed: %r", receiver, result)
+
+    transaction.on_commit(send)

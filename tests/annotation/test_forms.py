@@ -1,0 +1,122 @@
+import pytest
+
+from annotation.forms import COVERAGE_RULE, EntryForm, HitForm, MagnitudeField
+from annotation.submission import Answer, Shown
+
+
+def shown(n=2):
+    return [Shown(key=k, label="ABCDE"[k - 1], text=f"Sentence {k}.") for k in range(1, n + 1)]
+
+
+@pytest.mark.parametrize(
+    "typed, expected",
+    [("100", 100), ("1", 1), (" 250 ", 250), ("999999", 999999), ("007", 7), ("0000001", 1)],
+)
+def test_magnitude_field_takes_whole_positive_numbers(typed, expected):
+    assert MagnitudeField().clean(typed) == expected
+
+
+@pytest.mark.parametrize(
+    "typed, code",
+    [
+        ("", "required"),
+        ("   ", "required"),
+        ("0", "zero"),
+        ("000", "zero"),
+        ("-5", "negative"),
+        ("- 5", "negative"),
+        ("2.5", "fraction"),
+        ("2,5", "fraction"),
+        (".5", "fraction"),
+        ("1000000", "too_long"),
+        ("1e3", "invalid"),
+        ("ten", "invalid"),
+        ("１００", "invalid"),  # full-width digits are not what the page asked for
+        ("<b>1</b>", "invalid"),
+    ],
+)
+def test_magnitude_field_refuses_other_entries_with_a_clear_message(typed, code):
+    field = MagnitudeField()
+    with pytest.raises(Exception) as caught:
+        field.clean(typed)
+    assert caught.value.messages == [field.error_messages[code]]
+
+
+def test_hit_form_gives_one_answer_per_sentence():
+    form = HitForm(
+        {"score_1": "150", "score_2": "50", "adds_2": "on", "misses_2": "on"},
+        shown=shown(),
+        coverage=True,
+    )
+    assert form.is_valid(), form.errors
+    assert form.answers() == {
+        1: Answer(150),
+        2: Answer(50, adds_information=True, misses_information=True),
+    }
+
+
+@pytest.mark.parametrize("other", ["adds_1", "misses_1"])
+def test_hit_form_perfect_cannot_go_with_added_or_missing(other):
+    data = {"score_1": "100", "score_2": "100", "perfect_1": "on", other: "on"}
+    form = HitForm(data, shown=shown(), coverage=True)
+    assert not form.is_valid()
+    assert form.errors == {"perfect_1": [COVERAGE_RULE]}
+    assert form.error_list() == [("A", COVERAGE_RULE, "id_perfect_1")]
+
+
+def test_hit_form_perfect_alone_is_fine():
+    data = {"score_1": "100", "score_2": "90", "perfect_1": "on"}
+    form = HitForm(data, shown=shown(), coverage=True)
+    assert form.is_valid()
+    assert form.answers()[1].reflects_perfectly
+
+
+def test_hit_form_without_coverage_has_no_boxes():
+    data = {"score_1": "1", "score_2": "2", "perfect_1": "on"}
+    form = HitForm(data, shown=shown(), coverage=False)
+    assert set(form.fields) == {"submission_key", "score_1", "score_2"}
+    assert form.is_valid()
+    assert form.answers()[1] == Answer(1)
+
+
+def test_hit_form_lists_errors_in_page_order():
+    form = HitForm({"score_2": "x"}, shown=shown(), coverage=True)
+    assert not form.is_valid()
+    assert [(label, field) for label, _, field in form.error_list()] == [
+        ("A", "id_score_1"),
+        ("B", "id_score_2"),
+    ]
+
+
+def test_hit_form_new_page_carries_a_fresh_submission_key():
+    first, second = HitForm(shown=shown(), coverage=False), HitForm(shown=shown(), coverage=False)
+    assert first["submission_key"].value() != second["submission_key"].value()
+    assert len(first["submission_key"].value()) >= 16
+
+
+@pytest.mark.parametrize(
+    "query, source, external_id",
+    [
+        ({"PROLIFIC_PID": "p1", "STUDY_ID": "s", "SESSION_ID": "x"}, "prolific", "p1"),
+        ({"workerId": "W1", "assignmentId": "A", "hitId": "H"}, "mturk", "W1"),
+        ({"token": "tok-en_1"}, "invited", ""),
+        ({"PROLIFIC_PID": "p1", "workerId": "W1"}, "prolific", "p1"),
+    ],
+)
+def test_entry_form_reads_who_the_link_names(query, source, external_id):
+    form = EntryForm(query)
+    assert form.is_valid()
+    link = form.link()
+    assert (link.source, link.external_id) == (source, external_id)
+
+
+def test_entry_form_without_parameters_names_nobody():
+    form = EntryForm({})
+    assert form.is_valid()
+    assert form.link() is None
+    assert not form.is_mturk_preview()
+
+
+@pytest.mark.parametrize("value", ["a b", "x" * 101, "<script>", "p'1"])
+def test_entry_form_refuses_odd_identifiers(value):
+    assert not EntryForm({"PROLIFIC_PID": value}).is_valid()

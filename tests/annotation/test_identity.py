@@ -1,0 +1,88 @@
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from annotation.identity import (
+    annotator_from_link,
+    completion_url,
+    invite,
+    invite_path,
+    set_excluded,
+)
+from annotation.models import Annotator, Judgment
+from annotation.signals import hit_submitted
+from tests.factories import make_campaign, make_item, make_judged_hit, make_output
+
+pytestmark = pytest.mark.django_db
+
+
+def test_annotator_from_link_finds_the_same_worker_again_and_keeps_latest_study():
+    campaign = make_campaign()
+    first = annotator_from_link(campaign, "prolific", "p1", {"session_id": "a"})
+    again = annotator_from_link(campaign, "prolific", "p1", {"session_id": "b"})
+    assert first.pk == again.pk
+    again.refresh_from_db()
+    assert again.study_data == {"session_id": "b"}
+    assert Annotator.objects.count() == 1
+
+
+def test_annotator_from_link_is_per_campaign_and_platform():
+    campaign = make_campaign()
+    annotator_from_link(campaign, "prolific", "same", {})
+    annotator_from_link(campaign, "mturk", "same", {})
+    annotator_from_link(make_campaign(), "prolific", "same", {})
+    assert Annotator.objects.count() == 3
+
+
+def test_invite_makes_a_named_annotator_with_a_private_link():
+    campaign = make_campaign(slug="e2e")
+    annotator = invite(campaign, "Ada")
+    assert (annotator.source, annotator.name) == ("invited", "Ada")
+    assert invite_path(annotator, "quality") == f"/annotate/e2e/quality/?token={annotator.token}"
+    assert len(annotator.token) >= 32
+
+
+def test_completion_url_only_for_prolific():
+    campaign = make_campaign(completion_code="C0DE")
+    prolific = annotator_from_link(campaign, "prolific", "p", {})
+    assert completion_url(prolific) == "https://app.prolific.com/submissions/complete?cc=C0DE"
+    assert completion_url(invite(campaign, "Ada")) == ""
+
+
+def test_set_excluded_removes_judgments_from_rankings_reversibly(
+    django_capture_on_commit_callbacks,
+):
+    item = make_item()
+    outputs = [make_output(item), make_output(item)]
+    assignment = make_judged_hit(outputs, [10, 20])
+    annotator = assignment.annotator
+    received = []
+    hit_submitted.connect(receiver := lambda sender, **kw: received.append(kw))
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            set_excluded(annotator, True)
+        annotator.refresh_from_db()
+        assert annotator.is_excluded
+        assert not Judgment.objects.counted().exists()
+        with django_capture_on_commit_callbacks(execute=True):
+            set_excluded(annotator, False)
+    finally:
+        hit_submitted.disconnect(receiver)
+    assert Judgment.objects.counted().count() == 2
+    assert [r["criterion"] for r in received] == ["quality", "quality"]
+    assert {r["campaign_id"] for r in received} == {item.campaign_id}
+
+
+def test_invite_annotators_command_prints_a_link_per_criterion(settings):
+    settings.SITE_ROOT = "https://eval.example/"
+    campaign = make_campaign(slug="pilot")
+    out = StringIO()
+    call_command("invite_annotators", "pilot", "Ada", "Grace", stdout=out)
+    call_command("invite_annotators", "pilot", "Ada", stdout=out)  # again: the same link
+    ada = Annotator.objects.get(campaign=campaign, name="Ada")
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 6
+    link = f"Ada\tquality\thttps://eval.example/annotate/pilot/quality/?token={ada.token}"
+    assert lines.count(link) == 2
+    assert Annotator.objects.filter(source="invited").count() == 2

@@ -1,0 +1,79 @@
+"""Each input kind of DESIGN.md, laid out for a person, with untrusted text kept as text."""
+
+import pytest
+from django.template import Context, Template
+
+from annotation.inputs import check_input
+from annotation.rendering import humanise, input_context
+from tests.annotation.sample_inputs import INPUTS
+
+
+def render(kind, data) -> str:
+    template = Template("{% load annotation_pages %}{% show_input kind data %}")
+    return template.render(Context({"kind": kind, "data": data}))
+
+
+@pytest.mark.parametrize("kind", sorted(INPUTS))
+def test_show_input_lays_out_every_kind(kind):
+    data, expected = INPUTS[kind]
+    check_input(kind, data)  # the shapes are the ones importers accept
+    html = render(kind, data)
+    assert f'class="input input-{kind}"' in html
+    for fragment in expected:
+        assert fragment in html
+
+
+@pytest.mark.parametrize("kind", sorted(INPUTS))
+def test_show_input_escapes_html_in_every_kind(kind):
+    attack = "<script>alert(1)</script>"
+    data = poison(INPUTS[kind][0], attack)
+    html = render(kind, data)
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def poison(value, attack):
+    """The same input with every string value (not key) replaced by `attack` + itself."""
+    if isinstance(value, dict):
+        return {k: (v if k == "team" else poison(v, attack)) for k, v in value.items()}
+    if isinstance(value, list):
+        return [poison(v, attack) for v in value]
+    if isinstance(value, str):
+        return attack + value
+    return value
+
+
+def test_show_input_unknown_kind_is_plain_text():
+    html = render("audio", {"url": "<b>x</b>"})
+    assert "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_input_context_caps_long_cells():
+    context = input_context("mr", {"attributes": [["name", "x" * 2000]]})
+    assert len(context["attributes"][0][1]) == 500
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("eatType", "Eat type"),
+        ("customer rating", "Customer rating"),
+        ("familyFriendly", "Family friendly"),
+        ("birth_place", "Birth place"),
+        ("name", "Name"),
+    ],
+)
+def test_humanise_attribute_names(name, expected):
+    assert humanise(name) == expected
+
+
+def test_boxscore_columns_in_sports_page_order_whatever_the_key_order():
+    player = {"team": "home", "name": "A", "ZZZ": 1, "AST": 2, "PTS": 3, "MIN": 30}
+    data = {
+        "home": {"city": "Boston", "name": "Celtics", "PTS": 1, "WINS": 2},
+        "visitor": {"name": "Heat", "city": "Miami", "WINS": 3, "PTS": 4},
+        "players": [player],
+    }
+    context = input_context("boxscore", data)
+    assert context["team_columns"] == ["WINS", "PTS"]
+    assert context["player_columns"] == ["MIN", "PTS", "AST", "ZZZ"]

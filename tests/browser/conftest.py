@@ -1,0 +1,44 @@
+"""Headless Chromium through Playwright's sync API, on Debian's `chromium` package.
+
+Playwright's own browser downloads do not work everywhere this suite runs, so the browser
+is the system one (CHROMIUM_PATH, default /usr/bin/chromium). Tests skip, saying why, where
+the playwright package or the browser is missing.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.db import connections
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="the playwright package is not installed"
+    )
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
+    # around it are still plain synchronous ones.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+        # Connections opened while Playwright's loop ran belong to that context: close them
+        # here, or PostgreSQL refuses to drop the test database at the end.
+        connections.close_all()

@@ -1,0 +1,128 @@
+"""A Prolific worker does one HIT of each criterion in a real browser."""
+
+import re
+
+import pytest
+
+from annotation.models import Annotator, Assignment, Judgment, Output
+from tests.browser.demo import demo_campaign
+
+pytestmark = pytest.mark.browser
+
+QUALITY_SCORES = [150, 100, 80, 40, 100]
+NATURALNESS_SCORES = [90, 120, 120, 30, 100]
+
+
+def expect():
+    from playwright.sync_api import expect
+
+    return expect
+
+
+def fill_scores(page, scores) -> dict[str, int]:
+    """Type a score into each sentence, in page order; return {sentence text: score}."""
+    typed = {}
+    sentences = page.locator("fieldset.output")
+    for n, score in enumerate(scores):
+        sentence = sentences.nth(n)
+        sentence.get_by_label("Score").fill(str(score))
+        typed[sentence.locator(".utterance").inner_text().strip()] = score
+    return typed
+
+
+def saved_judgments(criterion: str) -> dict[str, tuple]:
+    judgments = Judgment.objects.filter(assignment__hit__criterion=criterion).select_related(
+        "slot__output"
+    )
+    return {
+        j.slot.output.text: (
+            j.score,
+            j.adds_information,
+            j.misses_information,
+            j.reflects_perfectly,
+        )
+        for j in judgments
+    }
+
+
+def do_quality_hit(page) -> dict[str, tuple]:
+    check = expect()
+    check(page.get_by_role("heading", name="A worked example")).to_be_visible()
+    page.get_by_role("button", name="Start").click()
+    check(page.locator("#question")).to_contain_text("overall quality of the utterance")
+    check(page.locator(".input-card")).to_contain_text("Express by Holiday Inn")
+    typed = fill_scores(page, ["abc", *QUALITY_SCORES[1:]])
+    sentences = page.locator("fieldset.output")
+    sentences.nth(0).get_by_label("reflects the input perfectly").check()
+    sentences.nth(3).get_by_label("misses some information").check()
+    sentences.nth(3).get_by_label("contains additional information").check()
+    page.get_by_role("button", name="Submit and continue").click()
+    # The server refuses the bad number and keeps everything else that was typed.
+    check(page.locator("#error-summary")).to_contain_text("Sentence A: Enter a number")
+    check(sentences.nth(1).get_by_label("Score")).to_have_value(str(QUALITY_SCORES[1]))
+    check(sentences.nth(3).get_by_label("misses some information")).to_be_checked()
+    typed = fill_scores(page, QUALITY_SCORES)
+    ranking = page.locator("#ranking-list")
+    check(ranking.locator("li").first).to_contain_text("Sentence A")
+    check(ranking).to_contain_text("Standard")
+    check(ranking.locator("li").nth(1)).to_contain_text("(tied)")
+    page.get_by_role("button", name="Submit and continue").dblclick()  # saved once
+    check(page.locator("#completion-code")).to_be_visible()
+    coverage = {0: (False, False, True), 3: (True, True, False)}
+    return {
+        text: (score, *coverage.get(n, (False, False, False)))
+        for n, (text, score) in enumerate(typed.items())
+    }
+
+
+def do_naturalness_hit_by_keyboard(page) -> dict[str, tuple]:
+    check = expect()
+    page.get_by_role("link", name="The naturalness task").click()
+    check(page.get_by_role("heading", name="A worked example")).to_be_visible()
+    page.get_by_role("button", name="Start").click()
+    check(page.locator("#question")).to_contain_text("native speaker")
+    check(page.locator(".input-card")).to_have_count(0)
+    check(page.locator("fieldset.coverage")).to_have_count(0)
+    for _ in range(20):  # Tab from the top of the page to the first score field
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.name") == "score_1":
+            break
+    texts = page.locator("fieldset.output .utterance").all_inner_texts()
+    for n, score in enumerate(NATURALNESS_SCORES):
+        page.keyboard.type(str(score))
+        if n < len(NATURALNESS_SCORES) - 1:
+            page.keyboard.press("Tab")
+    check(page.locator("#ranking-list li").first).to_contain_text("(tied)")
+    page.keyboard.press("Enter")
+    check(page.locator("#completion-code")).to_be_visible()
+    return {
+        text.strip(): (score, False, False, False)
+        for text, score in zip(texts, NATURALNESS_SCORES, strict=True)
+    }
+
+
+def test_prolific_worker_completes_a_hit_of_each_criterion(live_server, browser):
+    campaign = demo_campaign()
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(10_000)
+    query = "PROLIFIC_PID=5f0c1d2e3b4a&STUDY_ID=st-1&SESSION_ID=se-1"
+    page.goto(f"{live_server.url}/annotate/demo/quality/?{query}")
+    quality = do_quality_hit(page)
+    naturalness = do_naturalness_hit_by_keyboard(page)
+
+    code = campaign.completion_code
+    expect()(page.locator("#completion-code")).to_have_text(code)
+    link = page.get_by_role("link", name=re.compile("Return to Prolific"))
+    expect()(link).to_have_attribute(
+        "href", f"https://app.prolific.com/submissions/complete?cc={code}"
+    )
+    page.close()
+
+    annotator = Annotator.objects.get()
+    assert (annotator.source, annotator.external_id) == ("prolific", "5f0c1d2e3b4a")
+    assert annotator.study_data == {"study_id": "st-1", "session_id": "se-1"}
+    assert Assignment.objects.filter(status="submitted", annotator=annotator).count() == 2
+    assert Judgment.objects.count() == 10
+    assert saved_judgments("quality") == quality
+    assert saved_judgments("naturalness") == naturalness
+    assert set(quality) == set(Output.objects.values_list("text", flat=True))
