@@ -8,6 +8,7 @@ from django.utils.html import format_html
 
 from .datafiles import DataFileError
 from .forms_admin import DataFileUploadForm
+from .identity import set_excluded
 from .importers import import_items, import_outputs
 from .models import (
     Annotator,
@@ -23,6 +24,7 @@ from .models import (
     System,
 )
 from .ratings_import import import_ratings
+from .submission import queue_ranking
 
 
 class CampaignCriterionInline(admin.TabularInline):
@@ -236,13 +238,15 @@ class AnnotatorAdmin(admin.ModelAdmin):
 
     @admin.action(description="Exclude from rankings (reversible)")
     def exclude_from_rankings(self, request, queryset):
-        changed = queryset.update(is_excluded=True)
-        self.message_user(request, f"{changed} annotator(s) excluded from rankings.")
+        for annotator in queryset:
+            set_excluded(annotator, True)
+        self.message_user(request, f"{len(queryset)} annotator(s) excluded from rankings.")
 
     @admin.action(description="Include in rankings again")
     def include_in_rankings(self, request, queryset):
-        changed = queryset.update(is_excluded=False)
-        self.message_user(request, f"{changed} annotator(s) included in rankings.")
+        for annotator in queryset:
+            set_excluded(annotator, False)
+        self.message_user(request, f"{len(queryset)} annotator(s) included in rankings.")
 
 
 class HitOutputInline(admin.TabularInline):
@@ -308,7 +312,12 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Clear the flag (count these HITs in rankings)")
     def clear_flag(self, request, queryset):
-        changed = queryset.exclude(flag="").update(flag="")
+        flagged = queryset.exclude(flag="")
+        tasks = set(flagged.values_list("hit__campaign_id", "hit__criterion"))
+        with transaction.atomic():
+            changed = flagged.update(flag="")
+            for campaign_id, criterion in tasks:
+                queue_ranking(campaign_id, criterion)
         self.message_user(request, f"{changed} assignment(s) unflagged.")
 
 
