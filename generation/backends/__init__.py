@@ -40,11 +40,20 @@ def make_backend(name: str, settings: Mapping[str, Any]) -> Backend:
     if name in _TEMPLATE_BACKENDS:
         return _TEMPLATE_BACKENDS[name]()
     if name == "transformers":
-        # Imported here: torch and transformers are the optional "generation" extra.
-        from .transformers_backend import TransformersBackend
-
-        return TransformersBackend(parsed)
+        return _transformers_backend(parsed)
     return OpenAIBackend(parsed)
+
+
+def _transformers_backend(settings: TransformersSettings) -> Backend:
+    # Imported here: torch and transformers are the optional "generation" extra.
+    try:
+        from .transformers_backend import TransformersBackend
+    except ImportError as exc:
+        raise ImportError(
+            "the transformers backend needs torch and transformers: "
+            "pip install torch transformers (the project's 'generation' extra)"
+        ) from exc
+    return TransformersBackend(settings)
 
 
 def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:

@@ -11,6 +11,7 @@ settings, so it stays out of the database.
 
 from __future__ import annotations
 
+import http.client
 import json
 import logging
 import os
@@ -203,8 +204,9 @@ class OpenAIBackend:
                 return json.loads(response.read().decode("utf-8"))
         except urllib.error.HTTPError as exc:
             raise _http_error(exc) from exc
-        except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
-            raise RetryableError(f"connection failed: {exc}") from exc
+        # URLError, refused or reset connections, timeouts (all OSError), a reply cut short.
+        except (OSError, http.client.HTTPException) as exc:
+            raise RetryableError(f"connection failed: {exc!r}") from exc
         except json.JSONDecodeError as exc:
             raise RequestFailed(f"response is not JSON: {exc}") from exc
 

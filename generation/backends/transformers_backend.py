@@ -136,7 +136,7 @@ class TransformersBackend:
                 results[index] = GenerationResult(text=None, error=str(exc))
             except (KeyError, IndexError, TypeError, ValueError) as exc:
                 results[index] = GenerationResult(None, f"invalid {item.kind} input: {exc!r}")
-        if self.settings.seed is not None:
+        if self.settings.do_sample and self.settings.seed is not None:
             torch.manual_seed(self.settings.seed)
         size = self.settings.batch_size
         for start in range(0, len(prompts), size):
