@@ -41,15 +41,14 @@ class PairPools:
     """Comparisons grouped by unordered pair, CSR style.
 
     The comparisons of systems a and b are rows ``offsets[a, b]:offsets[a, b] + counts[a, b]``
-    of ``winner``/``loser``/``draw``; both matrices are symmetric, so a kernel reads row a
-    of each without ordering the pair.
+    of ``games``; both matrices are symmetric, so a kernel reads row a of each without
+    ordering the pair.
     """
 
     counts: np.ndarray  # int64[n, n]
+    partner: np.ndarray  # float64[n, n]: 1.0 where counts > 0, else 0.0
     offsets: np.ndarray  # int64[n, n]
-    winner: np.ndarray  # int32[n_comparisons], grouped by pair
-    loser: np.ndarray
-    draw: np.ndarray
+    games: np.ndarray  # int32[n_comparisons, 3], see `games`, grouped by pair
 
 
 def e2e_params(n_comparisons: int, backend: Backend = "package") -> TrueSkillParams:
@@ -73,12 +72,20 @@ def pair_pools(comparisons: Comparisons, n_systems: int) -> PairPools:
     counts = np.bincount(key, minlength=n_systems * n_systems).astype(np.int64)
     starts = np.triu((np.cumsum(counts) - counts).reshape(n_systems, n_systems), 1)
     counts = counts.reshape(n_systems, n_systems)
+    counts = counts + counts.T
     return PairPools(
-        counts=counts + counts.T,
+        counts=counts,
+        partner=(counts > 0).astype(np.float64),
         offsets=starts + starts.T,
-        winner=comparisons.winner[order],
-        loser=comparisons.loser[order],
-        draw=comparisons.draw[order],
+        games=games(comparisons)[order],
+    )
+
+
+def games(comparisons: Comparisons) -> np.ndarray:
+    """Rows (winner, loser, draw as 0/1): a random draw then reads one cache line, not three
+    arrays, which matters once the comparisons outgrow the CPU caches."""
+    return np.stack(
+        [comparisons.winner, comparisons.loser, comparisons.draw.astype(np.int32)], axis=1
     )
 
 
@@ -124,26 +131,29 @@ def _weight(a, b, mu, up, down, factors):
 
 
 @numba.njit(cache=True)
-def _draw_opponent(state, a, mu, up, down, factors, partners, cum):
-    """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partners[b] > 0."""
+def _draw_opponent(state, a, mu, up, down, factors, partner, cum):
+    """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partner[a, b] > 0.
+
+    Matrices are indexed in place rather than sliced: a slice is a new array whose
+    reference counting costs more than the whole loop for small n.
+    """
     total = 0.0
     for b in range(mu.shape[0]):
-        if partners[b] > 0:
-            total += _weight(a, b, mu, up, down, factors)
+        total += _weight(a, b, mu, up, down, factors) * partner[a, b]
         cum[b] = total
     if total == 0.0:
-        return state, _nearest(a, mu, partners)
+        return state, _nearest(a, mu, partner)
     state, u = next_unit(state)
     return state, _first_above(cum, u * total)
 
 
 @numba.njit(cache=True)
-def _nearest(a, mu, partners):
+def _nearest(a, mu, partner):
     # Every weight underflowed (ratings spread over more than ~700): the limit of the
     # distribution is the nearest partner.
     best, best_gap = -1, math.inf
     for b in range(mu.shape[0]):
-        if partners[b] > 0 and abs(mu[a] - mu[b]) < best_gap:
+        if partner[a, b] > 0 and abs(mu[a] - mu[b]) < best_gap:
             best, best_gap = b, abs(mu[a] - mu[b])
     return best
 
@@ -169,8 +179,15 @@ def _first_above(cum, target):
 
 
 @numba.njit(cache=True)
-def _e2e_run(state, counts, offsets, winner, loser, draw, active, n_updates, mu, var, ts):
-    mu0, var0, beta2, tau2, margin, exact = ts
+def _apply(games, j, mu, var, ts):
+    _, _, beta2, tau2, margin, exact = ts
+    winner, loser, drawn = games[j, 0], games[j, 1], games[j, 2] != 0
+    return rate_1vs1(mu, var, winner, loser, drawn, beta2, tau2, margin, exact)
+
+
+@numba.njit(cache=True)
+def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var, ts):
+    mu0, var0 = ts[0], ts[1]
     mu[:] = mu0
     var[:] = var0
     n = mu.shape[0]
@@ -181,10 +198,9 @@ def _e2e_run(state, counts, offsets, winner, loser, draw, active, n_updates, mu,
         a = _max_var_system(var, active)
         if a < 0:
             break
-        state, b = _draw_opponent(state, a, mu, up, down, factors, counts[a], cum)
+        state, b = _draw_opponent(state, a, mu, up, down, factors, partner, cum)
         state, i = next_index(state, counts[a, b])
-        j = offsets[a, b] + i
-        ok &= rate_1vs1(mu, var, winner[j], loser[j], draw[j], beta2, tau2, margin, exact)
+        ok &= _apply(games, offsets[a, b] + i, mu, var, ts)
         _set_factors(mu, center, up, down, a)
         _set_factors(mu, center, up, down, b)
         if max(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
@@ -193,34 +209,35 @@ def _e2e_run(state, counts, offsets, winner, loser, draw, active, n_updates, mu,
 
 
 @numba.njit(cache=True, parallel=True)
-def _e2e_runs(seeds, counts, offsets, winner, loser, draw, active, n_updates, mu, var, ts):
+def _e2e_runs(seeds, pools, active, n_updates, mu, var, ts):
+    counts, partner, offsets, games = pools
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
         ok[r] = _e2e_run(
-            seeds[r], counts, offsets, winner, loser, draw, active, n_updates, mu[r], var[r], ts
+            seeds[r], counts, partner, offsets, games, active, n_updates, mu[r], var[r], ts
         )
     return ok
 
 
 @numba.njit(cache=True)
-def _bootstrap_run(state, winner, loser, draw, n_updates, mu, var, ts):
-    mu0, var0, beta2, tau2, margin, exact = ts
+def _bootstrap_run(state, games, n_updates, mu, var, ts):
+    mu0, var0 = ts[0], ts[1]
     mu[:] = mu0
     var[:] = var0
     ok = True
-    if winner.shape[0] == 0:
+    if games.shape[0] == 0:
         return ok
     for _ in range(n_updates):
-        state, j = next_index(state, winner.shape[0])
-        ok &= rate_1vs1(mu, var, winner[j], loser[j], draw[j], beta2, tau2, margin, exact)
+        state, j = next_index(state, games.shape[0])
+        ok &= _apply(games, j, mu, var, ts)
     return ok
 
 
 @numba.njit(cache=True, parallel=True)
-def _bootstrap_runs(seeds, winner, loser, draw, n_updates, mu, var, ts):
+def _bootstrap_runs(seeds, games, n_updates, mu, var, ts):
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
-        ok[r] = _bootstrap_run(seeds[r], winner, loser, draw, n_updates, mu[r], var[r], ts)
+        ok[r] = _bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], ts)
     return ok
 
 
@@ -249,8 +266,8 @@ def e2e_protocol(
     n_updates, ts = len(comparisons) + 1, _kernel_params(params)
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        pool = (pools.counts, pools.offsets, pools.winner, pools.loser, pools.draw)
-        return _e2e_runs(seeds, *pool, per_system > 0, n_updates, mu, var, ts)
+        pool = (pools.counts, pools.partner, pools.offsets, pools.games)
+        return _e2e_runs(seeds, pool, per_system > 0, n_updates, mu, var, ts)
 
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     return RunsResult("e2e", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
@@ -273,10 +290,10 @@ def bootstrap_protocol(
     _check(comparisons, n_systems, runs)
     params = e2e_params(len(comparisons), backend)
     n_updates, ts = len(comparisons) + 1, _kernel_params(params)
-    c = comparisons
+    all_games = games(comparisons)
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        return _bootstrap_runs(seeds, c.winner, c.loser, c.draw, n_updates, mu, var, ts)
+        return _bootstrap_runs(seeds, all_games, n_updates, mu, var, ts)
 
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     per_system = comparisons.per_system(n_systems)

@@ -108,15 +108,15 @@ def test_max_var_system_breaks_ties_to_lowest_index_and_skips_inactive():
 def test_draw_opponent_is_proportional_to_exp_minus_mu_gap():
     # System 0 was compared with 1, 2 and 4 but never with 3.
     c = Comparisons(np.array([0, 2, 0, 3]), np.array([1, 0, 4, 1]), np.zeros(4, bool))
-    partners = pair_pools(c, 5).counts[0]
+    partner = pair_pools(c, 5).partner
     mu = np.array([0.0, 0.5, -1.0, 0.1, 2.0])
     up, down, cum = np.exp(mu), np.exp(-mu), np.empty(5)
     state, draws = np.uint64(99), np.zeros(5)
     n = 40000
     for _ in range(n):
-        state, b = _draw_opponent(state, 0, mu, up, down, True, partners, cum)
+        state, b = _draw_opponent(state, 0, mu, up, down, True, partner, cum)
         draws[b] += 1
-    weights = np.exp(-np.abs(mu)) * (partners > 0)
+    weights = np.exp(-np.abs(mu)) * partner[0]
     expected = n * weights / weights.sum()
     assert draws[0] == 0 and draws[3] == 0
     assert np.all(np.abs(draws - expected) < 4 * np.sqrt(expected + 1))
@@ -127,8 +127,7 @@ def test_pair_pools_hold_each_pairs_comparisons():
     pools = pair_pools(c, 3)
     assert pools.counts.tolist() == [[0, 2, 2], [2, 0, 0], [2, 0, 0]]
     start, stop = pools.offsets[1, 0], pools.offsets[1, 0] + pools.counts[0, 1]
-    pair_01 = np.stack([pools.winner[start:stop], pools.loser[start:stop]], axis=1)
-    assert sorted(map(sorted, pair_01.tolist())) == [[0, 1], [0, 1]]
+    assert sorted(map(sorted, pools.games[start:stop, :2].tolist())) == [[0, 1], [0, 1]]
 
 
 def test_rate_1vs1_flags_update_the_package_refuses():
