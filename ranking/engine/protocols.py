@@ -99,11 +99,12 @@ def _max_var_system(var: np.ndarray, active: np.ndarray) -> int:
     return best
 
 
-# Opponent weights exp(-|mu_a - mu_b|) cost one exp per candidate per update. Instead each
-# system keeps up = exp(mu - center) and down = exp(center - mu), refreshed when its mu
-# changes, and a weight is a product of two of them. While every |mu - center| stays within
-# _EXP_RANGE the products neither overflow nor lose precision (exp(+-600) is a normal
-# double); a run whose ratings spread wider than that falls back to one exp per candidate.
+# Opponent weights exp(-|mu_a - mu_b|) would cost one exp per candidate per update. Instead
+# each system keeps up = exp(mu - center) and down = exp(center - mu), refreshed when its mu
+# changes, and a weight is min(up_b * down_a, up_a * down_b) = exp(-|mu_a - mu_b|). While
+# every |mu - center| stays within _EXP_RANGE, all factors and products are normal doubles
+# (exp(+-600)), so a weight is exact to a few ulps and never 0. With the E2E constants mu
+# moves by a few units at most; a spread over 2 * _EXP_RANGE is reported as out of range.
 _EXP_RANGE = 300.0
 
 
@@ -115,7 +116,7 @@ def _set_factors(mu, center, up, down, s):
 
 @numba.njit(cache=True)
 def _recenter(mu, up, down):
-    """New center mid-range; returns (center, whether the factors can be used)."""
+    """New center mid-range; returns (center, whether every factor is in range)."""
     center = 0.5 * (mu.max() + mu.min())
     for s in range(mu.shape[0]):
         _set_factors(mu, center, up, down, s)
@@ -123,39 +124,20 @@ def _recenter(mu, up, down):
 
 
 @numba.njit(cache=True)
-def _weight(a, b, mu, up, down, factors):
-    if factors:
-        # exp(-|d|) = min(exp(d), exp(-d)): no data-dependent branch in the hot loop.
-        return min(up[b] * down[a], up[a] * down[b])
-    return math.exp(-abs(mu[a] - mu[b]))
-
-
-@numba.njit(cache=True)
-def _draw_opponent(state, a, mu, up, down, factors, partner, cum):
+def _draw_opponent(state, a, up, down, partner, cum):
     """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partner[a, b] > 0.
 
-    Matrices are indexed in place rather than sliced: a slice is a new array whose
-    reference counting costs more than the whole loop for small n.
+    Multiplying by the 0/1 partner matrix rather than branching, and indexing it in place
+    rather than slicing a row (a slice is an array whose reference counting costs more
+    than this loop for small n), keeps the loop tight.
     """
     total = 0.0
-    for b in range(mu.shape[0]):
-        total += _weight(a, b, mu, up, down, factors) * partner[a, b]
+    up_a, down_a = up[a], down[a]
+    for b in range(up.shape[0]):
+        total += min(up[b] * down_a, up_a * down[b]) * partner[a, b]
         cum[b] = total
-    if total == 0.0:
-        return state, _nearest(a, mu, partner)
     state, u = next_unit(state)
     return state, _first_above(cum, u * total)
-
-
-@numba.njit(cache=True)
-def _nearest(a, mu, partner):
-    # Every weight underflowed (ratings spread over more than ~700): the limit of the
-    # distribution is the nearest partner.
-    best, best_gap = -1, math.inf
-    for b in range(mu.shape[0]):
-        if partner[a, b] > 0 and abs(mu[a] - mu[b]) < best_gap:
-            best, best_gap = b, abs(mu[a] - mu[b])
-    return best
 
 
 @numba.njit(cache=True)
@@ -192,19 +174,19 @@ def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var,
     var[:] = var0
     n = mu.shape[0]
     cum, up, down = np.empty(n), np.empty(n), np.empty(n)
-    center, factors = _recenter(mu, up, down)
-    ok = True
+    center, ok = _recenter(mu, up, down)
     for _ in range(n_updates):
         a = _max_var_system(var, active)
         if a < 0:
-            break
-        state, b = _draw_opponent(state, a, mu, up, down, factors, partner, cum)
+            break  # no comparisons at all
+        state, b = _draw_opponent(state, a, up, down, partner, cum)
         state, i = next_index(state, counts[a, b])
         ok &= _apply(games, offsets[a, b] + i, mu, var, ts)
         _set_factors(mu, center, up, down, a)
         _set_factors(mu, center, up, down, b)
         if max(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
-            center, factors = _recenter(mu, up, down)
+            center, in_range = _recenter(mu, up, down)
+            ok &= in_range
     return ok
 
 
@@ -354,7 +336,8 @@ def _run_in_chunks(
         stop = min(start + step, runs)
         if not kernel(seeds[start:stop], mu[start:stop], var[start:stop]).all():
             raise FloatingPointError(
-                "TrueSkill update out of range (the trueskill package would raise here too)"
+                "ratings out of range: a TrueSkill update the trueskill package would refuse,"
+                " or (E2E protocol) mu spread over 600"
             )
         if progress is not None:
             progress(stop, runs)
