@@ -114,7 +114,7 @@ def test_draw_opponent_is_proportional_to_exp_minus_mu_gap():
     state, draws = np.uint64(99), np.zeros(5)
     n = 40000
     for _ in range(n):
-        state, b = _draw_opponent(state, 0, up, down, partner, cum)
+        state, b = _draw_opponent(np.uint64(state), 0, up, down, partner, cum)
         draws[b] += 1
     weights = np.exp(-np.abs(mu)) * partner[0]
     expected = n * weights / weights.sum()
