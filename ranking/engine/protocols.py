@@ -41,15 +41,14 @@ class PairPools:
     """Comparisons grouped by unordered pair, CSR style.
 
     The comparisons of systems a and b are rows ``offsets[a, b]:offsets[a, b] + counts[a, b]``
-    of ``winner``/``loser``/``draw``; both matrices are symmetric, so a kernel reads row a
-    of each without ordering the pair.
+    of ``games``; both matrices are symmetric, so a kernel reads row a of each without
+    ordering the pair.
     """
 
     counts: np.ndarray  # int64[n, n]
+    partner: np.ndarray  # float64[n, n]: 1.0 where counts > 0, else 0.0
     offsets: np.ndarray  # int64[n, n]
-    winner: np.ndarray  # int32[n_comparisons], grouped by pair
-    loser: np.ndarray
-    draw: np.ndarray
+    games: np.ndarray  # int32[n_comparisons, 3], see `games`, grouped by pair
 
 
 def e2e_params(n_comparisons: int, backend: Backend = "package") -> TrueSkillParams:
@@ -73,12 +72,20 @@ def pair_pools(comparisons: Comparisons, n_systems: int) -> PairPools:
     counts = np.bincount(key, minlength=n_systems * n_systems).astype(np.int64)
     starts = np.triu((np.cumsum(counts) - counts).reshape(n_systems, n_systems), 1)
     counts = counts.reshape(n_systems, n_systems)
+    counts = counts + counts.T
     return PairPools(
-        counts=counts + counts.T,
+        counts=counts,
+        partner=(counts > 0).astype(np.float64),
         offsets=starts + starts.T,
-        winner=comparisons.winner[order],
-        loser=comparisons.loser[order],
-        draw=comparisons.draw[order],
+        games=games(comparisons)[order],
+    )
+
+
+def games(comparisons: Comparisons) -> np.ndarray:
+    """Rows (winner, loser, draw as 0/1): a random draw then reads one cache line, not three
+    arrays, which matters once the comparisons outgrow the CPU caches."""
+    return np.stack(
+        [comparisons.winner, comparisons.loser, comparisons.draw.astype(np.int32)], axis=1
     )
 
 
@@ -92,11 +99,12 @@ def _max_var_system(var: np.ndarray, active: np.ndarray) -> int:
     return best
 
 
-# Opponent weights exp(-|mu_a - mu_b|) cost one exp per candidate per update. Instead each
-# system keeps up = exp(mu - center) and down = exp(center - mu), refreshed when its mu
-# changes, and a weight is a product of two of them. While every |mu - center| stays within
-# _EXP_RANGE the products neither overflow nor lose precision (exp(+-600) is a normal
-# double); a run whose ratings spread wider than that falls back to one exp per candidate.
+# Opponent weights exp(-|mu_a - mu_b|) would cost one exp per candidate per update. Instead
+# each system keeps up = exp(mu - center) and down = exp(center - mu), refreshed when its mu
+# changes, and a weight is min(up_b * down_a, up_a * down_b) = exp(-|mu_a - mu_b|). While
+# every |mu - center| stays within _EXP_RANGE, all factors and products are normal doubles
+# (exp(+-600)), so a weight is exact to a few ulps and never 0. With the E2E constants mu
+# moves by a few units at most; a spread over 2 * _EXP_RANGE is reported as out of range.
 _EXP_RANGE = 300.0
 
 
@@ -108,7 +116,7 @@ def _set_factors(mu, center, up, down, s):
 
 @numba.njit(cache=True)
 def _recenter(mu, up, down):
-    """New center mid-range; returns (center, whether the factors can be used)."""
+    """New center mid-range; returns (center, whether every factor is in range)."""
     center = 0.5 * (mu.max() + mu.min())
     for s in range(mu.shape[0]):
         _set_factors(mu, center, up, down, s)
@@ -116,36 +124,20 @@ def _recenter(mu, up, down):
 
 
 @numba.njit(cache=True)
-def _weight(a, b, mu, up, down, factors):
-    if factors:
-        # exp(-|d|) = min(exp(d), exp(-d)): no data-dependent branch in the hot loop.
-        return min(up[b] * down[a], up[a] * down[b])
-    return math.exp(-abs(mu[a] - mu[b]))
+def _draw_opponent(state, a, up, down, partner, cum):
+    """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partner[a, b] > 0.
 
-
-@numba.njit(cache=True)
-def _draw_opponent(state, a, mu, up, down, factors, partners, cum):
-    """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partners[b] > 0."""
+    Multiplying by the 0/1 partner matrix rather than branching, and indexing it in place
+    rather than slicing a row (a slice is an array whose reference counting costs more
+    than this loop for small n), keeps the loop tight.
+    """
     total = 0.0
-    for b in range(mu.shape[0]):
-        if partners[b] > 0:
-            total += _weight(a, b, mu, up, down, factors)
+    up_a, down_a = up[a], down[a]
+    for b in range(up.shape[0]):
+        total += min(up[b] * down_a, up_a * down[b]) * partner[a, b]
         cum[b] = total
-    if total == 0.0:
-        return state, _nearest(a, mu, partners)
     state, u = next_unit(state)
     return state, _first_above(cum, u * total)
-
-
-@numba.njit(cache=True)
-def _nearest(a, mu, partners):
-    # Every weight underflowed (ratings spread over more than ~700): the limit of the
-    # distribution is the nearest partner.
-    best, best_gap = -1, math.inf
-    for b in range(mu.shape[0]):
-        if partners[b] > 0 and abs(mu[a] - mu[b]) < best_gap:
-            best, best_gap = b, abs(mu[a] - mu[b])
-    return best
 
 
 @numba.njit(cache=True)
@@ -169,58 +161,65 @@ def _first_above(cum, target):
 
 
 @numba.njit(cache=True)
-def _e2e_run(state, counts, offsets, winner, loser, draw, active, n_updates, mu, var, ts):
-    mu0, var0, beta2, tau2, margin, exact = ts
+def _apply(games, j, mu, var, ts):
+    _, _, beta2, tau2, margin, exact = ts
+    winner, loser, drawn = games[j, 0], games[j, 1], games[j, 2] != 0
+    return rate_1vs1(mu, var, winner, loser, drawn, beta2, tau2, margin, exact)
+
+
+@numba.njit(cache=True)
+def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var, ts):
+    mu0, var0 = ts[0], ts[1]
     mu[:] = mu0
     var[:] = var0
     n = mu.shape[0]
     cum, up, down = np.empty(n), np.empty(n), np.empty(n)
-    center, factors = _recenter(mu, up, down)
-    ok = True
+    center, ok = _recenter(mu, up, down)
     for _ in range(n_updates):
         a = _max_var_system(var, active)
         if a < 0:
-            break
-        state, b = _draw_opponent(state, a, mu, up, down, factors, counts[a], cum)
+            break  # no comparisons at all
+        state, b = _draw_opponent(state, a, up, down, partner, cum)
         state, i = next_index(state, counts[a, b])
-        j = offsets[a, b] + i
-        ok &= rate_1vs1(mu, var, winner[j], loser[j], draw[j], beta2, tau2, margin, exact)
+        ok &= _apply(games, offsets[a, b] + i, mu, var, ts)
         _set_factors(mu, center, up, down, a)
         _set_factors(mu, center, up, down, b)
         if max(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
-            center, factors = _recenter(mu, up, down)
+            center, in_range = _recenter(mu, up, down)
+            ok &= in_range
     return ok
 
 
 @numba.njit(cache=True, parallel=True)
-def _e2e_runs(seeds, counts, offsets, winner, loser, draw, active, n_updates, mu, var, ts):
+def _e2e_runs(seeds, pools, active, n_updates, mu, var, ts):
+    counts, partner, offsets, games = pools
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
         ok[r] = _e2e_run(
-            seeds[r], counts, offsets, winner, loser, draw, active, n_updates, mu[r], var[r], ts
+            seeds[r], counts, partner, offsets, games, active, n_updates, mu[r], var[r], ts
         )
     return ok
 
 
 @numba.njit(cache=True)
-def _bootstrap_run(state, winner, loser, draw, n_updates, mu, var, ts):
-    mu0, var0, beta2, tau2, margin, exact = ts
+def _bootstrap_run(state, games, n_updates, mu, var, ts):
+    mu0, var0 = ts[0], ts[1]
     mu[:] = mu0
     var[:] = var0
     ok = True
-    if winner.shape[0] == 0:
+    if games.shape[0] == 0:
         return ok
     for _ in range(n_updates):
-        state, j = next_index(state, winner.shape[0])
-        ok &= rate_1vs1(mu, var, winner[j], loser[j], draw[j], beta2, tau2, margin, exact)
+        state, j = next_index(state, games.shape[0])
+        ok &= _apply(games, j, mu, var, ts)
     return ok
 
 
 @numba.njit(cache=True, parallel=True)
-def _bootstrap_runs(seeds, winner, loser, draw, n_updates, mu, var, ts):
+def _bootstrap_runs(seeds, games, n_updates, mu, var, ts):
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
-        ok[r] = _bootstrap_run(seeds[r], winner, loser, draw, n_updates, mu[r], var[r], ts)
+        ok[r] = _bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], ts)
     return ok
 
 
@@ -249,8 +248,8 @@ def e2e_protocol(
     n_updates, ts = len(comparisons) + 1, _kernel_params(params)
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        pool = (pools.counts, pools.offsets, pools.winner, pools.loser, pools.draw)
-        return _e2e_runs(seeds, *pool, per_system > 0, n_updates, mu, var, ts)
+        pool = (pools.counts, pools.partner, pools.offsets, pools.games)
+        return _e2e_runs(seeds, pool, per_system > 0, n_updates, mu, var, ts)
 
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     return RunsResult("e2e", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
@@ -273,10 +272,10 @@ def bootstrap_protocol(
     _check(comparisons, n_systems, runs)
     params = e2e_params(len(comparisons), backend)
     n_updates, ts = len(comparisons) + 1, _kernel_params(params)
-    c = comparisons
+    all_games = games(comparisons)
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        return _bootstrap_runs(seeds, c.winner, c.loser, c.draw, n_updates, mu, var, ts)
+        return _bootstrap_runs(seeds, all_games, n_updates, mu, var, ts)
 
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     per_system = comparisons.per_system(n_systems)
@@ -337,7 +336,8 @@ def _run_in_chunks(
         stop = min(start + step, runs)
         if not kernel(seeds[start:stop], mu[start:stop], var[start:stop]).all():
             raise FloatingPointError(
-                "TrueSkill update out of range (the trueskill package would raise here too)"
+                "ratings out of range: a TrueSkill update the trueskill package would refuse,"
+                " or (E2E protocol) mu spread over 600"
             )
         if progress is not None:
             progress(stop, runs)

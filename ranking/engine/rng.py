@@ -24,7 +24,8 @@ def run_seeds(seed: int | np.random.Generator, runs: int) -> np.ndarray:
 @numba.njit(cache=True)
 def next_uint64(state: np.uint64) -> tuple[np.uint64, np.uint64]:
     """Advance a SplitMix64 state; returns (new state, output)."""
-    state = state + _GOLDEN
+    # The cast keeps the arithmetic unsigned (mod 2**64) when a caller passes a signed int.
+    state = np.uint64(state) + _GOLDEN
     z = state
     z = (z ^ (z >> _S30)) * _MIX1
     z = (z ^ (z >> _S27)) * _MIX2

@@ -176,7 +176,8 @@ def rate_1vs1(
         v, w = _vw_draw(t, eps, exact)
     else:
         v = _v_win(t, eps, exact)
-        w = v * (v + t - eps)
+        x = t - eps  # the package's w_win: x first, then v * (v + x)
+        w = v * (v + x)
     mu[winner] += var_w / c * v
     mu[loser] -= var_l / c * v
     var[winner] = var_w * (1 - var_w / c2 * w)
