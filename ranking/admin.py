@@ -35,24 +35,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "results_link",
     ]
     list_filter = ["status", "protocol", "criterion", "campaign"]
-    fields = [
-        "campaign",
-        "criterion",
-        "protocol",
-        "runs",
-        "seed",
-        "status",
-        "progress",
-        "judgments",
-        "hits",
-        "comparisons",
-        "queued_at",
-        "started_at",
-        "finished_at",
-        "load_seconds",
-        "compute_seconds",
-        "error",
-    ]
+    # What a run records about itself is shown, never edited.
     readonly_fields = [
         "status",
         "progress",
@@ -66,6 +49,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "compute_seconds",
         "error",
     ]
+    fields = ["campaign", "criterion", "protocol", "runs", "seed", *readonly_fields]
     inlines = [SystemResultInline]
     actions = ["queue_again"]
 
