@@ -94,7 +94,9 @@ class CampaignAdmin(admin.ModelAdmin):
     @admin.display(description="")
     def links(self, campaign):
         upload = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
-        return format_html('<a href="{}">Upload data</a>', upload)
+        # The results pages belong to the ranking app; linked by path, not imported.
+        return format_html('<a href="{}">Upload data</a> · <a href="/results/{}/">Results</a>',
+                           upload, campaign.slug)
 
     def get_urls(self):
         upload = path(
