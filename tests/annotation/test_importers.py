@@ -291,3 +291,24 @@ def test_import_ratings_unreadable_files_write_nothing(data, message):
         import_ratings(campaign, data, "q.csv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
+
+
+def test_import_ratings_naturalness_columns_make_naturalness_hits():
+    campaign = make_campaign()
+    data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"quality", b"natur")
+    summary = import_ratings(campaign, data, "natur.csv")
+    assert summary.created["judgments"] == 3
+    assert Hit.objects.get(campaign=campaign).criterion == "naturalness"
+
+
+def test_import_ratings_with_both_criteria_needs_a_choice():
+    campaign = make_campaign()
+    header = RATINGS_HEADER.replace("\n", ",natur1,natur2,natur3\n")
+    row = RATINGS_ROW.format(id=1, q1=100).rstrip("\n") + ",90,90,90\n"
+    data = (header + row).encode()
+    with pytest.raises(DataFileError, match="needs exactly one of quality1.. or natur1.."):
+        import_ratings(campaign, data, "both.csv")
+    assert not Hit.objects.exists()
+    import_ratings(campaign, data, "both.csv", criterion="naturalness")
+    judgments = Judgment.objects.filter(assignment__hit__criterion="naturalness")
+    assert sorted(judgments.values_list("score", flat=True)) == [90, 90, 90]
