@@ -312,3 +312,24 @@ def test_import_ratings_with_both_criteria_needs_a_choice():
     import_ratings(campaign, data, "both.csv", criterion="naturalness")
     judgments = Judgment.objects.filter(assignment__hit__criterion="naturalness")
     assert sorted(judgments.values_list("score", flat=True)) == [90, 90, 90]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "tgen.tsv: the file is empty"),
+        (b'MR\ttext\n"name[The Vaults]"\tHi.\n', "tgen.tsv, line 1: missing column(s): output"),
+        (b'MR\toutput\n"name[Caf\xe9]"\tHi.\n', "tgen.tsv, line 2: not UTF-8"),
+        (b"MR\toutput\n", "tgen.tsv: no outputs in the file"),
+    ],
+    ids=["empty", "missing-column", "encoding", "header-only"],
+)
+def test_import_outputs_malformed_names_place_and_writes_nothing(data, message):
+    campaign = make_campaign()
+    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    system = make_system(campaign, name="tgen")
+    before = count_rows()
+    with pytest.raises(DataFileError) as error:
+        import_outputs(campaign, system, data, "tgen.tsv")
+    assert str(error.value).startswith(message)
+    assert_nothing_written(before)
