@@ -31,7 +31,9 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"Annotators: http://{addrport}/annotate/demo/quality/?PROLIFIC_PID=try-me\n"
-                f"Organisers: http://{addrport}/admin/ (admin / admin on a fresh database)"
+                f"Organisers: http://{addrport}/admin/ (admin / admin on a fresh database)\n"
+                "The demo's hosted system e2e-template gets its outputs from the admin "
+                "(Hosted systems, 'Generate outputs') or `manage.py generate demo e2e-template`."
             )
         )
         try:
