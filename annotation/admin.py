@@ -95,8 +95,11 @@ class CampaignAdmin(admin.ModelAdmin):
     def links(self, campaign):
         upload = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
         # The results pages belong to the ranking app; linked by path, not imported.
-        return format_html('<a href="{}">Upload data</a> · <a href="/results/{}/">Results</a>',
-                           upload, campaign.slug)
+        return format_html(
+            '<a href="{}">Upload data</a> · <a href="/results/{}/">Results</a>',
+            upload,
+            campaign.slug,
+        )
 
     def get_urls(self):
         upload = path(

@@ -310,6 +310,16 @@ class JudgmentQuerySet(models.QuerySet):
     def for_criterion(self, campaign, criterion: str):
         return self.filter(assignment__hit__campaign=campaign, assignment__hit__criterion=criterion)
 
+    def submitted_per_system(self) -> dict[str, tuple[int, int]]:
+        """System name -> (judgments rankings use, judgments left out: flagged or excluded)."""
+        counted = Q(assignment__flag="", assignment__annotator__is_excluded=False)
+        rows = (
+            self.filter(assignment__status=Assignment.Status.SUBMITTED)
+            .values("slot__output__system__name")
+            .annotate(used=models.Count("id", filter=counted), all=models.Count("id"))
+        )
+        return {r["slot__output__system__name"]: (r["used"], r["all"] - r["used"]) for r in rows}
+
 
 class Judgment(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")

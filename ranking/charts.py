@@ -92,3 +92,45 @@ def cluster_bands(rows) -> list[Band]:
             )
             start = i + 1
     return bands
+
+
+@dataclass(frozen=True)
+class CountBar:
+    name: str
+    y: float
+    used_width: float
+    left_out_width: float
+    used: int
+    left_out: int
+
+    @property
+    def left_out_x(self) -> float:
+        return LABEL_WIDTH + self.used_width
+
+    @property
+    def label_x(self) -> float:
+        return LABEL_WIDTH + self.used_width + self.left_out_width + 6
+
+
+@dataclass(frozen=True)
+class CountChart:
+    width: int
+    height: int
+    bars: list[CountBar]
+    plot_left: int
+    most: int
+
+
+def judgment_chart(counts: dict[str, tuple[int, int]]) -> CountChart:
+    """Judgments per system, most first: counted in rankings, and left out (flagged HITs,
+    excluded annotators) stacked after them."""
+    most = max((used + left for used, left in counts.values()), default=0) or 1
+    scale = PLOT_WIDTH / most
+    ordered = sorted(counts.items(), key=lambda kv: (-sum(kv[1]), kv[0]))
+    bars = [
+        CountBar(name, TOP + i * ROW_HEIGHT, used * scale, left * scale, used, left)
+        for i, (name, (used, left)) in enumerate(ordered)
+    ]
+    return CountChart(
+        LABEL_WIDTH + PLOT_WIDTH + 70, TOP + len(bars) * ROW_HEIGHT + 10, bars, LABEL_WIDTH, most
+    )

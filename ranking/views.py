@@ -7,9 +7,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Campaign, CampaignCriterion
+from annotation.models import Campaign, CampaignCriterion, Judgment
 
-from .charts import rank_chart
+from .charts import judgment_chart, rank_chart
 from .forms import ProtocolForm, RecomputeForm
 from .models import Protocol, RankingRun
 from .service import request_ranking
@@ -38,7 +38,9 @@ def results(request, slug: str, criterion: str):
     run = _latest_run(task, protocol)
     rows = list(run.results.select_related("system")) if run else []
     pending = RankingRun.objects.for_task(task.campaign, criterion, protocol).pending().first()
+    judgments = Judgment.objects.for_criterion(task.campaign, criterion).submitted_per_system()
     context = {
+        "judgment_chart": judgment_chart(judgments) if judgments else None,
         "task": task,
         "campaign": task.campaign,
         "protocol": protocol,

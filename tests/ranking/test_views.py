@@ -101,3 +101,13 @@ def test_recompute_rejects_bad_numbers(admin_client):
     )
     assert response.status_code == 400
     assert RankingRun.objects.count() == 1
+
+
+def test_results_page_charts_judgments_used_and_left_out(admin_client):
+    campaign, run = ranked_campaign()
+    flagged = campaign.hits.first().assignments.get()
+    flagged.flag = "too_fast"
+    flagged.save()
+    page = admin_client.get(results_url(campaign)).content.decode()
+    assert "Judgments so far" in page
+    assert ">5 + 1</text>" in page  # each system: 5 judgments used, 1 in the flagged HIT
