@@ -66,7 +66,19 @@ def limit_text(text: str, file_name: str, line: int, column: str, limit: int) ->
     return text
 
 
+def limit_field(value: str, file_name: str, line: int, column: str, limit: int = 200) -> str:
+    """An identifier of at most `limit` characters (the width of its database column)."""
+    value = value.strip()
+    if len(value) > limit:
+        raise DataFileError(file_name, f"longer than {limit} characters", line, column)
+    return value
+
+
 def mr_input(raw: str, file_name: str, line: int, column: str) -> tuple[dict, str]:
+    if len(raw) > settings.MAX_INPUT_CHARS:
+        raise DataFileError(
+            file_name, f"longer than {settings.MAX_INPUT_CHARS:,} characters", line, column
+        )
     try:
         data = {"attributes": parse_mr(unquote_field(raw))}
     except InputError as error:

@@ -14,7 +14,14 @@ from django.conf import settings
 from django.db import transaction
 
 from .datafiles import DataFileError, Row, decode, read_table
-from .importers import ImportSummary, limit_text, mr_input, record_file, refuse_repeat
+from .importers import (
+    ImportSummary,
+    limit_field,
+    limit_text,
+    mr_input,
+    record_file,
+    refuse_repeat,
+)
 from .models import (
     Annotator,
     Assignment,
@@ -117,11 +124,11 @@ def read_page(row: Row, criterion: str, k: int, file_name: str) -> Page:
     input_data, key = mr_input(values["mr"], file_name, line, "mr")
     page = Page(
         line=line,
-        hit_id=(values.get("_id") or "").strip(),
-        item_external_id=(values.get("mr_id") or "").strip(),
+        hit_id=limit_field(values.get("_id") or "", file_name, line, "_id"),
+        item_external_id=limit_field(values.get("mr_id") or "", file_name, line, "mr_id"),
         input_data=input_data,
         key=key,
-        worker=values["_worker_id"].strip(),
+        worker=limit_field(values["_worker_id"], file_name, line, "_worker_id"),
         started_at=parse_time(values["_started_at"], file_name, line, "_started_at"),
         submitted_at=parse_time(values["_created_at"], file_name, line, "_created_at"),
     )

@@ -333,3 +333,13 @@ def test_import_outputs_malformed_names_place_and_writes_nothing(data, message):
         import_outputs(campaign, system, data, "tgen.tsv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
+
+
+def test_import_ratings_overlong_worker_id_is_refused():
+    campaign = make_campaign()
+    row = RATINGS_ROW.format(id=1, q1=100).replace(",w1,", "," + "w" * 201 + ",")
+    before = count_rows()
+    with pytest.raises(DataFileError) as error:
+        import_ratings(campaign, ratings_file(row), "q.csv")
+    assert str(error.value) == "q.csv, line 2, column _worker_id: longer than 200 characters"
+    assert_nothing_written(before)
