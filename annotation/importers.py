@@ -170,7 +170,7 @@ def item_from_json(row: Row, file_name: str) -> ItemRecord:
     references = values.get("references", [])
     if not isinstance(references, list) or not all(isinstance(r, str) for r in references):
         raise DataFileError(file_name, "must be a list of strings", row.line, "references")
-    external_id = str(values["id"]).strip()[:200]
+    external_id = limit_field(str(values["id"]), file_name, row.line, "id")
     if not external_id:
         raise DataFileError(file_name, "empty id", row.line, "id")
     return ItemRecord(row.line, external_id, kind, data, input_key(kind, data), references)
