@@ -3,11 +3,15 @@
 numpy and numba only; no Django. Compiled kernels are cached on disk (numba ``cache=True``).
 """
 
-from .api import rank_systems
-from .clusters import Ranking, clusters, rank_ranges, summarise
-from .comparisons import Comparisons, comparisons_from_hits
-from .protocols import RunsResult, bootstrap_protocol, e2e_params, e2e_protocol
-from .trueskill import TrueSkillParams
+from .numba_cache import drop_stale_cache
+
+drop_stale_cache()  # before the kernels below are imported and loaded from the cache
+
+from .api import rank_systems  # noqa: E402
+from .clusters import Ranking, clusters, rank_ranges, summarise  # noqa: E402
+from .comparisons import Comparisons, comparisons_from_hits  # noqa: E402
+from .protocols import RunsResult, bootstrap_protocol, e2e_params, e2e_protocol  # noqa: E402
+from .trueskill import TrueSkillParams  # noqa: E402
 
 __all__ = [
     "Comparisons",

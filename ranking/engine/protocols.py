@@ -1,8 +1,7 @@
 """Resampling protocols: R TrueSkill runs over a set of comparisons, in parallel over runs.
 
-Note on the numba disk cache: it is keyed on each function's own source file, so after
-editing `trueskill.py` or `rng.py` delete ``ranking/engine/__pycache__`` (the kernels here
-inline them and would otherwise keep the old code).
+The kernels here inline those of trueskill.py and rng.py; numba_cache.py clears the disk
+cache when any of them changes, since numba itself would not notice.
 """
 
 import math
