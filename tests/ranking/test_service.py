@@ -83,3 +83,24 @@ def test_execute_run_is_claimed_once():
     assert execute_run(run)
     assert not execute_run(run)
     assert run.results.count() == 3
+
+
+def test_execute_run_takes_over_a_run_whose_worker_died(settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    campaign, _ = judged_campaign(hits=5)
+    long_ago = timezone.now() - timedelta(minutes=settings.RANKING_STALE_MINUTES + 1)
+    dead = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", runs=10, status="running", started_at=long_ago
+    )
+    busy = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", runs=10, status="running", started_at=timezone.now()
+    )
+    assert execute_run(dead)
+    assert not execute_run(busy)
+    dead.refresh_from_db()
+    busy.refresh_from_db()
+    assert (dead.status, dead.results.count()) == ("done", 3)
+    assert (busy.status, busy.results.count()) == ("running", 0)
