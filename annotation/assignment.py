@@ -3,8 +3,9 @@
 A HIT is made when an annotator asks for work (so systems that gain outputs later appear
 in new HITs at once), or an earlier HIT whose assignment expired is given out again.
 
-Size: k is the campaign's outputs per HIT, or the number of its active systems while that
-is smaller (at least 2); an item is given out once it has outputs from k active systems.
+Size: k is the campaign's outputs per HIT, or the number of its active systems that have
+outputs while that is smaller (at least 2); an item is given out once it has outputs from k
+active systems.
 
 Balance: the item is the one with the fewest live assignments (submitted and counted, or
 still open) among those the annotator has not seen in this criterion; its k outputs come
@@ -119,7 +120,14 @@ def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
 
 
 def hit_size(criterion: CampaignCriterion) -> int:
-    active = System.objects.filter(campaign_id=criterion.campaign_id, is_active=True).count()
+    # Systems without outputs yet (a hosted system before it generates) do not count, or
+    # they would make every item ineligible until they have output for it.
+    active = (
+        System.objects.filter(campaign_id=criterion.campaign_id, is_active=True)
+        .filter(outputs__isnull=False)
+        .distinct()
+        .count()
+    )
     return min(criterion.campaign.outputs_per_hit, active)
 
 

@@ -33,3 +33,18 @@ def test_generate_unknown_system_is_an_error():
     with pytest.raises(CommandError, match="no hosted system 'fluent' in campaign 'demo'"):
         call_command("generate", "demo", "fluent")
     assert not GenerationJob.objects.exists()
+
+
+def test_demo_gives_work_before_and_after_its_hosted_system_generates():
+    from annotation.assignment import next_assignment
+    from annotation.models import Campaign
+    from tests.factories import make_annotator
+
+    call_command("demo")
+    quality = Campaign.objects.get(slug="demo").criteria.get(criterion="quality")
+    before = next_assignment(make_annotator(quality.campaign), quality)
+    assert before is not None and before.hit.slots.count() == 4
+    call_command("generate", "demo", "e2e-template")
+    after = next_assignment(make_annotator(quality.campaign), quality)
+    systems = set(after.hit.slots.values_list("output__system__name", flat=True))
+    assert len(systems) == 5 and "e2e-template" in systems
