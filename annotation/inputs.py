@@ -117,13 +117,3 @@ def input_key(kind: str, data: dict) -> str:
         return format_mr([[n.strip(), " ".join(v.split())] for n, v in data["attributes"]])
     return kind + ":" + json.dumps(data, sort_keys=True, ensure_ascii=False)
 
-
-def linearise(kind: str, data: dict) -> str:
-    """A one-line text form of an input (for prompts and for search in the admin)."""
-    if kind == "mr":
-        return format_mr(data["attributes"])
-    if kind == "triples":
-        return " | ".join(" : ".join(map(str, t)) for t in data["triples"])
-    if kind == "document":
-        return f"{data['question']}: {data.get('title', '')} {data['text']}".strip()
-    return json.dumps(data, ensure_ascii=False)

@@ -13,8 +13,6 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-STANDARD_SCORE = 100
-
 
 class Criterion(models.TextChoices):
     QUALITY = "quality", "Quality"
@@ -79,10 +77,6 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    @property
-    def standard_score(self) -> int:
-        return STANDARD_SCORE
 
 
 class CampaignCriterion(models.Model):
