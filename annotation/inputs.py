@@ -116,4 +116,3 @@ def input_key(kind: str, data: dict) -> str:
     if kind == "mr":
         return format_mr([[n.strip(), " ".join(v.split())] for n, v in data["attributes"]])
     return kind + ":" + json.dumps(data, sort_keys=True, ensure_ascii=False)
-

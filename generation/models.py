@@ -3,9 +3,9 @@ generation jobs."""
 
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.utils import timezone
 
 from annotation.models import System
+from evalsite.jobs import BackgroundJob, JobQuerySet
 
 BACKEND_CHOICES = [
     ("template-e2e", "E2E templates"),
@@ -42,20 +42,8 @@ class HostedSystem(models.Model):
             raise ValidationError({"settings": str(error)}) from None
 
 
-class GenerationJobQuerySet(models.QuerySet):
-    def pending(self):
-        return self.filter(status__in=[GenerationJob.Status.QUEUED, GenerationJob.Status.RUNNING])
-
-
-class GenerationJob(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
+class GenerationJob(BackgroundJob):
     hosted = models.ForeignKey(HostedSystem, on_delete=models.CASCADE, related_name="jobs")
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     items_total = models.PositiveIntegerField(default=0, help_text="items lacking an output")
     items_done = models.PositiveIntegerField(default=0)
     outputs_created = models.PositiveIntegerField(default=0)
@@ -63,13 +51,9 @@ class GenerationJob(models.Model):
     item_errors = models.JSONField(
         default=list, blank=True, help_text="the first failures: [item id, error]"
     )
-    error = models.TextField(blank=True)
-    queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     seconds = models.FloatField(null=True, blank=True)
 
-    objects = GenerationJobQuerySet.as_manager()
+    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-queued_at", "-id"]

@@ -11,7 +11,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Item, Output
@@ -46,21 +45,10 @@ def request_generation(hosted: HostedSystem) -> GenerationJob:
     return job
 
 
-def claim(job: GenerationJob) -> bool:
-    stale = timezone.now() - timedelta(minutes=settings.GENERATION_STALE_MINUTES)
-    claimable = Q(status=GenerationJob.Status.QUEUED) | Q(
-        status=GenerationJob.Status.RUNNING, started_at__lt=stale
-    )
-    changed = GenerationJob.objects.filter(claimable, pk=job.pk).update(
-        status=GenerationJob.Status.RUNNING, started_at=timezone.now()
-    )
-    return changed == 1
-
-
 def run_job(job: GenerationJob, on_batch=None) -> bool:
     """Generate every missing output of the job's system; False if another worker has it.
     `on_batch(job)` is called after each saved batch (the command prints progress with it)."""
-    if not claim(job):
+    if not job.claim(timedelta(minutes=settings.GENERATION_STALE_MINUTES)):
         return False
     started = time.perf_counter()
     try:

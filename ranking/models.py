@@ -5,9 +5,9 @@ run never shows half of its results; the results page reads the newest finished 
 """
 
 from django.db import models
-from django.utils import timezone
 
 from annotation.models import Campaign, Criterion, System
+from evalsite.jobs import BackgroundJob, JobQuerySet
 
 
 class Protocol(models.TextChoices):
@@ -15,40 +15,26 @@ class Protocol(models.TextChoices):
     BOOTSTRAP = "bootstrap", "Plain bootstrap (comparisons resampled as observed)"
 
 
-class RankingRunQuerySet(models.QuerySet):
+class RankingRunQuerySet(JobQuerySet):
     def for_task(self, campaign, criterion: str, protocol: str):
         return self.filter(campaign=campaign, criterion=criterion, protocol=protocol)
 
     def finished(self):
         return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
 
-    def pending(self):
-        return self.filter(status__in=[RankingRun.Status.QUEUED, RankingRun.Status.RUNNING])
 
-
-class RankingRun(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
+class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.E2E)
     runs = models.PositiveIntegerField(default=200)
     seed = models.BigIntegerField(default=0)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveIntegerField(default=0, help_text="bootstrap runs done")
     judgments = models.PositiveIntegerField(default=0)
     hits = models.PositiveIntegerField(default=0)
     comparisons = models.PositiveIntegerField(default=0)
-    queued_at = models.DateTimeField(default=timezone.now)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
     load_seconds = models.FloatField(null=True, blank=True)
     compute_seconds = models.FloatField(null=True, blank=True)
-    error = models.TextField(blank=True)
 
     objects = RankingRunQuerySet.as_manager()
 

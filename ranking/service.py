@@ -12,7 +12,6 @@ from datetime import timedelta
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
@@ -117,21 +116,10 @@ def schedule_recompute(campaign_id: int, criterion: str) -> None:
 # Running ------------------------------------------------------------------------------------
 
 
-def claim(run: RankingRun) -> bool:
-    """Mark a queued run (or one whose worker died long ago) as running; True if we got it."""
-    stale = timezone.now() - timedelta(minutes=settings.RANKING_STALE_MINUTES)
-    claimable = Q(status=RankingRun.Status.QUEUED) | Q(
-        status=RankingRun.Status.RUNNING, started_at__lt=stale
-    )
-    changed = RankingRun.objects.filter(claimable, pk=run.pk).update(
-        status=RankingRun.Status.RUNNING, started_at=timezone.now(), progress=0
-    )
-    return changed == 1
-
-
 def execute_run(run: RankingRun) -> bool:
     """Compute a run and store its results; False if another worker has it."""
-    if not claim(run):
+    stale_after = timedelta(minutes=settings.RANKING_STALE_MINUTES)
+    if not run.claim(stale_after, progress=0):
         return False
     try:
         compute_and_store(run)
