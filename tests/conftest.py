@@ -2,7 +2,6 @@
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -35,7 +34,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     Tests that use it must commit their data (transactional_db): the worker is another
     process with its own connection.
     """
-    from evalsite.celery import app
+    from evalsite.celery import app, worker_command
 
     with django_db_blocker.unblock():
         db = dict(settings.DATABASES["default"])
@@ -49,21 +48,9 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     log = tmp_path_factory.mktemp("celery") / "worker.log"
     with log.open("w") as out:
         worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "celery",
-                "-A",
-                "evalsite",
-                "worker",
-                "--pool=solo",
-                "-Q",
-                "default,generation",
-                "--loglevel=INFO",
-                "--without-heartbeat",
-                "--without-mingle",
-                "--without-gossip",
-            ],
+            worker_command(
+                "--pool=solo", "--without-heartbeat", "--without-mingle", "--without-gossip"
+            ),
             cwd=REPO,
             env=env,
             stdout=out,

@@ -1,5 +1,4 @@
 import subprocess
-import sys
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -7,6 +6,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 
 from annotation.models import Campaign
+from evalsite.celery import worker_command
 
 
 class Command(BaseCommand):
@@ -50,17 +50,6 @@ class Command(BaseCommand):
             self.stdout.write("Created the organiser account admin / admin (DEBUG only).")
 
     def start_worker(self) -> subprocess.Popen:
-        command = [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "evalsite",
-            "worker",
-            "-Q",
-            "default,generation",
-            "--concurrency=2",
-            "--loglevel=INFO",
-        ]
+        command = worker_command("--concurrency=2")
         self.stdout.write(f"Starting a Celery worker: {' '.join(command[1:])}")
         return subprocess.Popen(command, cwd=settings.BASE_DIR)
