@@ -35,6 +35,7 @@ from .models import (
     Output,
     System,
 )
+from .submission import normalise
 
 SCORE_COLUMNS = {Criterion.QUALITY: "quality", Criterion.NATURALNESS: "natur"}
 COVERAGE = {
@@ -266,11 +267,12 @@ def ensure_items(campaign: Campaign, pages: list[Page], file_name: str) -> tuple
     for page in pages:
         if page.key in items or page.key in new:
             continue
-        external_id = page.item_external_id or str(len(taken_ids) + len(new) + 1)
-        if external_id in taken_ids or any(i.external_id == external_id for i in new.values()):
+        external_id = page.item_external_id or next_free_id(taken_ids)
+        if external_id in taken_ids:
             raise DataFileError(
                 file_name, f"item id {external_id!r} belongs to another MR", page.line, "mr_id"
             )
+        taken_ids.add(external_id)
         new[page.key] = Item(
             campaign=campaign,
             external_id=external_id,
@@ -283,6 +285,14 @@ def ensure_items(campaign: Campaign, pages: list[Page], file_name: str) -> tuple
     return items, len(new)
 
 
+def next_free_id(taken: set[str]) -> str:
+    """The smallest number not yet an item id, for rows without `mr_id`."""
+    number = len(taken) + 1
+    while str(number) in taken:
+        number += 1
+    return str(number)
+
+
 def ensure_systems(campaign: Campaign, pages: list[Page]) -> tuple[dict, int]:
     systems = dict(campaign.systems.values_list("name", "id"))
     names = dict.fromkeys(name for page in pages for name in page.systems if name not in systems)
@@ -292,25 +302,29 @@ def ensure_systems(campaign: Campaign, pages: list[Page]) -> tuple[dict, int]:
 
 
 def ensure_outputs(pages, items: dict, systems: dict, file_name: str) -> tuple[dict, int]:
+    """Outputs by (item, system): those stored, and new ones for pairs first seen here. A
+    text that differs from the stored or earlier one for the same pair is an error."""
     existing = Output.objects.filter(item_id__in=set(items.values()))
-    outputs = {(o.item_id, o.system_id): (o.id, o.text) for o in existing}
-    new: dict[tuple, Output] = {}
+    texts = {(o.item_id, o.system_id): o.text for o in existing}
+    new: list[Output] = []
     for page in pages:
         for position, (name, text) in enumerate(zip(page.systems, page.texts, strict=True), 1):
             pair = (items[page.key], systems[name])
-            known = outputs.get(pair) or ((None, new[pair].text) if pair in new else None)
-            if known is None:
-                new[pair] = Output(item_id=pair[0], system_id=pair[1], text=text)
-            elif " ".join(known[1].split()) != " ".join(text.split()):
+            if pair not in texts:
+                texts[pair] = text
+                new.append(Output(item_id=pair[0], system_id=pair[1], text=text))
+            elif normalise(texts[pair]) != normalise(text):
                 raise DataFileError(
                     file_name,
                     f"differs from the output of system '{name}' already stored for this MR",
                     page.line,
                     f"ref{position}",
                 )
-    for output in Output.objects.bulk_create(new.values()):
-        outputs[(output.item_id, output.system_id)] = (output.id, output.text)
-    return {pair: value[0] for pair, value in outputs.items()}, len(new)
+    Output.objects.bulk_create(new)
+    ids = Output.objects.filter(item_id__in=set(items.values())).values_list(
+        "item_id", "system_id", "id"
+    )
+    return {(item_id, system_id): pk for item_id, system_id, pk in ids}, len(new)
 
 
 def ensure_annotators(campaign: Campaign, pages: list[Page]) -> tuple[dict, int]:
