@@ -286,7 +286,7 @@ def ensure_items(campaign: Campaign, pages: list[Page], file_name: str) -> tuple
 
 
 def next_free_id(taken: set[str]) -> str:
-    """The smallest number not yet an item id, for rows without `mr_id`."""
+    """A number not yet an item id, for rows without `mr_id`."""
     number = len(taken) + 1
     while str(number) in taken:
         number += 1

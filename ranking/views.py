@@ -1,5 +1,3 @@
-import csv
-
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
 from django.http import HttpResponse
@@ -10,11 +8,10 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Campaign, CampaignCriterion, Judgment
 
 from .charts import judgment_chart, rank_chart
+from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .models import Protocol, RankingRun
 from .service import request_ranking
-
-CSV_COLUMNS = ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
 
 
 def _get_task(slug: str, criterion: str) -> CampaignCriterion:
@@ -83,23 +80,6 @@ def results_csv(request, slug: str, criterion: str):
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     write_csv(response, run)
     return response
-
-
-def write_csv(out, run: RankingRun) -> None:
-    writer = csv.writer(out)
-    writer.writerow(CSV_COLUMNS)
-    for row in run.results.select_related("system"):
-        writer.writerow(
-            [
-                row.cluster,
-                row.system.name,
-                f"{row.mu:.6f}",
-                f"{row.sigma:.6f}",
-                row.rank_lo,
-                row.rank_hi,
-                row.comparisons,
-            ]
-        )
 
 
 @staff_member_required

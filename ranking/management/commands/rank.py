@@ -4,9 +4,9 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
+from ranking.export import write_csv
 from ranking.models import Protocol, RankingRun
 from ranking.service import execute_run
-from ranking.views import write_csv
 
 
 class Command(BaseCommand):
