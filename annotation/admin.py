@@ -24,7 +24,6 @@ from .models import (
     System,
 )
 from .ratings_import import import_ratings
-from .submission import queue_ranking
 
 
 class CampaignCriterionInline(admin.TabularInline):
@@ -192,6 +191,13 @@ class SystemAdmin(admin.ModelAdmin):
     def output_count(self, system):
         return system.n_outputs
 
+    def save_model(self, request, obj, form, change):
+        """Switching a system on or off changes what its campaign's rankings are about."""
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if change and "is_active" in form.changed_data:
+                obj.campaign.criteria.record_judgments_change()
+
     @admin.display(description="judgments", ordering="n_judgments")
     def judgment_count(self, system):
         return system.n_judgments
@@ -318,11 +324,14 @@ class AssignmentAdmin(admin.ModelAdmin):
     @admin.action(description="Clear the flag (count these HITs in rankings)")
     def clear_flag(self, request, queryset):
         flagged = queryset.exclude(flag="")
-        tasks = set(flagged.values_list("hit__campaign_id", "hit__criterion"))
         with transaction.atomic():
+            for campaign_id, criterion in set(
+                flagged.values_list("hit__campaign_id", "hit__criterion")
+            ):
+                CampaignCriterion.objects.filter(
+                    campaign_id=campaign_id, criterion=criterion
+                ).record_judgments_change()
             changed = flagged.update(flag="")
-            for campaign_id, criterion in tasks:
-                queue_ranking(campaign_id, criterion)
         self.message_user(request, f"{changed} assignment(s) unflagged.")
 
 

@@ -6,7 +6,6 @@ from django.db import transaction
 
 from .importers import import_items, import_outputs
 from .models import Campaign, CampaignCriterion, Criterion, System
-from .signals import demo_campaign_built
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"
 DEMO_SLUG = "demo"
@@ -50,5 +49,4 @@ def build_demo_campaign() -> Campaign:
         system = System.objects.create(campaign=campaign, name=name, description=description)
         outputs_file = DEMO_DATA / "outputs" / f"{name}.tsv"
         import_outputs(campaign, system, outputs_file.read_bytes(), outputs_file.name)
-    demo_campaign_built.send(sender=Campaign, campaign=campaign)
     return campaign

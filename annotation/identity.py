@@ -10,8 +10,7 @@ who comes back through the platform's link (any browser) is the same row again.
 from django.db import transaction
 from django.urls import reverse
 
-from .models import Annotator, Campaign
-from .submission import queue_ranking
+from .models import Annotator, Campaign, CampaignCriterion
 
 SESSION_KEY = "annotators"  # {campaign id: annotator id}
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -70,16 +69,12 @@ def completion_url(annotator: Annotator) -> str:
 
 
 def set_excluded(annotator: Annotator, excluded: bool) -> None:
-    """Leave the annotator's judgments out of rankings (or take them back in), and queue
-    the rankings of the criteria they worked on to recompute."""
+    """Leave the annotator's judgments out of rankings (or take them back in), recorded as
+    a change of the criteria they worked on."""
     with transaction.atomic():
         Annotator.objects.filter(pk=annotator.pk).update(is_excluded=excluded)
         annotator.is_excluded = excluded
-        criteria = (
-            annotator.assignments.submitted()
-            .values_list("hit__criterion", flat=True)
-            .distinct()
-            .order_by()
-        )
-        for criterion in criteria:
-            queue_ranking(annotator.campaign_id, criterion)
+        worked_on = annotator.assignments.submitted().values("hit__criterion")
+        CampaignCriterion.objects.filter(
+            campaign_id=annotator.campaign_id, criterion__in=worked_on
+        ).record_judgments_change()

@@ -79,13 +79,34 @@ class Campaign(models.Model):
         return self.name
 
 
+class CampaignCriterionQuerySet(models.QuerySet):
+    def record_judgments_change(self) -> int:
+        """Note that the judgments these criteria count have changed; call it inside the
+        transaction of the change, so the change and its record commit together."""
+        return self.update(
+            judgments_version=models.F("judgments_version") + 1,
+            judgments_changed_at=timezone.now(),
+        )
+
+
 class CampaignCriterion(models.Model):
-    """One criterion a campaign runs: each is its own annotator task with its own HITs."""
+    """One criterion a campaign runs: each is its own annotator task with its own HITs.
+
+    `judgments_version` counts the changes to what the criterion's judgments say (a HIT
+    submitted, an annotator excluded or taken back, a flag cleared, ratings imported, a
+    system switched on or off). It is written in the transaction of each change: whatever
+    derives from the judgments compares it with the version it last saw, so no message
+    has to reach anyone for the work to be found.
+    """
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     is_open = models.BooleanField(default=True)
     question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
+    judgments_version = models.PositiveBigIntegerField(default=0, editable=False)
+    judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = CampaignCriterionQuerySet.as_manager()
 
     class Meta:
         ordering = ["campaign", "criterion"]

@@ -193,6 +193,7 @@ def import_ratings(
     with transaction.atomic():
         campaign.criteria.get_or_create(criterion=criterion, defaults={"is_open": False})
         created = write_pages(campaign, criterion, pages, file_name)
+        campaign.criteria.filter(criterion=criterion).record_judgments_change()
         summary = ImportSummary(file_name, len(pages), created)
         record_file(campaign, DataFile.Kind.RATINGS, data, file_name, summary, user=user)
     return summary

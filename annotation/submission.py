@@ -14,7 +14,6 @@ different answer to a HIT already submitted (the first answer is kept).
 """
 
 import enum
-import logging
 import string
 from dataclasses import dataclass, field
 
@@ -23,9 +22,6 @@ from django.utils import timezone
 
 from .assignment import lock_criterion
 from .models import Assignment, CampaignCriterion, Hit, HitOutput, Judgment
-from .signals import hit_submitted
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -86,7 +82,7 @@ def submit(
             return Outcome.TAKEN
         save_judgments(assignment, criterion, answers)
         finish_assignment(assignment, criterion, key)
-        queue_ranking(criterion.campaign_id, criterion.criterion)
+        CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change()
     return Outcome.SAVED
 
 
@@ -131,18 +127,3 @@ def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:
     if minimum and assignment.seconds_taken < minimum:
         return Assignment.Flag.TOO_FAST
     return Assignment.Flag.NONE
-
-
-def queue_ranking(campaign_id: int, criterion: str) -> None:
-    """Tell the ranking side, once the transaction commits, that this criterion changed;
-    it debounces. A failing receiver is logged and never undoes a saved HIT."""
-
-    def send() -> None:
-        results = hit_submitted.send_robust(
-            sender=Assignment, campaign_id=campaign_id, criterion=criterion
-        )
-        for receiver, result in results:
-            if isinstance(result, Exception):
-                log.error("hit_submitted receiver %r failed: %r", receiver, result)
-
-    transaction.on_commit(send)

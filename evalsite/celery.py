@@ -15,8 +15,9 @@ ALL_QUEUES = "default,generation"
 
 
 def worker_command(*options: str) -> list[str]:
-    """The command line of a worker for both queues, as `manage.py serve` and the tests
-    start it; `options` are further `celery worker` options."""
+    """The command line of a worker for both queues with beat embedded (`-B`), as one
+    machine runs it (`manage.py serve`, the tests); `options` are further `celery worker`
+    options. With several workers, run beat once on its own instead (`celery beat`)."""
     return [
         sys.executable,
         "-m",
@@ -24,6 +25,7 @@ def worker_command(*options: str) -> list[str]:
         "-A",
         "evalsite",
         "worker",
+        "-B",
         "-Q",
         ALL_QUEUES,
         "--loglevel=INFO",

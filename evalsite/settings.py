@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "annotation",
     "ranking",
     "generation",
+    # Project-level commands that assemble the apps (the demo).
+    "evalsite",
 ]
 
 MIDDLEWARE = [
@@ -132,15 +134,57 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+# A task is acknowledged when it ends, and given back to the queue if its worker process
+# dies, so a killed worker's job is redelivered; the job's claim makes a second delivery
+# harmless (evalsite/jobs.py).
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Generation runs models: its own queue, consumed by GPU workers only.
-CELERY_TASK_ROUTES = {"generation.*": {"queue": "generation"}}
+# Generation runs models: its own queue, consumed by GPU workers only. Its sweep only reads
+# the database and sends messages, so it runs with everything else.
+CELERY_TASK_ROUTES = {"generation.generate_outputs": {"queue": "generation"}}
+# Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
+# broker restart.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+if CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # A message taken by a worker that vanished (kill -9 of the whole worker) goes back
+        # to the queue after this long. Jobs are usually recovered sooner by the sweep, and
+        # a long job redelivered while still running finds its claim held and returns.
+        "visibility_timeout": env_int("BROKER_VISIBILITY_TIMEOUT", 600),
+        # Notice a dead connection within seconds rather than hanging on it.
+        "socket_timeout": 10,
+        "socket_connect_timeout": 5,
+        "health_check_interval": 10,
+    }
+# No task is ever sent with a countdown or ETA: kombu 5.7's Redis transport crashes the
+# worker (AttributeError on 'hostname') when the connection drops while it holds one, and
+# a held message would be the only record of the work. Delays live in the database
+# (RANKING_DEBOUNCE_SECONDS) and the periodic sweep below acts on them.
+JOB_SWEEP_SECONDS = env_int("JOB_SWEEP_SECONDS", 10)
+CELERY_BEAT_SCHEDULE = {
+    name: {
+        "task": name,
+        "schedule": float(JOB_SWEEP_SECONDS),
+        # A sweep that waited out a broker outage is worthless once the next one is due.
+        "options": {"expires": float(JOB_SWEEP_SECONDS)},
+    }
+    for name in ("ranking.sweep", "generation.sweep")
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
-# Seconds to wait after a submitted HIT before recomputing the ranking, so a burst of
-# submissions causes one run, not one per HIT.
+# A worker writes its job's heartbeat this often; a job not heard of for JOB_STALE_SECONDS
+# is taken over. A queued or abandoned job is sent again after JOB_RESEND_SECONDS without
+# a worker. A job taken JOB_MAX_ATTEMPTS times (its workers keep dying) fails.
+JOB_HEARTBEAT_SECONDS = env_int("JOB_HEARTBEAT_SECONDS", 10)
+JOB_STALE_SECONDS = env_int("JOB_STALE_SECONDS", 60)
+JOB_RESEND_SECONDS = env_int("JOB_RESEND_SECONDS", 60)
+JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5)
+
+# After a change to a criterion's judgments, automatic rankings are queued at most once per
+# this many seconds, so a burst of submissions causes one recomputation, not one per HIT.
 RANKING_DEBOUNCE_SECONDS = env_int("RANKING_DEBOUNCE_SECONDS", 60)
 
 LOGGING = {
@@ -149,6 +193,3 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
-# A running ranking whose worker has said nothing for this long may be taken by another.
-RANKING_STALE_MINUTES = env_int("RANKING_STALE_MINUTES", 30)
-GENERATION_STALE_MINUTES = env_int("GENERATION_STALE_MINUTES", 120)

@@ -1,11 +1,11 @@
-from annotation.models import System
+from annotation.models import Campaign, System
 
 from .models import HostedSystem
 
 DEMO_SYSTEM = "e2e-template"
 
 
-def add_hosted_template_system(sender, campaign, **kwargs) -> HostedSystem:
+def add_hosted_template_system(campaign: Campaign) -> HostedSystem:
     """The demo campaign's hosted system: E2E templates, outputs made by `manage.py generate`."""
     system = System.objects.create(
         campaign=campaign,

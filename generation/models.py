@@ -55,6 +55,9 @@ class GenerationJob(BackgroundJob):
 
     objects = JobQuerySet.as_manager()
 
+    task_name = "generation.generate_outputs"
+    task_id_argument = "job_id"
+
     class Meta:
         ordering = ["-queued_at", "-id"]
 

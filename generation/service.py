@@ -7,13 +7,13 @@ batch in flight; a rerun generates only what is still missing, and the unique co
 
 import logging
 import time
-from datetime import timedelta
+from contextlib import suppress
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.models import Item, Output
+from evalsite.jobs import ClaimLost, Heartbeat
 from generation.backends import Backend, TypedInput, make_backend
 
 from .models import GenerationJob, HostedSystem
@@ -38,45 +38,53 @@ def backend_for(hosted: HostedSystem) -> Backend:
 
 def request_generation(hosted: HostedSystem) -> GenerationJob:
     """Queue a job for the generation workers once this transaction commits."""
-    from .tasks import generate_outputs  # the task module imports this one
-
     job = GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
-    transaction.on_commit(lambda: generate_outputs.delay(job_id=job.pk))
+    job.send_to_worker()
     return job
 
 
 def run_job(job: GenerationJob, on_batch=None) -> bool:
-    """Generate every missing output of the job's system; False if another worker has it.
-    `on_batch(job)` is called after each saved batch (the command prints progress with it)."""
-    if not job.claim(timedelta(minutes=settings.GENERATION_STALE_MINUTES)):
+    """Generate every missing output of the job's system; False if another worker has it
+    or took it over. `on_batch(job)` is called after each saved batch (the command prints
+    progress with it)."""
+    token = job.claim(items_done=0, outputs_created=0, items_failed=0, item_errors=[])
+    if token is None:
         return False
+    job.items_done = job.outputs_created = job.items_failed = 0
+    job.item_errors = []
     started = time.perf_counter()
     try:
-        generate_missing(job, on_batch)
+        with Heartbeat(job, token) as heartbeat:
+            generate_missing(job, token, heartbeat, on_batch)
+    except ClaimLost:
+        log.warning("generation job %s was taken over by another worker", job.pk)
+        return False
     except Exception as error:
         log.exception("generation job %s failed", job.pk)
-        finish(job, GenerationJob.Status.FAILED, started, error=str(error)[:2000])
+        with suppress(ClaimLost):
+            finish(job, token, GenerationJob.Status.FAILED, started, error=str(error)[:2000])
         raise
-    finish(job, GenerationJob.Status.DONE, started)
+    finish(job, token, GenerationJob.Status.DONE, started)
     return True
 
 
-def generate_missing(job: GenerationJob, on_batch=None) -> None:
+def generate_missing(job: GenerationJob, token: str, heartbeat: Heartbeat, on_batch=None) -> None:
     hosted = job.hosted
     todo = list(missing_items(hosted).values_list("id", "input_kind", "input_data"))
-    GenerationJob.objects.filter(pk=job.pk).update(items_total=len(todo), items_done=0)
-    job.items_total, job.items_done = len(todo), 0
+    job.update_as_holder(token, items_total=len(todo))
+    job.items_total = len(todo)
     backend = backend_for(hosted)
     size = max(hosted.batch_size, 1)
     for start in range(0, len(todo), size):
         batch = todo[start : start + size]
         results = backend.generate([TypedInput(kind, data) for _, kind, data in batch])
-        save_batch(job, batch, results)
+        heartbeat.check()
+        save_batch(job, token, batch, results)
         if on_batch:
             on_batch(job)
 
 
-def save_batch(job: GenerationJob, batch: list, results: list) -> None:
+def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> None:
     limit = settings.MAX_OUTPUT_CHARS
     outputs, errors = [], []
     for (item_id, _, _), result in zip(batch, results, strict=True):
@@ -102,13 +110,15 @@ def save_batch(job: GenerationJob, batch: list, results: list) -> None:
         job.outputs_created += batch_outputs.count() - before
         job.items_failed += len(errors)
         job.item_errors = (job.item_errors + errors)[:MAX_ITEM_ERRORS]
-        job.save(update_fields=["items_done", "outputs_created", "items_failed", "item_errors"])
+        # Outputs and progress commit only while this worker holds the job.
+        job.update_as_holder(
+            token,
+            items_done=job.items_done,
+            outputs_created=job.outputs_created,
+            items_failed=job.items_failed,
+            item_errors=job.item_errors,
+        )
 
 
-def finish(job: GenerationJob, status: str, started: float, error: str = "") -> None:
-    GenerationJob.objects.filter(pk=job.pk).update(
-        status=status,
-        finished_at=timezone.now(),
-        seconds=time.perf_counter() - started,
-        error=error,
-    )
+def finish(job: GenerationJob, token: str, status: str, started: float, error: str = "") -> None:
+    job.finish_as_holder(token, status, seconds=time.perf_counter() - started, error=error)

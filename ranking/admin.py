@@ -4,7 +4,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from .models import RankingRun, SystemResult
-from .service import request_ranking, send_to_worker
+from .service import request_ranking
 
 
 class SystemResultInline(admin.TabularInline):
@@ -78,4 +78,4 @@ class RankingRunAdmin(admin.ModelAdmin):
         """A run added here is sent to a worker once saved."""
         super().save_model(request, obj, form, change)
         if not change:
-            send_to_worker(obj)
+            obj.send_to_worker()

@@ -33,10 +33,16 @@ class RankingRun(BackgroundJob):
     judgments = models.PositiveIntegerField(default=0)
     hits = models.PositiveIntegerField(default=0)
     comparisons = models.PositiveIntegerField(default=0)
+    judgments_version = models.PositiveBigIntegerField(
+        default=0, help_text="the criterion's judgments version that the input includes"
+    )
     load_seconds = models.FloatField(null=True, blank=True)
     compute_seconds = models.FloatField(null=True, blank=True)
 
     objects = RankingRunQuerySet.as_manager()
+
+    task_name = "ranking.compute_ranking"
+    task_id_argument = "run_id"
 
     class Meta:
         ordering = ["-queued_at", "-id"]

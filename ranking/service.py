@@ -6,15 +6,18 @@ position), because the E2E protocol breaks ties in sigma by that order.
 
 import logging
 import time
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
+from evalsite.jobs import ClaimLost, Heartbeat
 from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
 
 from .models import Protocol, RankingRun, SystemResult
@@ -75,67 +78,82 @@ def request_ranking(
     protocol: str = Protocol.E2E,
     runs: int = 200,
     seed: int = 0,
-    countdown: int = 0,
 ) -> RankingRun:
     """Create a queued run and send it to a worker once this transaction commits."""
     run = RankingRun.objects.create(
         campaign=campaign, criterion=criterion, protocol=protocol, runs=runs, seed=seed
     )
-    send_to_worker(run, countdown)
+    run.send_to_worker()
     return run
 
 
-def send_to_worker(run: RankingRun, countdown: int = 0) -> None:
-    from .tasks import compute_ranking  # the task module imports this one
-
-    transaction.on_commit(
-        lambda: compute_ranking.apply_async(kwargs={"run_id": run.pk}, countdown=countdown)
-    )
-
-
-def schedule_recompute(campaign_id: int, criterion: str) -> None:
-    """After new judgments: queue one run per protocol unless one is already waiting, and
-    start it after a delay, so a burst of submitted HITs leads to one recomputation."""
-    with transaction.atomic():
-        task = CampaignCriterion.objects.select_for_update().filter(
-            campaign_id=campaign_id, criterion=criterion
-        )
-        if not task.exists():
-            return
-        campaign = Campaign.objects.get(pk=campaign_id)
-        for protocol in Protocol.values:
-            waiting = RankingRun.objects.for_task(campaign, criterion, protocol).filter(
-                status=RankingRun.Status.QUEUED
+def queue_due_rankings() -> list[RankingRun]:
+    """The sweep: a run per protocol for every criterion whose judgments changed since the
+    input of its latest run, unless one is waiting or one was queued less than the
+    debounce interval ago, so a burst of submitted HITs leads to few recomputations."""
+    queued = []
+    changed = CampaignCriterion.objects.filter(judgments_version__gt=0).values_list("pk", flat=True)
+    for criterion_id in changed:
+        with transaction.atomic():
+            # Two sweeps (two beats by mistake, a manual one) must not both queue a run.
+            task = (
+                CampaignCriterion.objects.select_for_update(of=("self",), skip_locked=True)
+                .select_related("campaign")
+                .filter(pk=criterion_id)
+                .first()
             )
-            if not waiting.exists():
-                request_ranking(
-                    campaign, criterion, protocol, countdown=settings.RANKING_DEBOUNCE_SECONDS
-                )
+            if task is not None:
+                queued += [
+                    request_ranking(task.campaign, task.criterion, protocol)
+                    for protocol in Protocol.values
+                    if ranking_is_due(task, protocol)
+                ]
+    return queued
+
+
+def ranking_is_due(task: CampaignCriterion, protocol: str) -> bool:
+    runs = RankingRun.objects.for_task(task.campaign, task.criterion, protocol)
+    covered = runs.aggregate(version=Max("judgments_version"))["version"] or 0
+    if task.judgments_version <= covered or runs.pending().exists():
+        return False
+    debounce = timezone.now() - timedelta(seconds=settings.RANKING_DEBOUNCE_SECONDS)
+    return not runs.filter(queued_at__gt=debounce).exists()
 
 
 # Running ------------------------------------------------------------------------------------
 
 
 def execute_run(run: RankingRun) -> bool:
-    """Compute a run and store its results; False if another worker has it."""
-    stale_after = timedelta(minutes=settings.RANKING_STALE_MINUTES)
-    if not run.claim(stale_after, progress=0):
+    """Compute a run and store its results; False if another worker has it or took it."""
+    token = run.claim(progress=0)
+    if token is None:
         return False
     try:
-        compute_and_store(run)
+        with Heartbeat(run, token) as heartbeat:
+            compute_and_store(run, token, heartbeat)
+    except ClaimLost:
+        log.warning("ranking run %s was taken over by another worker", run.pk)
+        return False
     except Exception as error:
         log.exception("ranking run %s failed", run.pk)
-        RankingRun.objects.filter(pk=run.pk).update(
-            status=RankingRun.Status.FAILED, finished_at=timezone.now(), error=str(error)[:2000]
-        )
+        with suppress(ClaimLost):
+            run.finish_as_holder(token, RankingRun.Status.FAILED, error=str(error)[:2000])
         if not isinstance(error, NothingToRank):
             raise
     return True
 
 
-def compute_and_store(run: RankingRun) -> None:
+def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
     started = time.perf_counter()
+    # Read before the judgments: the run then covers at least this version.
+    version = (
+        CampaignCriterion.objects.filter(campaign_id=run.campaign_id, criterion=run.criterion)
+        .values_list("judgments_version", flat=True)
+        .first()
+        or 0
+    )
     data = load_ranking_input(run.campaign, run.criterion)
+    run.update_as_holder(token, judgments_version=version)
     if len(data.system_ids) < 2 or len(data.comparisons.winner) == 0:
         raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     loaded = time.perf_counter()
@@ -145,21 +163,35 @@ def compute_and_store(run: RankingRun) -> None:
         protocol=run.protocol,
         runs=run.runs,
         seed=run.seed,
-        progress=progress_writer(run),
+        progress=progress_writer(run, token, heartbeat),
     )
     computed = time.perf_counter()
-    store_results(run, data, ranking, loaded - started, computed - loaded)
+    store_results(run, token, data, ranking, loaded - started, computed - loaded)
 
 
-def progress_writer(run: RankingRun):
+def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
     def write(done: int, total: int) -> None:
-        RankingRun.objects.filter(pk=run.pk).update(progress=done)
+        heartbeat.check()
+        run.update_as_holder(token, progress=done)
 
     return write
 
 
 @transaction.atomic
-def store_results(run, data: RankingInput, ranking, load_seconds, compute_seconds) -> None:
+def store_results(run, token, data: RankingInput, ranking, load_seconds, compute_seconds) -> None:
+    """Mark the run done and write its results, together, and only while this worker holds
+    the claim: a late finisher whose run was taken over writes nothing."""
+    run.finish_as_holder(
+        token,
+        RankingRun.Status.DONE,
+        progress=run.runs,
+        judgments=data.judgments,
+        hits=data.hits,
+        comparisons=len(data.comparisons.winner),
+        load_seconds=load_seconds,
+        compute_seconds=compute_seconds,
+        error="",
+    )
     SystemResult.objects.bulk_create(
         SystemResult(
             run=run,
@@ -174,15 +206,4 @@ def store_results(run, data: RankingInput, ranking, load_seconds, compute_second
             comparisons=int(ranking.n_comparisons[index]),
         )
         for position, index in enumerate(ranking.order, start=1)
-    )
-    RankingRun.objects.filter(pk=run.pk).update(
-        status=RankingRun.Status.DONE,
-        progress=run.runs,
-        finished_at=timezone.now(),
-        judgments=data.judgments,
-        hits=data.hits,
-        comparisons=len(data.comparisons.winner),
-        load_seconds=load_seconds,
-        compute_seconds=compute_seconds,
-        error="",
     )

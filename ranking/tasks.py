@@ -1,7 +1,9 @@
 from celery import shared_task
 
+from evalsite.jobs import send_jobs_needing_a_worker
+
 from .models import RankingRun
-from .service import execute_run
+from .service import execute_run, queue_due_rankings
 
 
 @shared_task(name="ranking.compute_ranking")
@@ -10,3 +12,11 @@ def compute_ranking(*, run_id: int) -> None:
     if run is None:
         return
     execute_run(run)
+
+
+@shared_task(name="ranking.sweep")
+def sweep() -> None:
+    """Periodic (Celery beat): queue the rankings that changed judgments call for, and send
+    again the runs whose message or worker was lost."""
+    queue_due_rankings()
+    send_jobs_needing_a_worker(RankingRun)

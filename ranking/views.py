@@ -34,7 +34,8 @@ def results(request, slug: str, criterion: str):
     protocol = ProtocolForm(request.GET).chosen()
     run = _latest_run(task, protocol)
     rows = list(run.results.select_related("system")) if run else []
-    pending = RankingRun.objects.for_task(task.campaign, criterion, protocol).pending().first()
+    runs = RankingRun.objects.for_task(task.campaign, criterion, protocol)
+    pending = runs.pending().first()
     judgments = Judgment.objects.for_criterion(task.campaign, criterion).submitted_per_system()
     context = {
         "judgment_chart": judgment_chart(judgments) if judgments else None,
@@ -45,11 +46,10 @@ def results(request, slug: str, criterion: str):
         "rows": rows,
         "chart": rank_chart(rows) if rows else None,
         "pending": pending,
+        "abandoned": None if pending else runs.abandoned().first(),
         "protocols": Protocol.choices,
         "form": RecomputeForm(initial={"protocol": protocol}),
-        "last_failed": RankingRun.objects.for_task(task.campaign, criterion, protocol)
-        .filter(status=RankingRun.Status.FAILED)
-        .first(),
+        "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
     }
     return render(request, "ranking/results.html", context)
 

@@ -27,6 +27,17 @@ def database_url_for(db: dict) -> str:
     return f"postgres://{auth}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+# A worker's beat sweeps every second, and a job is taken over 3 s after its worker went
+# silent, so the tests that rely on them wait seconds, not minutes.
+FAST_JOB_SETTINGS = {
+    "JOB_SWEEP_SECONDS": "1",
+    "JOB_HEARTBEAT_SECONDS": "1",
+    "JOB_STALE_SECONDS": "3",
+    "JOB_RESEND_SECONDS": "3",
+    "RANKING_DEBOUNCE_SECONDS": "1",
+}
+
+
 @pytest.fixture(scope="session")
 def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real `celery worker` process on the test database, consuming both queues.
@@ -42,7 +53,7 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
         os.environ,
         DATABASE_URL=database_url_for(db),
         PYTHONUNBUFFERED="1",
-        RANKING_DEBOUNCE_SECONDS="1",
+        **FAST_JOB_SETTINGS,
     )
     app.control.purge()
     log = tmp_path_factory.mktemp("celery") / "worker.log"

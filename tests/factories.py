@@ -89,6 +89,7 @@ def make_judged_hit(outputs, scores, annotator=None, criterion=Criterion.QUALITY
     assignment.save(update_fields=["submitted_at"])
     for slot, score in zip(hit.slots.all(), scores, strict=True):
         Judgment.objects.create(assignment=assignment, slot=slot, score=score)
+    hit.campaign.criteria.filter(criterion=criterion).record_judgments_change()
     return assignment
 
 

@@ -1,7 +1,6 @@
 import pytest
 
 from annotation.models import Assignment, Criterion, Judgment
-from annotation.signals import hit_submitted
 from annotation.submission import Answer, Outcome, normalise, shown_outputs, submit
 from tests.factories import (
     make_annotator,
@@ -88,36 +87,23 @@ def test_submit_too_fast_is_flagged_but_kept():
     assert not Judgment.objects.counted().exists()
 
 
-def test_submit_sends_hit_submitted_after_commit(django_capture_on_commit_callbacks):
+def test_submit_records_a_judgments_change_of_its_criterion_only():
     hit, task = hit_with_texts("One.", "Two.")
-    received = []
-    hit_submitted.connect(receiver := lambda sender, **kw: received.append(kw["criterion"]))
-    try:
-        with django_capture_on_commit_callbacks() as callbacks:
-            submit(make_assignment(hit), task, {1: Answer(5), 2: Answer(6)}, "k")
-        assert received == []  # nothing before the commit
-        for callback in callbacks:
-            callback()
-    finally:
-        hit_submitted.disconnect(receiver)
-    assert received == ["quality"]
+    other = hit.campaign.criteria.get(criterion=Criterion.NATURALNESS)
+    submit(make_assignment(hit), task, {1: Answer(5), 2: Answer(6)}, "k")
+    task.refresh_from_db()
+    other.refresh_from_db()
+    assert (task.judgments_version, other.judgments_version) == (1, 0)
+    assert task.judgments_changed_at is not None
 
 
-def test_submit_survives_a_failing_receiver(django_capture_on_commit_callbacks, caplog):
+def test_submit_repeated_records_no_second_change():
     hit, task = hit_with_texts("One.", "Two.")
-
-    def broken(sender, **kwargs):
-        raise RuntimeError("ranking is down")
-
-    hit_submitted.connect(broken)
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            outcome = submit(make_assignment(hit), task, {1: Answer(5), 2: Answer(6)}, "k")
-    finally:
-        hit_submitted.disconnect(broken)
-    assert outcome == Outcome.SAVED
-    assert Judgment.objects.count() == 2
-    assert "ranking is down" in caplog.text
+    assignment = make_assignment(hit)
+    submit(assignment, task, {1: Answer(5), 2: Answer(6)}, "k")
+    assert submit(assignment, task, {1: Answer(5), 2: Answer(6)}, "k") == Outcome.REPEATED
+    task.refresh_from_db()
+    assert task.judgments_version == 1
 
 
 def test_submit_expired_assignment_taken_by_another_saves_nothing():

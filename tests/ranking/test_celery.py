@@ -6,7 +6,6 @@ import io
 import pytest
 from django.urls import reverse
 
-from annotation.signals import hit_submitted
 from ranking.models import RankingRun
 from tests.conftest import wait_until
 from tests.factories import make_judged_hit, make_system_set
@@ -30,8 +29,9 @@ def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, a
     campaign = judged_campaign()
     url = reverse("ranking:recompute", args=[campaign.slug, "quality"])
     admin_client.post(url, {"protocol": "e2e", "runs": 200, "seed": 1})
+    requested = RankingRun.objects.get(seed=1)  # the sweep queues its own (seed 0) too
     run = wait_until(
-        lambda: finished(RankingRun.objects.get().pk),
+        lambda: finished(requested.pk),
         timeout=90,
         message="the worker did not finish the ranking run",
     )
@@ -44,14 +44,17 @@ def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, a
     assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3", "sys4"]
 
 
-def test_submitted_hits_queue_one_debounced_run_per_protocol(celery_worker_process, settings):
-    settings.RANKING_DEBOUNCE_SECONDS = 2
+def test_submitted_hits_are_ranked_by_the_sweep_without_any_message(celery_worker_process):
+    """Nothing but the recorded change tells the worker: its beat finds it and queues a
+    run per protocol, which includes every judgment."""
     campaign = judged_campaign()
-    for _ in range(5):
-        hit_submitted.send(sender=None, campaign_id=campaign.pk, criterion="quality")
-    runs = RankingRun.objects.filter(campaign=campaign)
-    assert sorted(runs.values_list("protocol", flat=True)) == ["bootstrap", "e2e"]
-    for run in runs:
-        done = wait_until(lambda run=run: finished(run.pk), timeout=90)
-        assert done.status == "done", done.error
-        assert done.results.count() == 4
+    runs = RankingRun.objects.filter(campaign=campaign, criterion="quality")
+    for protocol in ("e2e", "bootstrap"):
+        run = wait_until(
+            lambda protocol=protocol: runs.filter(protocol=protocol, status="done", hits=10)
+            .first(),
+            timeout=90,
+            message=f"the sweep did not rank the submitted HITs ({protocol})",
+        )
+        assert run.results.count() == 4
+    assert not runs.filter(status="failed").exists()

@@ -1,9 +1,15 @@
+from datetime import timedelta
+
 import numpy as np
 import pytest
+from django.conf import settings
+from django.utils import timezone
 
-from annotation.models import Assignment
+from annotation.models import Assignment, CampaignCriterion
+from evalsite.jobs import ClaimLost
+from ranking.engine import rank_systems
 from ranking.models import RankingRun
-from ranking.service import execute_run, load_ranking_input
+from ranking.service import execute_run, load_ranking_input, queue_due_rankings, store_results
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
@@ -85,22 +91,134 @@ def test_execute_run_is_claimed_once():
     assert run.results.count() == 3
 
 
-def test_execute_run_takes_over_a_run_whose_worker_died(settings):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
+def test_execute_run_takes_over_a_run_whose_worker_died():
     campaign, _ = judged_campaign(hits=5)
-    long_ago = timezone.now() - timedelta(minutes=settings.RANKING_STALE_MINUTES + 1)
+    long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     dead = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", runs=10, status="running", started_at=long_ago
+        campaign=campaign, criterion="quality", runs=10, status="running", heartbeat_at=long_ago
     )
     busy = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", runs=10, status="running", started_at=timezone.now()
+        campaign=campaign,
+        criterion="quality",
+        runs=10,
+        status="running",
+        heartbeat_at=timezone.now(),
     )
     assert execute_run(dead)
     assert not execute_run(busy)
     dead.refresh_from_db()
     busy.refresh_from_db()
-    assert (dead.status, dead.results.count()) == ("done", 3)
+    assert (dead.status, dead.results.count(), dead.attempts) == ("done", 3, 1)
     assert (busy.status, busy.results.count()) == ("running", 0)
+
+
+def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
+    """The race: a stalled worker's run is taken over and finished by another; the first
+    one finishes late and must neither store results nor turn the run into a failure."""
+    campaign, _ = judged_campaign(hits=5)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    stalled_token = run.claim()
+    RankingRun.objects.filter(pk=run.pk).update(
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    )
+    assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
+    data = load_ranking_input(campaign, "quality")
+    ranking = rank_systems(data.comparisons, len(data.system_ids), runs=10, seed=0)
+    with pytest.raises(ClaimLost):
+        store_results(run, stalled_token, data, ranking, 0.0, 0.0)
+    run.refresh_from_db()
+    assert (run.status, run.results.count(), run.error) == ("done", 3, "")
+
+
+def test_execute_run_gives_up_on_a_run_that_keeps_killing_its_workers():
+    campaign, _ = judged_campaign(hits=5)
+    long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    run = RankingRun.objects.create(
+        campaign=campaign,
+        criterion="quality",
+        status="running",
+        heartbeat_at=long_ago,
+        attempts=settings.JOB_MAX_ATTEMPTS,
+    )
+    assert not execute_run(run)
+    run.refresh_from_db()
+    assert run.status == "failed" and "gave up after" in run.error
+
+
+# The sweep ----------------------------------------------------------------------------------
+
+
+def test_sweep_queues_one_run_per_protocol_for_changed_judgments(django_capture_on_commit_callbacks):
+    campaign, _ = judged_campaign(hits=3)
+    with django_capture_on_commit_callbacks() as sent:
+        queued = queue_due_rankings()
+    assert sorted((r.criterion, r.protocol) for r in queued) == [
+        ("quality", "bootstrap"),
+        ("quality", "e2e"),
+    ]
+    assert len(sent) == 2  # a message each, once committed
+    assert queue_due_rankings() == []  # they are waiting: nothing more
+
+
+def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
+    settings.RANKING_DEBOUNCE_SECONDS = 60
+    campaign, _ = judged_campaign(hits=3)
+    for run in queue_due_rankings():
+        execute_run(run)
+    outputs = list(campaign.items.first().outputs.all())
+    make_judged_hit(outputs, [1, 2, 3])
+    assert queue_due_rankings() == []  # the last run was queued less than 60 s ago
+    RankingRun.objects.update(queued_at=timezone.now() - timedelta(seconds=61))
+    again = queue_due_rankings()
+    assert len(again) == 2
+    task = campaign.criteria.get(criterion="quality")
+    execute_run(again[0])
+    again[0].refresh_from_db()
+    assert again[0].judgments_version == task.judgments_version
+    assert again[0].hits == 4
+
+
+def test_sweep_leaves_criteria_alone_whose_runs_cover_their_judgments():
+    campaign, _ = judged_campaign(hits=3)
+    for run in queue_due_rankings():
+        execute_run(run)
+    RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+    assert queue_due_rankings() == []
+
+
+def test_sweep_counts_a_failed_run_as_covering_its_input():
+    """Otherwise a criterion that cannot be ranked yet would be queued on every sweep."""
+    campaign, _ = judged_campaign(hits=1)
+    naturalness = campaign.criteria.get(criterion="naturalness")
+    CampaignCriterion.objects.filter(pk=naturalness.pk).record_judgments_change()
+    runs = [r for r in queue_due_rankings() if r.criterion == "naturalness"]
+    for run in runs:
+        execute_run(run)
+    RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
+    assert [r.status for r in RankingRun.objects.filter(criterion="naturalness")] == [
+        "failed",
+        "failed",
+    ]
+    assert queue_due_rankings() == []
+
+
+def test_sweep_sends_again_runs_whose_message_or_worker_was_lost(
+    django_capture_on_commit_callbacks,
+):
+    campaign, _ = judged_campaign(hits=1)
+    long_ago = timezone.now() - timedelta(hours=1)
+    unsent = RankingRun.objects.create(campaign=campaign, criterion="quality")
+    lost = RankingRun.objects.create(campaign=campaign, criterion="quality", sent_at=long_ago)
+    just_sent = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", sent_at=timezone.now()
+    )
+    abandoned = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", status="running", heartbeat_at=long_ago
+    )
+    alive = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", status="running", heartbeat_at=timezone.now()
+    )
+    needing = set(RankingRun.objects.needing_a_worker())
+    assert needing == {unsent, lost, abandoned}
+    assert just_sent not in needing and alive not in needing
+    assert set(RankingRun.objects.pending()) == {unsent, lost, just_sent, alive}

@@ -111,3 +111,26 @@ def test_results_page_charts_judgments_used_and_left_out(admin_client):
     page = admin_client.get(results_url(campaign)).content.decode()
     assert "Judgments so far" in page
     assert ">5 + 1</text>" in page  # each system: 5 judgments used, 1 in the flagged HIT
+
+
+def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(admin_client):
+    from datetime import timedelta
+
+    from django.conf import settings
+    from django.utils import timezone
+
+    campaign, finished = ranked_campaign()
+    long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
+    RankingRun.objects.create(
+        campaign=campaign,
+        criterion="quality",
+        status="running",
+        runs=10_000,
+        progress=1_000,
+        heartbeat_at=long_ago,
+    )
+    page = admin_client.get(results_url(campaign)).content.decode()
+    assert "lost its worker at 1000 of" in page
+    assert 'http-equiv="refresh"' not in page  # nothing is in progress
+    assert f"Ranking run #{finished.pk}" not in page
+    assert page.index(">sys1<") < page.index(">sys2<")  # the finished results stay

@@ -1,11 +1,17 @@
 from django.core.management.base import BaseCommand
+from django.db import transaction
 
 from annotation.demo import DEMO_SLUG, build_demo_campaign
 from annotation.models import Campaign
+from generation.demo import add_hosted_template_system
 
 
 class Command(BaseCommand):
-    help = "Build the demo campaign (slug 'demo') from the sample data the project ships."
+    help = (
+        "Build the demo campaign (slug 'demo') from the sample data the project ships, with "
+        "a hosted template system: the project assembles what annotation and generation "
+        "each provide."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -19,8 +25,10 @@ class Command(BaseCommand):
         if existing.exists() and not reset:
             self.stdout.write("The demo campaign exists already (--reset rebuilds it).")
             return
-        existing.delete()
-        campaign = build_demo_campaign()
+        with transaction.atomic():
+            existing.delete()
+            campaign = build_demo_campaign()
+            add_hosted_template_system(campaign)
         self.stdout.write(
             self.style.SUCCESS(
                 f"Built '{campaign.slug}': {campaign.items.count()} items, "
