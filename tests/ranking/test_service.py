@@ -148,7 +148,9 @@ def test_execute_run_gives_up_on_a_run_that_keeps_killing_its_workers():
 # The sweep ----------------------------------------------------------------------------------
 
 
-def test_sweep_queues_one_run_per_protocol_for_changed_judgments(django_capture_on_commit_callbacks):
+def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
+    django_capture_on_commit_callbacks,
+):
     campaign, _ = judged_campaign(hits=3)
     with django_capture_on_commit_callbacks() as sent:
         queued = queue_due_rankings()
