@@ -51,8 +51,9 @@ def test_submitted_hits_are_ranked_by_the_sweep_without_any_message(celery_worke
     runs = RankingRun.objects.filter(campaign=campaign, criterion="quality")
     for protocol in ("e2e", "bootstrap"):
         run = wait_until(
-            lambda protocol=protocol: runs.filter(protocol=protocol, status="done", hits=10)
-            .first(),
+            lambda protocol=protocol: runs.filter(
+                protocol=protocol, status="done", hits=10
+            ).first(),
             timeout=90,
             message=f"the sweep did not rank the submitted HITs ({protocol})",
         )
