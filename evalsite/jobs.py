@@ -10,7 +10,9 @@ again: a redelivered message, or the periodic sweep, hands it to a live worker.
 """
 
 import logging
+import os
 import secrets
+import socket
 import threading
 from datetime import timedelta
 
@@ -71,6 +73,7 @@ class BackgroundJob(models.Model):
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     claim_token = models.CharField(max_length=32, blank=True, editable=False)
+    worker = models.CharField(max_length=200, blank=True, help_text="host and pid holding it")
     attempts = models.PositiveSmallIntegerField(default=0, help_text="times a worker took it")
     error = models.TextField(blank=True)
 
@@ -106,6 +109,7 @@ class BackgroundJob(models.Model):
         taken = jobs.update(
             status=self.Status.RUNNING,
             claim_token=token,
+            worker=f"{socket.gethostname()} pid {os.getpid()}",
             started_at=now,
             heartbeat_at=now,
             attempts=models.F("attempts") + 1,

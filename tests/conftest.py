@@ -1,12 +1,13 @@
 """Fixtures shared by the whole suite: the E2E data in ../shared and a real Celery worker."""
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+
+from tests.processes import start_worker, stop
 
 REPO = Path(__file__).resolve().parent.parent
 E2E_DATA = REPO.parent / "shared" / "data" / "e2e"
@@ -38,53 +39,36 @@ FAST_JOB_SETTINGS = {
 }
 
 
-@pytest.fixture(scope="session")
-def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real `celery worker` process on the test database, consuming both queues.
-
-    Tests that use it must commit their data (transactional_db): the worker is another
-    process with its own connection.
-    """
-    from evalsite.celery import app, worker_command
-
-    with django_db_blocker.unblock():
-        db = dict(settings.DATABASES["default"])
-    env = dict(
+def worker_environment(**overrides: str) -> dict:
+    """The environment of a worker process on the test database."""
+    db = dict(settings.DATABASES["default"])
+    return dict(
         os.environ,
         DATABASE_URL=database_url_for(db),
         PYTHONUNBUFFERED="1",
         **FAST_JOB_SETTINGS,
+        **overrides,
     )
+
+
+@pytest.fixture(scope="module")
+def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+    """A real `celery worker` process (with its beat) on the test database, consuming both
+    queues, for the tests of one module: its sweep acts on every row it sees, so modules
+    must not share one.
+
+    Tests that use it must commit their data (transactional_db): the worker is another
+    process with its own connection.
+    """
+    from evalsite.celery import app
+
+    with django_db_blocker.unblock():
+        env = worker_environment()
     app.control.purge()
     log = tmp_path_factory.mktemp("celery") / "worker.log"
-    with log.open("w") as out:
-        worker = subprocess.Popen(
-            worker_command(
-                "--pool=solo", "--without-heartbeat", "--without-mingle", "--without-gossip"
-            ),
-            cwd=REPO,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    wait_for_line(log, "ready.", worker, timeout=60)
+    worker = start_worker(env, log, "--pool=solo")
     yield log
-    worker.terminate()
-    try:
-        worker.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        worker.kill()
-
-
-def wait_for_line(log: Path, text: str, process: subprocess.Popen, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if text in log.read_text():
-            return
-        if process.poll() is not None:
-            raise RuntimeError(f"the Celery worker exited:\n{log.read_text()[-3000:]}")
-        time.sleep(0.2)
-    raise RuntimeError(f"the Celery worker did not start in {timeout}s:\n{log.read_text()[-3000:]}")
+    stop(worker)
 
 
 def wait_until(condition, timeout: float = 60, interval: float = 0.2, message: str = ""):
