@@ -10,6 +10,8 @@ from a kill to the job done) are the ones the README's Reliability section quote
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -23,7 +25,14 @@ from ranking.models import RankingRun
 from tests.conftest import wait_until, worker_environment
 from tests.factories import make_annotator, make_campaign, make_item, make_system
 from tests.generation.backends.test_openai_backend import FakeOpenAIServer
-from tests.processes import RedisServer, kill_group, redis_available, start_worker, stop
+from tests.processes import (
+    REPO,
+    RedisServer,
+    kill_group,
+    redis_available,
+    start_worker,
+    stop,
+)
 
 pytestmark = [
     pytest.mark.celery,
@@ -253,3 +262,27 @@ def test_broker_killed_and_restarted_loses_no_ranking(workers, redis):
     assert done.status == "done", done.error
     assert worker.poll() is None, worker.log.read_text()[-3000:]
     assert "Unrecoverable error" not in worker.log.read_text()
+
+
+def test_killed_rank_command_run_is_completed_by_a_worker(workers, tmp_path):
+    """`manage.py rank` computes in its own process; killed, it leaves a run that a worker
+    takes over once its heartbeat is stale."""
+    workers()
+    campaign = bulk_judged_campaign(hits=300)
+    log = (tmp_path / "rank.log").open("w")
+    command = [sys.executable, "manage.py", "rank", campaign.slug, "--runs", "10000"]
+    rank = subprocess.Popen(
+        command, cwd=REPO, env=worker_environment(), stdout=log, stderr=subprocess.STDOUT
+    )
+    runs = RankingRun.objects.filter(campaign=campaign)
+    running = wait_until(
+        lambda: runs.filter(status="running", progress__gte=1).first(),
+        timeout=120,
+        message="manage.py rank did not start its run",
+    )
+    rank.kill()
+    rank.wait()
+    done = wait_until(lambda: finished(RankingRun, running.pk), timeout=180, interval=0.5)
+    assert done.status == "done", done.error
+    assert done.attempts == 2 and f"pid {rank.pid}" not in done.worker
+    assert done.results.count() == SYSTEMS
