@@ -32,6 +32,8 @@ def test_results_page_shows_table_chart_and_counts(admin_client):
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
     assert "<svg" in page and "ranks 1–1" in page
     assert "E2E protocol (Sakaguchi" in page
+    spread = run.results.get(position=1).mu_std
+    assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
 
 
 def test_results_page_escapes_system_names(admin_client):
