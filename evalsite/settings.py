@@ -173,6 +173,10 @@ CELERY_BEAT_SCHEDULE = {
     }
     for name in ("ranking.sweep", "generation.sweep")
 }
+# Beat keeps its schedule in a file under var/. With the Redis broker nothing else creates
+# that folder, and a beat that cannot open its file dies while its worker carries on, ready
+# but never sweeping: no ranking is ever queued.
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 
 # A worker writes its job's heartbeat this often; a job not heard of for JOB_STALE_SECONDS
