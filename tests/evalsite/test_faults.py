@@ -1,0 +1,255 @@
+"""Background jobs under the faults production meets, with real processes: a worker's pool
+child killed, a whole worker killed, the broker killed and restarted.
+
+Each test runs workers of its own on a Redis of its own (a redis-server on a free port),
+so killing them harms nothing else. Jobs are created as rows only: the workers' beat sweep
+finds them and sends them, as it does after a broker outage. Figures printed here (seconds
+from a kill to the job done) are the ones the README's Reliability section quotes.
+"""
+
+import os
+import re
+import signal
+import time
+
+import pytest
+from django.db import transaction
+
+from annotation.assignment import next_assignment
+from annotation.models import Assignment, Hit, HitOutput, Judgment, Output
+from annotation.submission import Answer, shown_outputs, submit
+from generation.models import GenerationJob, HostedSystem
+from ranking.models import RankingRun
+from tests.conftest import wait_until, worker_environment
+from tests.factories import make_annotator, make_campaign, make_item, make_system
+from tests.generation.backends.test_openai_backend import FakeOpenAIServer
+from tests.processes import RedisServer, kill_group, redis_available, start_worker, stop
+
+pytestmark = [
+    pytest.mark.celery,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.skipif(not redis_available(), reason="needs redis-server (apt-get install redis)"),
+]
+
+SYSTEMS = 5
+
+
+@pytest.fixture
+def redis(tmp_path):
+    server = RedisServer(tmp_path)
+    server.start()
+    yield server
+    server.kill()
+
+
+@pytest.fixture
+def workers(redis, tmp_path):
+    """Starts workers on the test's Redis; stops whatever is left at the end."""
+    started = []
+
+    def start(*options: str):
+        log = tmp_path / f"worker-{len(started)}.log"
+        env = worker_environment(CELERY_BROKER_URL=redis.url, VAR_DIR=str(tmp_path))
+        worker = start_worker(env, log, "--concurrency=1", *options)
+        worker.log = log
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        stop(worker)
+
+
+def bulk_judged_campaign(hits: int):
+    """A campaign of `hits` judged HITs of five systems, written in bulk (factories would take
+    minutes): enough comparisons for a ranking of many runs to take seconds."""
+    campaign = make_campaign()
+    systems = [make_system(campaign, name=f"sys{i}") for i in range(SYSTEMS)]
+    annotator = make_annotator(campaign)
+    items = [make_item(campaign) for _ in range(hits)]
+    outputs = Output.objects.bulk_create(
+        Output(item=item, system=system, text=f"{system.name} on {item.pk}")
+        for item in items
+        for system in systems
+    )
+    made = Hit.objects.bulk_create(
+        Hit(campaign=campaign, item=item, criterion="quality") for item in items
+    )
+    slots = HitOutput.objects.bulk_create(
+        HitOutput(hit=hit, output=outputs[n * SYSTEMS + i], position=i + 1)
+        for n, hit in enumerate(made)
+        for i in range(SYSTEMS)
+    )
+    assignments = Assignment.objects.bulk_create(
+        Assignment(hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED) for hit in made
+    )
+    Judgment.objects.bulk_create(
+        Judgment(assignment=assignments[n], slot=slots[n * SYSTEMS + i], score=100 + 10 * i + n % 7)
+        for n in range(hits)
+        for i in range(SYSTEMS)
+    )
+    return campaign
+
+
+def pool_child_pid(job) -> int:
+    return int(re.search(r"pid (\d+)$", job.worker).group(1))
+
+
+def running_with_progress(model, pk, progress_field: str, at_least: int):
+    job = model.objects.get(pk=pk)
+    if job.status == "running" and getattr(job, progress_field) >= at_least:
+        return job
+    return None
+
+
+def finished(model, pk):
+    job = model.objects.get(pk=pk)
+    return job if job.status in ("done", "failed") else None
+
+
+def long_ranking_run(hits: int = 300, runs: int = 10_000) -> RankingRun:
+    campaign = bulk_judged_campaign(hits)
+    return RankingRun.objects.create(campaign=campaign, criterion="quality", runs=runs, seed=5)
+
+
+def test_killed_pool_child_ranking_run_is_completed_once(workers):
+    worker = workers()
+    run = long_ranking_run()
+    running = wait_until(
+        lambda: running_with_progress(RankingRun, run.pk, "progress", 1),
+        timeout=120,
+        message="the worker did not start the ranking run",
+    )
+    os.kill(pool_child_pid(running), signal.SIGKILL)
+    killed_at = time.monotonic()
+    done = wait_until(lambda: finished(RankingRun, run.pk), timeout=180, interval=0.5)
+    print(f"\nranking run, pool child killed: done {time.monotonic() - killed_at:.1f} s later")
+    assert done.status == "done", done.error
+    assert done.attempts == 2 and done.progress == 10_000
+    assert done.results.count() == SYSTEMS
+    assert worker.poll() is None, "the worker itself must survive the loss of a child"
+
+
+def test_killed_whole_worker_ranking_run_is_completed_by_another(workers):
+    first = workers()
+    run = long_ranking_run()
+    running = wait_until(
+        lambda: running_with_progress(RankingRun, run.pk, "progress", 1),
+        timeout=120,
+        message="the worker did not start the ranking run",
+    )
+    kill_group(first)  # the main process, its pool and its beat, all at once
+    killed_at = time.monotonic()
+    workers()
+    done = wait_until(lambda: finished(RankingRun, run.pk), timeout=180, interval=0.5)
+    print(f"\nranking run, whole worker killed: done {time.monotonic() - killed_at:.1f} s later")
+    assert done.status == "done", done.error
+    assert done.attempts == 2 and done.worker != running.worker
+    assert done.results.count() == SYSTEMS
+
+
+@pytest.fixture
+def slow_model(monkeypatch):
+    """An OpenAI-compatible endpoint on 127.0.0.1 that takes about half a second a reply."""
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    fake = FakeOpenAIServer()
+    fake.thread.start()
+    yield fake
+    fake.httpd.shutdown()
+
+
+def slow_hosted_system(server: FakeOpenAIServer, items: int) -> HostedSystem:
+    campaign = make_campaign()
+    for _ in range(items):
+        make_item(campaign)
+    settings = {
+        "base_url": server.base_url,
+        "model": "slow",
+        "prompt_template": "slow {input}",  # the fake server waits 0.5 s on "slow"
+        "max_concurrency": 1,
+        "max_retries": 0,
+    }
+    system = make_system(campaign, name="remote")
+    return HostedSystem.objects.create(
+        system=system, backend="openai", settings=settings, batch_size=2
+    )
+
+
+@pytest.mark.parametrize("kill", ["pool child", "whole worker"])
+def test_killed_generation_job_is_completed_without_duplicates(workers, slow_model, kill):
+    worker = workers()
+    hosted = slow_hosted_system(slow_model, items=24)
+    job = GenerationJob.objects.create(hosted=hosted)
+    running = wait_until(
+        lambda: running_with_progress(GenerationJob, job.pk, "items_done", 4),
+        timeout=120,
+        message="the worker did not start the generation job",
+    )
+    if kill == "pool child":
+        os.kill(pool_child_pid(running), signal.SIGKILL)
+    else:
+        kill_group(worker)
+        workers()
+    killed_at = time.monotonic()
+    done = wait_until(lambda: finished(GenerationJob, job.pk), timeout=180, interval=0.5)
+    print(f"\ngeneration job, {kill} killed: done {time.monotonic() - killed_at:.1f} s later")
+    assert done.status == "done", done.error
+    assert done.attempts == 2 and done.items_failed == 0
+    outputs = Output.objects.filter(system=hosted.system)
+    assert outputs.count() == 24
+    assert outputs.values("item").distinct().count() == 24
+
+
+def judge_hits(campaign, count: int, score_of) -> None:
+    """Annotators submit `count` HITs through the annotation code the pages call."""
+    criterion = campaign.criteria.get(criterion="quality")
+    for n in range(count):
+        assignment = next_assignment(make_annotator(campaign), criterion)
+        answers = {
+            shown.key: Answer(score=score_of(shown.slots[0].output.system.name))
+            for shown in shown_outputs(assignment.hit)
+        }
+        with transaction.atomic():
+            outcome = submit(assignment, criterion, answers, key=f"page-{n}")
+        assert outcome.value == "saved"
+
+
+def small_open_campaign(items: int = 40):
+    campaign = make_campaign(min_seconds_per_hit=0, outputs_per_hit=3)
+    systems = [make_system(campaign, name=f"sys{i}") for i in range(3)]
+    for _ in range(items):
+        item = make_item(campaign)
+        for system in systems:
+            Output.objects.create(item=item, system=system, text=f"{system.name} {item.pk}")
+    return campaign
+
+
+def test_broker_killed_and_restarted_loses_no_ranking(workers, redis):
+    """Redis dies while annotators submit and while the worker computes a long run: every
+    submission is saved, the worker lives on, and a ranking with every judgment follows."""
+    worker = workers()
+    campaign = small_open_campaign()
+    score = {"sys0": 300, "sys1": 200, "sys2": 100}.get
+    judge_hits(campaign, 10, score)
+    long_run = long_ranking_run(hits=300, runs=10_000)
+    wait_until(
+        lambda: running_with_progress(RankingRun, long_run.pk, "progress", 1),
+        timeout=120,
+        message="the worker did not start the long run",
+    )
+    redis.kill()  # the worker holds an unacknowledged task now
+    judge_hits(campaign, 10, score)  # annotators never notice: nothing they do needs it
+    time.sleep(3)
+    redis.start()  # same port, empty: every message it held is gone
+    restarted_at = time.monotonic()
+    judge_hits(campaign, 5, score)
+    runs = RankingRun.objects.filter(campaign=campaign, protocol="e2e", status="done")
+    ranked = wait_until(lambda: runs.filter(hits=25).first(), timeout=180, interval=0.5)
+    seconds = time.monotonic() - restarted_at
+    print(f"\nbroker restarted: ranking with all 25 HITs {seconds:.1f} s later")
+    assert [r.system.name for r in ranked.results.all()] == ["sys0", "sys1", "sys2"]
+    assert Judgment.objects.filter(assignment__hit__campaign=campaign).count() == 25 * 3
+    done = wait_until(lambda: finished(RankingRun, long_run.pk), timeout=180, interval=0.5)
+    assert done.status == "done", done.error
+    assert worker.poll() is None, worker.log.read_text()[-3000:]
+    assert "Unrecoverable error" not in worker.log.read_text()
