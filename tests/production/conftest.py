@@ -37,9 +37,8 @@ from tests.processes import (
 )
 
 PRODUCTION_VENV = REPO / ".venv-prod"
-# What the README's Production section installs. gunicorn is not a dependency of the
-# project yet (the fail-closed branch adds it), so it is installed beside it for now.
-INSTALL = ["-e", ".", "gunicorn"]
+# What the README's Production section installs: the project alone, gunicorn included.
+INSTALL = ["-e", "."]
 # The install is reused while pyproject.toml and the install command are unchanged.
 STAMP = PRODUCTION_VENV / ".installed-sha256"
 
