@@ -127,11 +127,15 @@ CELERY_RESULT_BACKEND = env_str("CELERY_RESULT_BACKEND", "") or None
 if CELERY_BROKER_URL == "filesystem://":
     _queue_dir = VAR_DIR / "celery-queue"
     _queue_dir.mkdir(parents=True, exist_ok=True)
+    # The exchange tables too, or kombu writes them to control/ in the working directory.
+    _control_dir = VAR_DIR / "celery-control"
+    _control_dir.mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue_dir),
         "data_folder_out": str(_queue_dir),
         "processed_folder": str(VAR_DIR / "celery-processed"),
         "store_processed": False,
+        "control_folder": str(_control_dir),
     }
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # A task is acknowledged when it ends, and given back to the queue if its worker process
