@@ -67,6 +67,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Static files from the web process itself: no other server is needed in production.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -111,6 +113,13 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles"))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    # Compressed (gzip) copies made by collectstatic, served by WhiteNoise. Not the manifest
+    # storage: its hashed names need collectstatic to have run, or every page that links
+    # a static file fails, which would make the suite (DEBUG off) depend on a build step.
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
 LOGIN_URL = "admin:login"
 
 # Uploaded data files are read into memory; this caps what one upload may be.
