@@ -1,17 +1,23 @@
 """Settings for the evaluation platform.
 
-Every value comes from the environment, with a default that runs on one machine with
-nothing installed: SQLite, and Celery on a broker kept in files under var/.
-`DATABASE_URL` (postgres://...) and `CELERY_BROKER_URL` (redis://...) switch to the
-production services.
+Every value comes from the environment, and the defaults are production's: DEBUG off, a
+SECRET_KEY required, HTTPS-only cookies, HSTS and a redirect to HTTPS. Development says so
+explicitly (`DEBUG=true`, as bin/serve does); a plain-HTTP trial says `SECURE_HTTPS=false`.
+Storage defaults run on one machine with nothing installed: SQLite, and Celery on a broker
+kept in files under var/. `DATABASE_URL` (postgres://...) and `CELERY_BROKER_URL`
+(redis://...) switch to the production services.
 """
 
 import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("VAR_DIR", BASE_DIR / "var"))
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -19,11 +25,23 @@ def env_str(name: str, default: str = "") -> str:
 
 
 def env_bool(name: str, default: bool = False) -> bool:
-    return os.environ.get(name, str(default)).strip().lower() in ("1", "true", "yes", "on")
+    # Unset or empty (compose's ${X:-}) is the default; a typo is an error, never "false".
+    value = os.environ.get(name, "").strip().lower()
+    if not value:
+        return default
+    if value not in _TRUE + _FALSE:
+        raise ImproperlyConfigured(f"{name}={value!r}: use true or false")
+    return value in _TRUE
 
 
 def env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, default))
+    value = os.environ.get(name, "").strip()
+    return int(value) if value else default
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    """A comma-separated variable as a list, without blanks."""
+    return [part.strip() for part in env_str(name, default).split(",") if part.strip()]
 
 
 def database_from_url(url: str) -> dict:
@@ -41,14 +59,63 @@ def database_from_url(url: str) -> dict:
         "HOST": parts.hostname or "",
         "PORT": str(parts.port or ""),
         "CONN_MAX_AGE": env_int("DB_CONN_MAX_AGE", 60),
+        # A kept connection that the server or a failover dropped is replaced, not used.
+        "CONN_HEALTH_CHECKS": True,
     }
 
 
-SECRET_KEY = env_str("SECRET_KEY", "dev-only-insecure-key-set-SECRET_KEY-in-production")
-DEBUG = env_bool("DEBUG", True)
-ALLOWED_HOSTS = env_str("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
-CSRF_TRUSTED_ORIGINS = [o for o in env_str("CSRF_TRUSTED_ORIGINS").split(",") if o]
+def proxy_ssl_header(value: str) -> tuple[str, str] | None:
+    """Django's (header, value) from "HTTP_X_FORWARDED_PROTO,https"; the value defaults to https."""
+    if not value.strip():
+        return None
+    name, _, expected = (part.strip() for part in value.partition(","))
+    if not name.startswith("HTTP_"):
+        raise ImproperlyConfigured(
+            f"SECURE_PROXY_SSL_HEADER={value!r}: name the header as Django sees it, "
+            "e.g. HTTP_X_FORWARDED_PROTO,https"
+        )
+    return name, expected or "https"
+
+
+DEBUG = env_bool("DEBUG", False)
+
+# Keys that were ever written in this repository: public, so never a production key.
+DEVELOPMENT_SECRET_KEYS = (
+    "dev-only-insecure-key-set-SECRET_KEY-in-production",
+    "django-insecure-development-only",
+)
+SECRET_KEY = env_str("SECRET_KEY") or (DEVELOPMENT_SECRET_KEYS[1] if DEBUG else "")
+if not DEBUG and SECRET_KEY in ("", *DEVELOPMENT_SECRET_KEYS):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set (or is a public development key). Set SECRET_KEY to a long "
+        "random value, e.g. the output of "
+        "python -c 'import secrets; print(secrets.token_urlsafe(50))', "
+        "or set DEBUG=true on a development machine."
+    )
+
+# Loopback only unless told: a request naming any other host is refused (400).
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
+# Full origins (https://eval.example.org) of pages that post here through another host name,
+# e.g. behind a proxy that rewrites Host.
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 SITE_ROOT = env_str("SITE_ROOT", "http://localhost:8000")
+
+# HTTPS. SECURE_HTTPS drives the secure defaults of the settings below: on unless DEBUG, so
+# production needs nothing; a plain-HTTP trial on loopback says SECURE_HTTPS=false. Each
+# setting can still be set on its own.
+SECURE_HTTPS = env_bool("SECURE_HTTPS", not DEBUG)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SECURE_HTTPS)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", SECURE_HTTPS)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SECURE_HTTPS)
+# Sent only on HTTPS responses. A site that shares its domain with plain-HTTP subdomains sets
+# SECURE_HSTS_INCLUDE_SUBDOMAINS=false; preload matters only once the domain is submitted
+# to the browsers' preload list.
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if SECURE_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", SECURE_HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", SECURE_HTTPS)
+# Behind a TLS-terminating proxy: the header it sets, e.g. HTTP_X_FORWARDED_PROTO,https. Only
+# where the proxy always sets or strips it, or a client could claim HTTPS.
+SECURE_PROXY_SSL_HEADER = proxy_ssl_header(env_str("SECURE_PROXY_SSL_HEADER"))
 
 INSTALLED_APPS = [
     "django.contrib.admin",

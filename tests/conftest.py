@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.client import HttpsClient
 from tests.processes import start_worker, stop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -19,6 +20,20 @@ def e2e_data() -> Path:
     if not (E2E_DATA / "human_ratings" / "quality.csv").is_file():
         pytest.skip(f"E2E data not found at {E2E_DATA} (../shared is absent on this checkout)")
     return E2E_DATA
+
+
+@pytest.fixture
+def client() -> HttpsClient:
+    """pytest-django's `client`, over HTTPS (see tests/client.py)."""
+    return HttpsClient()
+
+
+@pytest.fixture
+def admin_client(db, admin_user) -> HttpsClient:
+    """pytest-django's `admin_client`, over HTTPS."""
+    client = HttpsClient()
+    client.force_login(admin_user)
+    return client
 
 
 def database_url_for(db: dict) -> str:

@@ -7,6 +7,7 @@ from django.utils import timezone
 from annotation.identity import invite, invite_path
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
 from tests.annotation.sample_inputs import INPUTS
+from tests.client import HttpsClient
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -84,10 +85,9 @@ def test_entry_first_visit_shows_instructions_with_worked_example(client):
 
 
 def test_entry_returning_worker_in_another_browser_is_the_same_annotator(client, django_user_model):
-    from django.test import Client
 
     campaign, assignment = open_task(client, pid="same")
-    other_browser = Client()
+    other_browser = HttpsClient()
     enter(other_browser, campaign, pid="same")
     response = other_browser.get(url("entry", campaign))
     assert Annotator.objects.filter(campaign=campaign).count() == 1
@@ -331,14 +331,13 @@ def test_hit_back_button_after_submission_moves_on(client):
 
 
 def test_hit_outsider_cannot_read_or_submit(client):
-    from django.test import Client
 
     campaign, assignment = open_task(client, pid="owner")
-    intruder = Client()
+    intruder = HttpsClient()
     enter(intruder, campaign, pid="intruder")
     assert intruder.get(hit_url(assignment)).status_code == 404
     assert intruder.post(hit_url(assignment), answers(assignment)).status_code == 404
-    stranger = Client()
+    stranger = HttpsClient()
     assert stranger.get(hit_url(assignment)).status_code == 404
     assert stranger.post(hit_url(assignment), answers(assignment)).status_code == 404
     assignment.refresh_from_db()
@@ -490,9 +489,8 @@ def test_finish_returns_open_hit_to_pool_and_shows_code(client):
 def test_finish_wrong_method_and_outsider(client):
     campaign, assignment = open_task(client)
     assert client.get(url("finish", campaign)).status_code == 405
-    from django.test import Client
 
-    assert Client().post(url("finish", campaign)).status_code == 404
+    assert HttpsClient().post(url("finish", campaign)).status_code == 404
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from django.db import connections
+from django.test import override_settings
+from pytest_django.live_server_helper import LiveServer
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -42,3 +44,17 @@ def browser(monkeypatch):
         # Connections opened while Playwright's loop ran belong to that context: close them
         # here, or PostgreSQL refuses to drop the test database at the end.
         connections.close_all()
+
+
+@pytest.fixture(scope="module")
+def live_server():
+    """pytest-django's live server, as a plain-HTTP trial on loopback runs it
+    (SECURE_HTTPS=false): it builds its middleware once, when it starts, so the settings
+    must be in place before; module scope keeps them away from the rest of the suite."""
+    plain_http = override_settings(
+        SECURE_SSL_REDIRECT=False, SESSION_COOKIE_SECURE=False, CSRF_COOKIE_SECURE=False
+    )
+    with plain_http:
+        server = LiveServer("localhost")
+        yield server
+        server.stop()
