@@ -1,3 +1,4 @@
+import signal
 import subprocess
 
 from django.conf import settings
@@ -7,6 +8,13 @@ from django.core.management.base import BaseCommand
 
 from annotation.models import Campaign
 from evalsite.celery import worker_command
+
+WORKER_STOP_SECONDS = 30
+
+
+def exit_on_signal(signum, frame):
+    # SystemExit unwinds through runserver, so the `finally` in handle() stops the worker.
+    raise SystemExit(0)
 
 
 class Command(BaseCommand):
@@ -23,25 +31,22 @@ class Command(BaseCommand):
         )
 
     def handle(self, addrport, no_demo, no_worker, **options):
+        # kill, docker stop, systemd and a closed terminal end this process by a signal whose
+        # default action would leave the worker running without its parent.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, exit_on_signal)
         call_command("migrate", verbosity=0)
         if not no_demo and not Campaign.objects.filter(slug="demo").exists():
             call_command("demo")
         self.ensure_organiser()
-        worker = None if no_worker else self.start_worker()
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Annotators: http://{addrport}/annotate/demo/quality/?PROLIFIC_PID=try-me\n"
-                f"Organisers: http://{addrport}/admin/ (admin / admin on a fresh database)\n"
-                "The demo's hosted system e2e-template gets its outputs from the admin "
-                "(Hosted systems, 'Generate outputs') or `manage.py generate demo e2e-template`."
-            )
-        )
+        worker = None
         try:
+            worker = None if no_worker else self.start_worker()
+            self.print_start_pages(addrport)
             call_command("runserver", addrport, use_reloader=False)
         finally:
             if worker:
-                worker.terminate()
-                worker.wait(timeout=30)
+                self.stop_worker(worker)
 
     def ensure_organiser(self) -> None:
         users = get_user_model().objects
@@ -49,7 +54,35 @@ class Command(BaseCommand):
             users.create_superuser("admin", "admin@example.org", "admin")
             self.stdout.write("Created the organiser account admin / admin (DEBUG only).")
 
+    def print_start_pages(self, addrport: str) -> None:
+        organiser = (
+            "admin / admin on a fresh database"
+            if settings.DEBUG
+            else "make an account with `manage.py createsuperuser`"
+        )
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Annotators: http://{addrport}/annotate/demo/quality/?PROLIFIC_PID=try-me\n"
+                f"Organisers: http://{addrport}/admin/ ({organiser})\n"
+                "The demo's hosted system e2e-template gets its outputs from the admin "
+                "(Hosted systems, 'Generate outputs') or `manage.py generate demo e2e-template`."
+            )
+        )
+
     def start_worker(self) -> subprocess.Popen:
         command = worker_command("--concurrency=2")
-        self.stdout.write(f"Starting a Celery worker: {' '.join(command[1:])}")
-        return subprocess.Popen(command, cwd=settings.BASE_DIR)
+        worker = subprocess.Popen(command, cwd=settings.BASE_DIR)
+        self.stdout.write(f"Started a Celery worker (pid {worker.pid}): {' '.join(command[1:])}")
+        return worker
+
+    def stop_worker(self, worker: subprocess.Popen) -> None:
+        # A second TERM while the worker finishes its tasks must not abandon it half-way.
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, signal.SIG_IGN)
+        worker.terminate()
+        try:
+            worker.wait(timeout=WORKER_STOP_SECONDS)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            worker.wait()
+        self.stdout.write(f"Stopped the Celery worker (pid {worker.pid}).")
