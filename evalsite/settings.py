@@ -196,6 +196,11 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 MAX_OUTPUT_CHARS = env_int("MAX_OUTPUT_CHARS", 5000)
 MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 
+# Hosted systems read API keys from environment variables named in their settings, which
+# organisers write: only from these, never from the platform's own (DATABASE_URL, ...).
+HOSTED_SECRET_ENV_PREFIX = env_str("HOSTED_SECRET_ENV_PREFIX", "EVAL_SECRET_")
+HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
+
 # Celery. Without CELERY_BROKER_URL the broker is a folder of files, so one machine runs a
 # real worker process with nothing else installed.
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")

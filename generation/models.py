@@ -35,9 +35,10 @@ class HostedSystem(models.Model):
 
     def clean(self) -> None:
         from generation.backends import check_settings
+        from generation.secret_env import secret_env_policy
 
         try:
-            check_settings(self.backend, self.settings or {})
+            check_settings(self.backend, self.settings or {}, secret_env_policy())
         except ValueError as error:
             raise ValidationError({"settings": str(error)}) from None
 

@@ -17,6 +17,7 @@ from evalsite.jobs import ClaimLost, Heartbeat
 from generation.backends import Backend, TypedInput, make_backend
 
 from .models import GenerationJob, HostedSystem
+from .secret_env import secret_env_policy
 
 log = logging.getLogger(__name__)
 MAX_ITEM_ERRORS = 50
@@ -30,9 +31,10 @@ def missing_items(hosted: HostedSystem):
 
 def backend_for(hosted: HostedSystem) -> Backend:
     """One backend per worker process and configuration: a model is loaded once and kept."""
-    key = (hosted.pk, hosted.backend, repr(sorted(hosted.settings.items())))
+    secret_env = secret_env_policy()  # the worker checks too: rows may predate the rule
+    key = (hosted.pk, hosted.backend, repr(sorted(hosted.settings.items())), secret_env)
     if key not in _backends:
-        _backends[key] = make_backend(hosted.backend, hosted.settings)
+        _backends[key] = make_backend(hosted.backend, hosted.settings, secret_env)
     return _backends[key]
 
 

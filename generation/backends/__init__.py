@@ -4,7 +4,9 @@
     results = backend.generate([TypedInput("mr", {"attributes": [["name", "The Vaults"]]})])
 
 `check_settings` validates settings without building the backend (no model load, no torch
-import), for forms in the web process; `make_backend` validates and builds.
+import), for forms in the web process; `make_backend` validates and builds. Both take the
+deployment's SecretEnvPolicy: the environment variables a backend may read a key from
+(by default none).
 """
 
 from __future__ import annotations
@@ -12,7 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .base import INPUT_KINDS, Backend, GenerationResult, Settings, TypedInput
+from .base import (
+    INPUT_KINDS,
+    NO_SECRETS,
+    Backend,
+    GenerationResult,
+    SecretEnvPolicy,
+    Settings,
+    TypedInput,
+)
 from .openai_backend import OpenAIBackend, OpenAISettings
 from .template_e2e import E2ETemplateBackend
 from .template_rotowire import RotoWireTemplateBackend
@@ -29,19 +39,23 @@ _TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
 BACKEND_NAMES = (*_TEMPLATE_BACKENDS, "transformers", "openai")
 
 
-def check_settings(name: str, settings: Mapping[str, Any]) -> None:
+def check_settings(
+    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy = NO_SECRETS
+) -> None:
     """Raise ValueError naming the backend or the setting that is wrong."""
-    _parse_settings(name, settings)
+    _parse_settings(name, settings, secret_env)
 
 
-def make_backend(name: str, settings: Mapping[str, Any]) -> Backend:
+def make_backend(
+    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy = NO_SECRETS
+) -> Backend:
     """Build the named backend; invalid settings raise ValueError naming the setting."""
-    parsed = _parse_settings(name, settings)
+    parsed = _parse_settings(name, settings, secret_env)
     if name in _TEMPLATE_BACKENDS:
         return _TEMPLATE_BACKENDS[name]()
     if name == "transformers":
         return _transformers_backend(parsed)
-    return OpenAIBackend(parsed)
+    return OpenAIBackend(parsed, secret_env)
 
 
 def _transformers_backend(settings: TransformersSettings) -> Backend:
@@ -56,7 +70,7 @@ def _transformers_backend(settings: TransformersSettings) -> Backend:
     return TransformersBackend(settings)
 
 
-def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
+def _parse_settings(name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy) -> Any:
     if name in _TEMPLATE_BACKENDS:
         # Templates take no settings; reject any, so that a typo is not silently ignored.
         Settings(name, settings).reject_unknown()
@@ -64,7 +78,7 @@ def _parse_settings(name: str, settings: Mapping[str, Any]) -> Any:
     if name == "transformers":
         return TransformersSettings.from_settings(settings)
     if name == "openai":
-        return OpenAISettings.from_settings(settings)
+        return OpenAISettings.from_settings(settings, secret_env)
     raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
 
 
@@ -73,6 +87,8 @@ __all__ = [
     "INPUT_KINDS",
     "Backend",
     "GenerationResult",
+    "NO_SECRETS",
+    "SecretEnvPolicy",
     "TypedInput",
     "check_settings",
     "make_backend",

@@ -6,7 +6,8 @@ a few lines each, and the official client would add a dependency for no gain her
 Retries: 429, 5xx, connection errors and timeouts are retried with exponential backoff
 (Retry-After is honoured, capped at backoff_max); other 4xx answers fail that input at once.
 The API key is read from the environment variable named by api_key_env, never stored in
-settings, so it stays out of the database.
+settings, so it stays out of the database; only from a variable the deployment's
+SecretEnvPolicy allows, checked when the settings are read and again when the key is.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ import os
 import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from .base import GenerationResult, InputError, Settings, TypedInput
+from .base import NO_SECRETS, GenerationResult, InputError, SecretEnvPolicy, Settings, TypedInput
 from .linearize import linearize
 
 logger = logging.getLogger(__name__)
@@ -52,12 +54,14 @@ class OpenAISettings:
     max_concurrency: int = 4  # requests in flight at once
 
     @classmethod
-    def from_settings(cls, values: Mapping[str, Any]) -> OpenAISettings:
+    def from_settings(
+        cls, values: Mapping[str, Any], secret_env: SecretEnvPolicy = NO_SECRETS
+    ) -> OpenAISettings:
         s = Settings("openai", values)
         settings = cls(
             base_url=_base_url(s),
             model=s.string("model", required=True),
-            api_key_env=_api_key_env(s),
+            api_key_env=_api_key_env(s, secret_env),
             endpoint=s.choice("endpoint", ENDPOINTS, "chat"),
             prompt_template=s.prompt_template(),
             system_prompt=s.string("system_prompt", None),
@@ -84,15 +88,24 @@ class OpenAISettings:
 
 def _base_url(s: Settings) -> str:
     url = s.string("base_url", required=True)
-    if not url.startswith(("http://", "https://")):
-        raise s.error("base_url", f"must start with http:// or https://, got {url!r}")
+    # urllib would also open file:// and ftp:// URLs: only HTTP(S) to a named host is sent.
+    try:
+        host = urllib.parse.urlsplit(url).hostname
+    except ValueError:  # e.g. an unclosed [IPv6 bracket
+        host = None
+    if not url.startswith(("http://", "https://")) or not host or re.search(r"\s", url):
+        raise s.error("base_url", f"must be an http:// or https:// URL with a host, got {url!r}")
     return url
 
 
-def _api_key_env(s: Settings) -> str | None:
+def _api_key_env(s: Settings, secret_env: SecretEnvPolicy) -> str | None:
     name = s.string("api_key_env", None)
-    if name is not None and not _ENV_NAME.match(name):
+    if name is None:
+        return None
+    if not _ENV_NAME.match(name):
         raise s.error("api_key_env", f"must be the NAME of an environment variable, got {name!r}")
+    if not secret_env.allows(name):
+        raise s.error("api_key_env", secret_env.refusal(name))
     return name
 
 
@@ -117,14 +130,17 @@ class RequestFailed(Exception):
 class OpenAIBackend:
     """Backend "openai": one HTTP request per input, max_concurrency of them at once."""
 
-    def __init__(self, settings: OpenAISettings) -> None:
+    def __init__(self, settings: OpenAISettings, secret_env: SecretEnvPolicy = NO_SECRETS) -> None:
         self.settings = settings
-        self.api_key = self._read_api_key()
+        self.api_key = self._read_api_key(secret_env)
 
-    def _read_api_key(self) -> str | None:
+    def _read_api_key(self, secret_env: SecretEnvPolicy) -> str | None:
         name = self.settings.api_key_env
         if name is None:
             return None
+        # Again here, however the settings were built: never read a variable not allowed.
+        if not secret_env.allows(name):
+            raise ValueError(f"openai: setting 'api_key_env' {secret_env.refusal(name)}")
         key = os.environ.get(name)
         if not key:
             raise ValueError(f"openai: setting 'api_key_env' names {name}, which is not set")

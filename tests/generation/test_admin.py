@@ -1,8 +1,11 @@
+import json
+
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
 from generation.models import GenerationJob, HostedSystem
+from tests.factories import make_system
 
 pytestmark = pytest.mark.django_db
 
@@ -29,3 +32,21 @@ def test_admin_generation_pages_render(admin_client, model):
     assert "e2e-template" in response.content.decode() or "E2E templates" in (
         response.content.decode()
     )
+
+
+def test_admin_refuses_a_key_variable_outside_the_rule_on_the_settings_field(admin_client):
+    system = make_system()
+    settings = {"base_url": "https://llm.example.org/v1", "model": "m", "api_key_env": "SECRET_KEY"}
+    response = admin_client.post(
+        reverse("admin:generation_hostedsystem_add"),
+        {
+            "system": system.pk,
+            "backend": "openai",
+            "settings": json.dumps(settings),
+            "batch_size": 16,
+        },
+    )
+    assert response.status_code == 200  # the form again, with the error
+    errors = response.context["adminform"].form.errors
+    assert "names SECRET_KEY, which this deployment does not allow" in errors["settings"][0]
+    assert not HostedSystem.objects.exists()

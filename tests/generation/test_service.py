@@ -92,3 +92,19 @@ def test_hosted_system_rejects_bad_settings():
     with pytest.raises(ValidationError) as error:
         hosted.full_clean()
     assert "settings" in error.value.message_dict
+
+
+def test_worker_refuses_a_key_variable_saved_before_the_rule(monkeypatch):
+    # A row that never went through clean(): the worker must not read the variable.
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:db-password@db/evaluation")
+    hosted = hosted_template(items=1)
+    hosted.backend = "openai"
+    hosted.settings = {"base_url": "http://127.0.0.1:1/v1", "model": "m"}
+    hosted.settings["api_key_env"] = "DATABASE_URL"
+    hosted.save()
+    job = new_job(hosted)
+    with pytest.raises(ValueError, match="names DATABASE_URL, which this deployment does not"):
+        run_job(job)
+    job.refresh_from_db()
+    assert job.status == "failed" and "HOSTED_SECRET_ENV_PREFIX" in job.error
+    assert not Output.objects.filter(system=hosted.system).exists()

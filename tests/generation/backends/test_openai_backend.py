@@ -14,11 +14,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from generation.backends import TypedInput, check_settings, make_backend
+from generation.backends import SecretEnvPolicy, TypedInput, check_settings, make_backend
+from generation.backends.openai_backend import OpenAIBackend, OpenAISettings
 
 from .inputs import make_mr
 
 RESPONSE_DELAY = 0.05  # seconds, so that concurrent requests overlap
+TEST_SECRETS = SecretEnvPolicy(prefix="EVAL_TEST_")
 
 
 class FakeOpenAIServer:
@@ -102,9 +104,9 @@ def server(monkeypatch):
     fake.httpd.server_close()
 
 
-def backend_for(server: FakeOpenAIServer, **settings):
+def backend_for(server: FakeOpenAIServer, secret_env=TEST_SECRETS, **settings):
     defaults = {"base_url": server.base_url, "model": "tiny", "backoff_initial": 0.01}
-    return make_backend("openai", {**defaults, **settings})
+    return make_backend("openai", {**defaults, **settings}, secret_env)
 
 
 def prompt_input(text: str) -> TypedInput:
@@ -202,6 +204,45 @@ def test_openai_unset_api_key_variable_names_the_setting(server, monkeypatch):
         backend_for(server, api_key_env="EVAL_TEST_API_KEY")
 
 
+def test_openai_key_variable_must_be_one_the_deployment_allows(server, monkeypatch):
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:db-password@db/evaluation")
+    settings = {"base_url": server.base_url, "model": "m", "api_key_env": "DATABASE_URL"}
+    for build in (check_settings, make_backend):
+        with pytest.raises(ValueError, match="'api_key_env' names DATABASE_URL.*EVAL_TEST_"):
+            build("openai", settings, TEST_SECRETS)
+    assert server.requests == []
+
+
+def test_openai_allows_no_key_variable_without_a_policy(server, monkeypatch):
+    monkeypatch.setenv("EVAL_TEST_API_KEY", "sk-test-123")
+    with pytest.raises(ValueError, match="'api_key_env' names EVAL_TEST_API_KEY"):
+        backend_for(server, secret_env=SecretEnvPolicy(), api_key_env="EVAL_TEST_API_KEY")
+
+
+def test_openai_backend_checks_the_policy_again_when_reading_the_key(server, monkeypatch):
+    # Settings built without the check (by hand, or by an older release) are refused too.
+    monkeypatch.setenv("DATABASE_URL", "postgres://user:db-password@db/evaluation")
+    settings = OpenAISettings(base_url=server.base_url, model="m", api_key_env="DATABASE_URL")
+    with pytest.raises(ValueError, match="does not allow"):
+        OpenAIBackend(settings, TEST_SECRETS)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    "name, allowed",
+    [("EVAL_SECRET_OPENAI", True), ("OPENAI_API_KEY", True), ("EVAL_SECRET", False),
+     ("DATABASE_URL", False), ("SECRET_KEY", False)],
+)  # fmt: skip
+def test_secret_env_policy_allows_the_prefix_and_the_listed_names(name, allowed):
+    policy = SecretEnvPolicy(prefix="EVAL_SECRET_", allowed=frozenset({"OPENAI_API_KEY"}))
+    assert policy.allows(name) is allowed
+
+
+def test_secret_env_policy_without_prefix_allows_only_listed_names():
+    policy = SecretEnvPolicy(prefix="", allowed=frozenset({"OPENAI_API_KEY"}))
+    assert policy.allows("OPENAI_API_KEY") and not policy.allows("DATABASE_URL")
+
+
 def test_openai_respects_max_concurrency(server):
     inputs = [prompt_input(f"item {i}") for i in range(12)]
     results = backend_for(server, max_concurrency=3).generate(inputs)
@@ -221,6 +262,11 @@ def test_openai_unknown_kind_is_a_per_input_error_without_a_request(server):
     [
         ({"model": "m"}, "base_url"),
         ({"base_url": "gpu-host:8000/v1", "model": "m"}, "base_url"),
+        ({"base_url": "file:///etc/passwd", "model": "m"}, "base_url"),
+        ({"base_url": "ftp://gpu-host/v1", "model": "m"}, "base_url"),
+        ({"base_url": "http:///v1", "model": "m"}, "base_url"),
+        ({"base_url": "http://[::1/v1", "model": "m"}, "base_url"),
+        ({"base_url": "http://gpu-host/v1 extra", "model": "m"}, "base_url"),
         ({"base_url": "http://h/v1"}, "model"),
         ({"base_url": "http://h/v1", "model": "m", "endpoint": "embeddings"}, "endpoint"),
         ({"base_url": "http://h/v1", "model": "m", "api_key_env": "sk-abc-123"}, "api_key_env"),
