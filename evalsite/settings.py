@@ -79,7 +79,8 @@ def proxy_ssl_header(value: str) -> tuple[str, str] | None:
 
 DEBUG = env_bool("DEBUG", False)
 
-# Keys that were ever written in this repository: public, so never a production key.
+# Development keys written in this repository (settings, bin/serve): public, so refused
+# without DEBUG.
 DEVELOPMENT_SECRET_KEYS = (
     "dev-only-insecure-key-set-SECRET_KEY-in-production",
     "django-insecure-development-only",
