@@ -1,3 +1,4 @@
+import io
 import json
 
 import pytest
@@ -47,7 +48,7 @@ def assert_nothing_written(before: dict) -> None:
 
 def test_import_items_e2e_csv_collapses_references():
     campaign = make_campaign()
-    summary = import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    summary = import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     items = list(campaign.items.order_by("external_id"))
     assert summary.created == {"items": 2}
     assert [i.external_id for i in items] == ["1", "2"]
@@ -91,17 +92,17 @@ def test_import_items_json_lines_of_every_kind():
         },
     ]
     data = "\n".join(json.dumps(line) for line in lines).encode()
-    import_items(campaign, data, "items.jsonl")
+    import_items(campaign, io.BytesIO(data), "items.jsonl")
     kinds = dict(campaign.items.values_list("external_id", "input_kind"))
     assert kinds == {"t1": "table", "x1": "triples", "d1": "document", "m1": "mr", "b1": "boxscore"}
 
 
 def test_import_items_repeat_of_same_file_is_refused():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     before = count_rows()
     with pytest.raises(DataFileError, match="already imported"):
-        import_items(campaign, E2E_ITEMS.encode(), "again.csv")
+        import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "again.csv")
     assert_nothing_written(before)
 
 
@@ -123,7 +124,7 @@ def test_import_items_malformed_names_place_and_writes_nothing(data, message):
     campaign = make_campaign()
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_items(campaign, data, "items.csv")
+        import_items(campaign, io.BytesIO(data), "items.csv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
 
@@ -136,16 +137,16 @@ def test_import_items_json_lines_bad_input_names_line_and_field():
     )
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_items(campaign, data, "items.jsonl")
+        import_items(campaign, io.BytesIO(data), "items.jsonl")
     assert str(error.value) == "items.jsonl, line 2, column input: table: row 1 must have 1 cells"
     assert_nothing_written(before)
 
 
 def test_import_outputs_matches_items_by_mr():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
-    summary = import_outputs(campaign, system, E2E_OUTPUTS.encode(), "tgen.tsv")
+    summary = import_outputs(campaign, system, io.BytesIO(E2E_OUTPUTS.encode()), "tgen.tsv")
     assert summary.created == {"outputs": 2}
     texts = dict(system.outputs.values_list("item__external_id", "text"))
     assert texts == {"1": "The Vaults is a pub.", "2": "Loch Fyne serves French food."}
@@ -154,55 +155,57 @@ def test_import_outputs_matches_items_by_mr():
 def test_import_outputs_reads_quirks_of_published_files():
     """BOM, CR CR LF line ends and single-quoted fields, as in some E2E submissions."""
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tnt1")
     data = (
         "\ufeffMR\toutput\r\r\n"
         "'name[The Vaults], eatType[pub], near[Café Adriatic]'\t'The Vaults is a pub.'\r\r\n"
     )
-    import_outputs(campaign, system, data.encode(), "tnt1.tsv")
+    import_outputs(campaign, system, io.BytesIO(data.encode()), "tnt1.tsv")
     assert system.outputs.get().text == "The Vaults is a pub."
 
 
 def test_import_outputs_unknown_mr_writes_nothing():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
     data = E2E_OUTPUTS + '"name[Nowhere], eatType[pub]"\tNowhere is a pub.\n'
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_outputs(campaign, system, data.encode(), "tgen.tsv")
+        import_outputs(campaign, system, io.BytesIO(data.encode()), "tgen.tsv")
     assert str(error.value) == "tgen.tsv, line 4, column MR: no item of the campaign has this MR"
     assert_nothing_written(before)
 
 
 def test_import_outputs_second_output_for_an_item_is_refused():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
-    import_outputs(campaign, system, E2E_OUTPUTS.encode(), "tgen.tsv")
+    import_outputs(campaign, system, io.BytesIO(E2E_OUTPUTS.encode()), "tgen.tsv")
     other = E2E_OUTPUTS.replace("is a pub", "is a nice pub").encode()
     before = count_rows()
     with pytest.raises(DataFileError, match="already has an output"):
-        import_outputs(campaign, system, other, "tgen-v2.tsv")
+        import_outputs(campaign, system, io.BytesIO(other), "tgen-v2.tsv")
     assert_nothing_written(before)
 
 
 def test_import_outputs_json_lines_and_size_limit(settings):
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="llm")
     settings.MAX_OUTPUT_CHARS = 10
     data = b'{"item": "1", "text": "short"}\n{"item": "2", "text": "far too long a text"}\n'
     with pytest.raises(DataFileError) as error:
-        import_outputs(campaign, system, data, "llm.jsonl")
+        import_outputs(campaign, system, io.BytesIO(data), "llm.jsonl")
     assert str(error.value) == "llm.jsonl, line 2, column text: 19 characters; the limit is 10"
     assert system.outputs.count() == 0
 
 
 def test_import_ratings_creates_everything_for_a_page():
     campaign = make_campaign()
-    summary = import_ratings(campaign, ratings_file(RATINGS_ROW.format(id=7, q1=100)), "q.csv")
+    summary = import_ratings(
+        campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv"
+    )
     assert summary.created["HITs"] == 1 and summary.created["judgments"] == 3
     hit = Hit.objects.get(campaign=campaign)
     assert (hit.criterion, hit.external_id, hit.item.external_id) == ("quality", "7", "1")
@@ -229,7 +232,7 @@ def test_import_ratings_bad_score_names_line_and_column(q1, message):
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100), RATINGS_ROW.format(id=2, q1=q1))
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, data, "q.csv")
+        import_ratings(campaign, io.BytesIO(data), "q.csv")
     assert str(error.value).startswith(f"q.csv, line 4, column quality1: {message}")
     assert_nothing_written(before)
 
@@ -239,7 +242,7 @@ def test_import_ratings_missing_column_writes_nothing():
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"_worker_id", b"worker")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, data, "q.csv")
+        import_ratings(campaign, io.BytesIO(data), "q.csv")
     assert str(error.value) == "q.csv, line 1: missing column(s): _worker_id"
     assert_nothing_written(before)
 
@@ -249,29 +252,29 @@ def test_import_ratings_unknown_system_name_is_refused():
     row = RATINGS_ROW.format(id=1, q1=100).replace("alpha,", "not a system!,")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, ratings_file(row), "q.csv")
+        import_ratings(campaign, io.BytesIO(ratings_file(row)), "q.csv")
     assert str(error.value) == "q.csv, line 2, column sys1: 'not a system!' is not a system name"
     assert_nothing_written(before)
 
 
 def test_import_ratings_output_differing_from_stored_one_is_refused():
     campaign = make_campaign()
-    import_ratings(campaign, ratings_file(RATINGS_ROW.format(id=1, q1=100)), "a.csv")
+    import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=1, q1=100))), "a.csv")
     row = RATINGS_ROW.format(id=2, q1=90).replace("Vaults pub,", "Vaults pub indeed,")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, ratings_file(row), "b.csv")
+        import_ratings(campaign, io.BytesIO(ratings_file(row)), "b.csv")
     assert str(error.value).startswith("b.csv, line 2, column ref3: differs from the output")
     assert_nothing_written(before)
 
 
 def test_import_ratings_overlapping_file_is_refused():
     campaign = make_campaign()
-    import_ratings(campaign, ratings_file(RATINGS_ROW.format(id=1, q1=100)), "a.csv")
+    import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=1, q1=100))), "a.csv")
     data = ratings_file(RATINGS_ROW.format(id=2, q1=90), RATINGS_ROW.format(id=1, q1=100))
     before = count_rows()
     with pytest.raises(DataFileError, match="line 4, column _id: HIT 1 is already in"):
-        import_ratings(campaign, data, "b.csv")
+        import_ratings(campaign, io.BytesIO(data), "b.csv")
     assert_nothing_written(before)
 
 
@@ -288,7 +291,7 @@ def test_import_ratings_unreadable_files_write_nothing(data, message):
     campaign = make_campaign()
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, data, "q.csv")
+        import_ratings(campaign, io.BytesIO(data), "q.csv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
 
@@ -296,7 +299,7 @@ def test_import_ratings_unreadable_files_write_nothing(data, message):
 def test_import_ratings_naturalness_columns_make_naturalness_hits():
     campaign = make_campaign()
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"quality", b"natur")
-    summary = import_ratings(campaign, data, "natur.csv")
+    summary = import_ratings(campaign, io.BytesIO(data), "natur.csv")
     assert summary.created["judgments"] == 3
     assert Hit.objects.get(campaign=campaign).criterion == "naturalness"
 
@@ -307,9 +310,9 @@ def test_import_ratings_with_both_criteria_needs_a_choice():
     row = RATINGS_ROW.format(id=1, q1=100).rstrip("\n") + ",90,90,90\n"
     data = (header + row).encode()
     with pytest.raises(DataFileError, match="needs exactly one of quality1.. or natur1.."):
-        import_ratings(campaign, data, "both.csv")
+        import_ratings(campaign, io.BytesIO(data), "both.csv")
     assert not Hit.objects.exists()
-    import_ratings(campaign, data, "both.csv", criterion="naturalness")
+    import_ratings(campaign, io.BytesIO(data), "both.csv", criterion="naturalness")
     judgments = Judgment.objects.filter(assignment__hit__criterion="naturalness")
     assert sorted(judgments.values_list("score", flat=True)) == [90, 90, 90]
 
@@ -326,11 +329,11 @@ def test_import_ratings_with_both_criteria_needs_a_choice():
 )
 def test_import_outputs_malformed_names_place_and_writes_nothing(data, message):
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_outputs(campaign, system, data, "tgen.tsv")
+        import_outputs(campaign, system, io.BytesIO(data), "tgen.tsv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
 
@@ -340,6 +343,6 @@ def test_import_ratings_overlong_worker_id_is_refused():
     row = RATINGS_ROW.format(id=1, q1=100).replace(",w1,", "," + "w" * 201 + ",")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, ratings_file(row), "q.csv")
+        import_ratings(campaign, io.BytesIO(ratings_file(row)), "q.csv")
     assert str(error.value) == "q.csv, line 2, column _worker_id: longer than 200 characters"
     assert_nothing_written(before)
