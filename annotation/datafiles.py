@@ -58,14 +58,18 @@ class Checked:
 def check_file(file: BinaryIO, file_name: str, max_bytes: int) -> Checked:
     """Read the file once, in chunks: refuse it when it is over `max_bytes`, not UTF-8,
     empty or binary; hash it. The file is left at its start for `read_lines`."""
-    digest, decoder = hashlib.sha256(), codecs.getincrementaldecoder("utf-8-sig")()
-    size, lines, first = 0, 1, ""
+    # Plain UTF-8 and the BOM dropped by hand: "utf-8-sig" takes a file cut short inside
+    # its BOM (b"\xef") for an empty one.
+    digest, decoder = hashlib.sha256(), codecs.getincrementaldecoder("utf-8")()
+    size, lines, first, started = 0, 1, "", False
     while chunk := file.read(CHUNK_BYTES):
         size += len(chunk)
         if size > max_bytes:
             raise DataFileError(file_name, f"the file is over the limit of {max_bytes:,} bytes")
         digest.update(chunk)
         text = _decode(decoder, chunk, file_name, lines)
+        if text and not started:
+            text, started = text.removeprefix("\ufeff"), True
         if "\x00" in text:
             line = lines + text.count("\n", 0, text.index("\x00"))
             raise DataFileError(file_name, "the file contains NUL bytes; is it binary?", line)
@@ -82,7 +86,7 @@ def _decode(decoder, chunk: bytes, file_name: str, lines: int, final: bool = Fal
     try:
         return decoder.decode(chunk, final)
     except UnicodeDecodeError as error:
-        # The decoder's pending bytes (error.object's start) never hold a newline.
+        # error.object is the decoder's pending bytes (never a newline) and this chunk.
         line = lines + error.object.count(b"\n", 0, error.start)
         byte = error.object[error.start]
         raise DataFileError(
@@ -207,7 +211,8 @@ DECODER = json.JSONDecoder(
 
 
 def read_json_lines(lines: Iterable[str], file_name: str) -> Iterator[Row]:
-    for number, raw in enumerate(lines, start=1):
+    for number, line in enumerate(lines, start=1):
+        raw = line.removesuffix("\n")
         if raw.strip():
             yield Row(number, parse_json_line(raw, file_name, number))
 
