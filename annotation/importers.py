@@ -148,32 +148,34 @@ def import_items(campaign: Campaign, file: BinaryIO, file_name: str, user=None) 
     """E2E dataset CSV (mr, ref; one row per reference) or JSON Lines of typed inputs,
     read from a binary file object."""
     opened = open_data_file(campaign, DataFile.Kind.ITEMS, file, file_name)
-    counter = RowCounter()
     if opened.is_json_lines:
-        records = read_item_lines(
-            counter.count(read_json_lines(opened.lines, file_name)), file_name
-        )
+        rows = CountedRows(read_json_lines(opened.lines, file_name))
+        records = read_item_lines(rows, file_name)
     else:
-        records = read_e2e_items(
-            counter.count(read_table(opened.lines, file_name, ["mr"])), file_name
-        )
+        rows = CountedRows(read_table(opened.lines, file_name, ["mr"]))
+        records = read_e2e_items(rows, file_name)
     with transaction.atomic():
         created = ItemWriter(campaign, file_name).write(records)
         if not created:
             raise DataFileError(file_name, "no items in the file")
-        summary = ImportSummary(file_name, counter.rows, {"items": created})
+        summary = ImportSummary(file_name, rows.count, {"items": created})
         record_file(campaign, DataFile.Kind.ITEMS, opened, summary, user=user)
     return summary
 
 
-class RowCounter:
-    def __init__(self):
-        self.rows = 0
+class CountedRows:
+    """The rows of a file, counted as they pass: E2E rows of one MR make one item."""
 
-    def count(self, rows: Iterable[Row]) -> Iterator[Row]:
-        for row in rows:
-            self.rows += 1
-            yield row
+    def __init__(self, rows: Iterable[Row]):
+        self.rows, self.count = iter(rows), 0
+
+    def __iter__(self) -> Iterator[Row]:
+        return self
+
+    def __next__(self) -> Row:
+        row = next(self.rows)
+        self.count += 1
+        return row
 
 
 def read_e2e_items(rows: Iterable[Row], file_name: str) -> Iterator[ItemRecord]:
@@ -287,14 +289,14 @@ class ItemWriter:
 
 def check_new_items(campaign: Campaign, records: list[ItemRecord], file_name: str) -> None:
     existing = campaign.items.filter(input_key__in=[r.key for r in records])
-    known_keys = {key_digest(key) for key in existing.values_list("input_key", flat=True)}
+    known_keys = set(existing.values_list("input_key", flat=True))
     known_ids = set(
         campaign.items.filter(external_id__in=[r.external_id for r in records]).values_list(
             "external_id", flat=True
         )
     )
     for record in records:
-        if key_digest(record.key) in known_keys:
+        if record.key in known_keys:
             raise DataFileError(
                 file_name, "this input is already an item of the campaign", record.line
             )
