@@ -33,11 +33,6 @@ def old_decode(data: bytes) -> str:
     return data.decode("utf-8-sig").replace("\r\r\n", "\n").replace("\r\n", "\n")
 
 
-def old_table(text: str) -> list:
-    reader = csv.reader(io.StringIO(text, newline=""))
-    return [(reader.line_num, cells) for cells in reader]
-
-
 def outcome(function, *args):
     try:
         return function(*args)
