@@ -132,16 +132,17 @@ class CampaignAdmin(admin.ModelAdmin):
 
 
 def import_uploaded(campaign: Campaign, data: dict, user):
+    # The importers read the upload as a stream: memory follows a batch of rows, not the file.
     upload = data["file"]
-    content, name = upload.read(), upload.name
+    name = upload.name
     kind = data["kind"]
     with transaction.atomic():
         if kind == DataFile.Kind.ITEMS:
-            return import_items(campaign, content, name, user=user)
+            return import_items(campaign, upload, name, user=user)
         if kind == DataFile.Kind.RATINGS:
-            return import_ratings(campaign, content, name, data["criterion"] or None, user=user)
+            return import_ratings(campaign, upload, name, data["criterion"] or None, user=user)
         system = data["system"] or System.objects.create(campaign=campaign, name=data["new_system"])
-        return import_outputs(campaign, system, content, name, user=user)
+        return import_outputs(campaign, system, upload, name, user=user)
 
 
 @admin.register(Item)

@@ -43,10 +43,10 @@ def build_demo_campaign() -> Campaign:
     )
     for criterion in Criterion.values:
         CampaignCriterion.objects.create(campaign=campaign, criterion=criterion, is_open=True)
-    items_file = DEMO_DATA / "items.csv"
-    import_items(campaign, items_file.read_bytes(), items_file.name)
+    with (DEMO_DATA / "items.csv").open("rb") as items_file:
+        import_items(campaign, items_file, "items.csv")
     for name, description in DEMO_SYSTEMS.items():
         system = System.objects.create(campaign=campaign, name=name, description=description)
-        outputs_file = DEMO_DATA / "outputs" / f"{name}.tsv"
-        import_outputs(campaign, system, outputs_file.read_bytes(), outputs_file.name)
+        with (DEMO_DATA / "outputs" / f"{name}.tsv").open("rb") as outputs_file:
+            import_outputs(campaign, system, outputs_file, f"{name}.tsv")
     return campaign

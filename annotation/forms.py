@@ -11,6 +11,9 @@ from .models import Annotator
 from .submission import Answer, Shown
 
 MAX_SCORE_DIGITS = 6  # as RankME's pages: whole positive numbers, at most 6 digits
+# What a score box takes (its maxlength): room for leading zeros, and short enough that
+# nothing typed or posted reaches int()'s 4300-digit limit.
+MAX_SCORE_CHARS = 20
 MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"
 
 platform_id = RegexValidator(
@@ -74,20 +77,27 @@ class MagnitudeField(forms.CharField):
     def __init__(self, **kwargs):
         super().__init__(max_length=None, strip=True, **kwargs)
         self.widget.attrs.update(
-            inputmode="numeric", autocomplete="off", size=7, maxlength=20, spellcheck="false"
+            inputmode="numeric",
+            autocomplete="off",
+            size=7,
+            maxlength=MAX_SCORE_CHARS,
+            spellcheck="false",
         )
 
     def to_python(self, value) -> int | None:
         value = super().to_python(value)
         if value in self.empty_values:
             return None
+        if len(value) > MAX_SCORE_CHARS:
+            raise forms.ValidationError(self.error_messages["too_long"], code="too_long")
         if not re.fullmatch(r"[0-9]+", value):
             raise forms.ValidationError(self.error_messages[self._mistake(value)])
-        if len(value.lstrip("0")) > MAX_SCORE_DIGITS:
+        digits = value.lstrip("0")
+        if len(digits) > MAX_SCORE_DIGITS:
             raise forms.ValidationError(self.error_messages["too_long"], code="too_long")
-        if int(value) == 0:
+        if not digits:
             raise forms.ValidationError(self.error_messages["zero"], code="zero")
-        return int(value)
+        return int(digits)
 
     @staticmethod
     def _mistake(value: str) -> str:

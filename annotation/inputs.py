@@ -59,12 +59,21 @@ def _check_table(data: dict) -> None:
     for number, row in enumerate(rows, start=1):
         if not isinstance(row, list) or len(row) != len(header):
             raise InputError(f"table: row {number} must have {len(header)} cells")
-    for cell in data.get("highlighted", []):
-        if not (isinstance(cell, list) and len(cell) == 2):
-            raise InputError("table: highlighted cells must be [row, column] pairs")
+    highlighted = data.get("highlighted", [])
+    if not isinstance(highlighted, list):
+        raise InputError("table: field 'highlighted' must be a list of [row, column] pairs")
+    for cell in highlighted:
+        if not (isinstance(cell, list) and len(cell) == 2 and all(map(_is_index, cell))):
+            raise InputError(
+                "table: highlighted cells must be [row, column] pairs of whole numbers"
+            )
         row, column = cell
         if not (0 <= row < len(rows) and 0 <= column < len(header)):
             raise InputError(f"table: highlighted cell {cell} is outside the table")
+
+
+def _is_index(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_boxscore(data: dict) -> None:
@@ -103,9 +112,14 @@ CHECKS = {
 KINDS = tuple(CHECKS)
 
 
-def check_input(kind: str, data: Any) -> None:
-    if kind not in CHECKS:
-        raise InputError(f"unknown input kind {kind!r}; expected one of {', '.join(KINDS)}")
+def check_kind(kind: Any) -> None:
+    if not isinstance(kind, str) or kind not in CHECKS:
+        shown = repr(kind)[:40]
+        raise InputError(f"unknown input kind {shown}; expected one of {', '.join(KINDS)}")
+
+
+def check_input(kind: Any, data: Any) -> None:
+    check_kind(kind)
     if not isinstance(data, dict):
         raise InputError(f"{kind}: the input must be a JSON object")
     CHECKS[kind](data)

@@ -6,21 +6,27 @@ the worker and the times. Items, systems, outputs, HITs, annotators, assignments
 judgments are created so the platform's own rankings and pages work on published data.
 """
 
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import BinaryIO
 
 from django.conf import settings
 from django.db import transaction
 
-from .datafiles import DataFileError, Row, decode, read_table
+from .datafiles import DataFileError, Row, batches, read_table
 from .importers import (
+    BATCH_CHARS,
+    BATCH_ROWS,
     ImportSummary,
+    key_digest,
     limit_field,
     limit_text,
     mr_input,
+    open_data_file,
     record_file,
-    refuse_repeat,
 )
 from .models import (
     Annotator,
@@ -160,43 +166,212 @@ def read_position(page: Page, values: dict, position: int, prefix: str, file_nam
     page.coverage.append(parse_coverage(values.get(check, ""), file_name, line, check))
 
 
-def read_pages(text: str, file_name: str, criterion: str | None) -> tuple[str, list[Page]]:
-    first_line = text.split("\n", 1)[0]
-    header = {name.strip().strip('"'): True for name in re.split(r"[,\t]", first_line)}
+def read_pages(
+    lines: Iterable[str], file_name: str, criterion: str | None
+) -> tuple[str, Iterator[Page]]:
+    """The criterion the columns hold, and the pages, read one row at a time."""
+    lines = iter(lines)
+    first_line = next(lines, "")
+    header = {name.strip().strip('"'): True for name in re.split(r"[,\t]", first_line.strip())}
     criterion, k = detect_layout(header, criterion, file_name)
     required = ["mr", "_worker_id", "_started_at", "_created_at"]
     required += [
         f"{c}{i}" for c in ("sys", "ref", SCORE_COLUMNS[criterion]) for i in range(1, k + 1)
     ]
-    pages = [
-        read_page(row, criterion, k, file_name) for row in read_table(text, file_name, required)
-    ]
-    if not pages:
-        raise DataFileError(file_name, "no rows after the header")
-    seen = {}
-    for page in pages:
+    rows = read_table(itertools.chain([first_line], lines), file_name, required)
+    return criterion, unique_pages(rows, criterion, k, file_name)
+
+
+def unique_pages(rows: Iterable[Row], criterion: str, k: int, file_name: str) -> Iterator[Page]:
+    seen: dict[str, int] = {}
+    for row in rows:
+        page = read_page(row, criterion, k, file_name)
         if page.hit_id and page.hit_id in seen:
             raise DataFileError(
                 file_name, f"repeats the row of line {seen[page.hit_id]}", page.line, "_id"
             )
         seen[page.hit_id] = page.line
-    return criterion, pages
+        yield page
+
+
+def page_chars(page: Page) -> int:
+    return len(page.key) + sum(map(len, page.texts))
 
 
 def import_ratings(
-    campaign: Campaign, data: bytes, file_name: str, criterion: str | None = None, user=None
+    campaign: Campaign, file: BinaryIO, file_name: str, criterion: str | None = None, user=None
 ) -> ImportSummary:
-    refuse_repeat(campaign, DataFile.Kind.RATINGS, data, file_name)
-    text = decode(data, file_name, settings.IMPORT_MAX_BYTES)
-    criterion, pages = read_pages(text, file_name, criterion)
-    check_new_hits(campaign, pages, file_name)
+    """Crowd ratings in the E2E CrowdFlower format, read from a binary file object."""
+    opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
+    criterion, pages = read_pages(opened.lines, file_name, criterion)
     with transaction.atomic():
         campaign.criteria.get_or_create(criterion=criterion, defaults={"is_open": False})
-        created = write_pages(campaign, criterion, pages, file_name)
+        writer = PageWriter(campaign, criterion, file_name)
+        for batch in batches(pages, BATCH_ROWS, BATCH_CHARS, page_chars):
+            writer.write(batch)
+        if not writer.rows:
+            raise DataFileError(file_name, "no rows after the header")
         campaign.criteria.filter(criterion=criterion).record_judgments_change()
-        summary = ImportSummary(file_name, len(pages), created)
-        record_file(campaign, DataFile.Kind.RATINGS, data, file_name, summary, user=user)
+        summary = ImportSummary(file_name, writer.rows, writer.created)
+        record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
+
+
+class PageWriter:
+    """Writes pages batch by batch, keeping what later batches need: the ids of items,
+    systems, outputs (with a digest of their text) and annotators."""
+
+    def __init__(self, campaign: Campaign, criterion: str, file_name: str):
+        self.campaign, self.criterion, self.file_name = campaign, criterion, file_name
+        mr_items = campaign.items.filter(input_kind="mr")
+        self.items = dict(mr_items.values_list("input_key", "id"))
+        self.taken_ids = set(campaign.items.values_list("external_id", flat=True))
+        self.systems = dict(campaign.systems.values_list("name", "id"))
+        self.outputs = stored_outputs(campaign)
+        source = Annotator.Source.CROWDFLOWER
+        annotators = campaign.annotators.filter(source=source)
+        self.annotators = dict(annotators.values_list("external_id", "id"))
+        self.rows = 0
+        self.created = dict.fromkeys(
+            ["items", "systems", "outputs", "annotators", "HITs", "judgments"], 0
+        )
+
+    def write(self, pages: list[Page]) -> None:
+        check_new_hits(self.campaign, pages, self.file_name)
+        self.ensure_items(pages)
+        self.ensure_systems(pages)
+        self.ensure_outputs(pages)
+        self.ensure_annotators(pages)
+        hits = Hit.objects.bulk_create(
+            Hit(
+                campaign=self.campaign,
+                criterion=self.criterion,
+                item_id=self.items[p.key],
+                external_id=p.hit_id or f"{self.file_name[:150]}:{p.line}",
+            )
+            for p in pages
+        )
+        self.write_judgments(pages, hits)
+        self.rows += len(pages)
+
+    def write_judgments(self, pages: list[Page], hits: list[Hit]) -> None:
+        slots = HitOutput.objects.bulk_create(
+            HitOutput(hit=hit, output_id=self.output_id(p, name), position=position)
+            for hit, p in zip(hits, pages, strict=True)
+            for position, name in enumerate(p.systems, start=1)
+        )
+        assignments = Assignment.objects.bulk_create(
+            Assignment(
+                hit=hit,
+                annotator_id=self.annotators[p.worker],
+                status=Assignment.Status.SUBMITTED,
+                started_at=p.started_at,
+                submitted_at=p.submitted_at,
+            )
+            for hit, p in zip(hits, pages, strict=True)
+        )
+        k = len(pages[0].systems)
+        Judgment.objects.bulk_create(
+            Judgment(
+                assignment=assignment,
+                slot=slots[n * k + i],
+                score=p.scores[i],
+                adds_information=p.coverage[i][0],
+                misses_information=p.coverage[i][1],
+                reflects_perfectly=p.coverage[i][2],
+            )
+            for n, (assignment, p) in enumerate(zip(assignments, pages, strict=True))
+            for i in range(k)
+        )
+        self.created["HITs"] += len(hits)
+        self.created["judgments"] += len(slots)
+
+    def output_id(self, page: Page, system: str) -> int:
+        return self.outputs[(self.items[page.key], self.systems[system])][0]
+
+    def ensure_items(self, pages: list[Page]) -> None:
+        new = {}
+        for page in pages:
+            if page.key in self.items or page.key in new:
+                continue
+            external_id = page.item_external_id or next_free_id(self.taken_ids)
+            if external_id in self.taken_ids:
+                raise DataFileError(
+                    self.file_name,
+                    f"item id {external_id!r} belongs to another MR",
+                    page.line,
+                    "mr_id",
+                )
+            self.taken_ids.add(external_id)
+            new[page.key] = Item(
+                campaign=self.campaign,
+                external_id=external_id,
+                input_kind="mr",
+                input_data=page.input_data,
+                input_key=page.key,
+            )
+        for item in Item.objects.bulk_create(new.values()):
+            self.items[item.input_key] = item.id
+        self.created["items"] += len(new)
+
+    def ensure_systems(self, pages: list[Page]) -> None:
+        names = dict.fromkeys(n for p in pages for n in p.systems if n not in self.systems)
+        created = System.objects.bulk_create(
+            System(campaign=self.campaign, name=name) for name in names
+        )
+        self.systems.update((system.name, system.id) for system in created)
+        self.created["systems"] += len(created)
+
+    def ensure_outputs(self, pages: list[Page]) -> None:
+        """New outputs for pairs first seen here. A text that differs from the stored or
+        earlier one for the same (item, system) is an error."""
+        new: dict[tuple, Output] = {}
+        for page in pages:
+            for position, (name, text) in enumerate(zip(page.systems, page.texts, strict=True), 1):
+                pair = (self.items[page.key], self.systems[name])
+                digest = text_digest(text)
+                if pair in new:
+                    stored = text_digest(new[pair].text)
+                elif pair in self.outputs:
+                    stored = self.outputs[pair][1]
+                else:
+                    new[pair] = Output(item_id=pair[0], system_id=pair[1], text=text)
+                    continue
+                if stored != digest:
+                    raise DataFileError(
+                        self.file_name,
+                        f"differs from the output of system '{name}' already stored for this MR",
+                        page.line,
+                        f"ref{position}",
+                    )
+        for output in Output.objects.bulk_create(new.values()):
+            self.outputs[(output.item_id, output.system_id)] = (output.id, text_digest(output.text))
+        self.created["outputs"] += len(new)
+
+    def ensure_annotators(self, pages: list[Page]) -> None:
+        workers = dict.fromkeys(p.worker for p in pages if p.worker not in self.annotators)
+        created = Annotator.objects.bulk_create(
+            Annotator(campaign=self.campaign, source=Annotator.Source.CROWDFLOWER, external_id=w)
+            for w in workers
+        )
+        self.annotators.update((a.external_id, a.id) for a in created)
+        self.created["annotators"] += len(created)
+
+
+def text_digest(text: str) -> bytes:
+    """Equal for texts that `normalise` makes equal; short, to keep one per output."""
+    return key_digest(normalise(text))
+
+
+def stored_outputs(campaign: Campaign) -> dict[tuple, tuple[int, bytes]]:
+    """(item, system) -> (output id, text digest) for the campaign's outputs."""
+    rows = Output.objects.filter(item__campaign=campaign)
+    return {
+        (item_id, system_id): (pk, text_digest(text))
+        for item_id, system_id, pk, text in rows.values_list(
+            "item_id", "system_id", "id", "text"
+        ).iterator()
+    }
 
 
 def check_new_hits(campaign: Campaign, pages: list[Page], file_name: str) -> None:
@@ -209,131 +384,9 @@ def check_new_hits(campaign: Campaign, pages: list[Page], file_name: str) -> Non
             )
 
 
-def write_pages(campaign: Campaign, criterion: str, pages: list[Page], file_name: str) -> dict:
-    items, new_items = ensure_items(campaign, pages, file_name)
-    systems, new_systems = ensure_systems(campaign, pages)
-    outputs, new_outputs = ensure_outputs(pages, items, systems, file_name)
-    annotators, new_annotators = ensure_annotators(campaign, pages)
-    hits = Hit.objects.bulk_create(
-        Hit(
-            campaign=campaign,
-            criterion=criterion,
-            item_id=items[p.key],
-            external_id=p.hit_id or f"{file_name[:150]}:{p.line}",
-        )
-        for p in pages
-    )
-    slots = HitOutput.objects.bulk_create(
-        HitOutput(hit=hit, output_id=outputs[(items[p.key], systems[name])], position=position)
-        for hit, p in zip(hits, pages, strict=True)
-        for position, name in enumerate(p.systems, start=1)
-    )
-    assignments = Assignment.objects.bulk_create(
-        Assignment(
-            hit=hit,
-            annotator_id=annotators[p.worker],
-            status=Assignment.Status.SUBMITTED,
-            started_at=p.started_at,
-            submitted_at=p.submitted_at,
-        )
-        for hit, p in zip(hits, pages, strict=True)
-    )
-    k = len(pages[0].systems)
-    Judgment.objects.bulk_create(
-        Judgment(
-            assignment=assignment,
-            slot=slots[n * k + i],
-            score=p.scores[i],
-            adds_information=p.coverage[i][0],
-            misses_information=p.coverage[i][1],
-            reflects_perfectly=p.coverage[i][2],
-        )
-        for n, (assignment, p) in enumerate(zip(assignments, pages, strict=True))
-        for i in range(k)
-    )
-    return {
-        "items": new_items,
-        "systems": new_systems,
-        "outputs": new_outputs,
-        "annotators": new_annotators,
-        "HITs": len(hits),
-        "judgments": len(slots),
-    }
-
-
-def ensure_items(campaign: Campaign, pages: list[Page], file_name: str) -> tuple[dict, int]:
-    items = dict(campaign.items.values_list("input_key", "id"))
-    taken_ids = set(campaign.items.values_list("external_id", flat=True))
-    new = {}
-    for page in pages:
-        if page.key in items or page.key in new:
-            continue
-        external_id = page.item_external_id or next_free_id(taken_ids)
-        if external_id in taken_ids:
-            raise DataFileError(
-                file_name, f"item id {external_id!r} belongs to another MR", page.line, "mr_id"
-            )
-        taken_ids.add(external_id)
-        new[page.key] = Item(
-            campaign=campaign,
-            external_id=external_id,
-            input_kind="mr",
-            input_data=page.input_data,
-            input_key=page.key,
-        )
-    for item in Item.objects.bulk_create(new.values()):
-        items[item.input_key] = item.id
-    return items, len(new)
-
-
 def next_free_id(taken: set[str]) -> str:
     """A number not yet an item id, for rows without `mr_id`."""
     number = len(taken) + 1
     while str(number) in taken:
         number += 1
     return str(number)
-
-
-def ensure_systems(campaign: Campaign, pages: list[Page]) -> tuple[dict, int]:
-    systems = dict(campaign.systems.values_list("name", "id"))
-    names = dict.fromkeys(name for page in pages for name in page.systems if name not in systems)
-    created = System.objects.bulk_create(System(campaign=campaign, name=name) for name in names)
-    systems.update((system.name, system.id) for system in created)
-    return systems, len(created)
-
-
-def ensure_outputs(pages, items: dict, systems: dict, file_name: str) -> tuple[dict, int]:
-    """Outputs by (item, system): those stored, and new ones for pairs first seen here. A
-    text that differs from the stored or earlier one for the same pair is an error."""
-    existing = Output.objects.filter(item_id__in=set(items.values()))
-    texts = {(o.item_id, o.system_id): o.text for o in existing}
-    new: list[Output] = []
-    for page in pages:
-        for position, (name, text) in enumerate(zip(page.systems, page.texts, strict=True), 1):
-            pair = (items[page.key], systems[name])
-            if pair not in texts:
-                texts[pair] = text
-                new.append(Output(item_id=pair[0], system_id=pair[1], text=text))
-            elif normalise(texts[pair]) != normalise(text):
-                raise DataFileError(
-                    file_name,
-                    f"differs from the output of system '{name}' already stored for this MR",
-                    page.line,
-                    f"ref{position}",
-                )
-    Output.objects.bulk_create(new)
-    ids = Output.objects.filter(item_id__in=set(items.values())).values_list(
-        "item_id", "system_id", "id"
-    )
-    return {(item_id, system_id): pk for item_id, system_id, pk in ids}, len(new)
-
-
-def ensure_annotators(campaign: Campaign, pages: list[Page]) -> tuple[dict, int]:
-    source = Annotator.Source.CROWDFLOWER
-    known = dict(campaign.annotators.filter(source=source).values_list("external_id", "id"))
-    workers = dict.fromkeys(p.worker for p in pages if p.worker not in known)
-    created = Annotator.objects.bulk_create(
-        Annotator(campaign=campaign, source=source, external_id=w) for w in workers
-    )
-    known.update((a.external_id, a.id) for a in created)
-    return known, len(created)

@@ -136,6 +136,8 @@ def broken(a):
     return f"{d['name']} {d['name']} is {' is '.join(vals)} the the place ."
 
 
+# Plain csv.writer, not annotation.csvsafe: these are files for the importers, where a
+# leading ' would become part of the text; no cell here starts like a formula.
 with open("annotation/demo_data/items.csv", "w", newline="", encoding="utf-8") as f:
     w = csv.writer(f)
     w.writerow(["mr", "ref"])

@@ -10,9 +10,9 @@ pytestmark = pytest.mark.django_db
 ITEMS = b'mr,ref\n"name[The Vaults], eatType[pub]","The Vaults is a pub."\n'
 
 
-def upload(client, campaign, content: bytes, **fields):
+def upload(client, campaign, content: bytes, name="items.csv", **fields):
     url = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
-    data = {"kind": "items", "file": SimpleUploadedFile("items.csv", content), **fields}
+    data = {"kind": "items", "file": SimpleUploadedFile(name, content), **fields}
     return client.post(url, data, follow=True)
 
 
@@ -34,6 +34,36 @@ def test_admin_upload_bad_file_shows_error_and_writes_nothing(admin_client):
     )
     assert not Item.objects.filter(campaign=campaign).exists()
     assert not DataFile.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b'{"id": "1", "kind": ["mr"], "input": {}}\n',
+            "Items.jsonl, line 1, column kind: unknown",
+        ),
+        (b'{"id": "1", "kind": "mr", "input": NaN}\n', "Items.jsonl, line 1, column input: NaN"),
+        (b'{"id": "1", "kind": "mr", "x": "\\ud800"}\n', "Items.jsonl, line 1, column x: contains"),
+        (b"[" * 100_000 + b"]" * 100_000, "Items.jsonl, line 1: nested deeper than 32 levels"),
+    ],
+    ids=["kind-list", "nan", "surrogate", "deep"],
+)
+def test_admin_upload_hostile_file_shows_error_and_writes_nothing(admin_client, content, message):
+    campaign = make_campaign()
+    response = upload(admin_client, campaign, content, name="items.jsonl")
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert "Nothing was imported." in response.content.decode()
+    assert not Item.objects.exists() and not DataFile.objects.exists()
+
+
+def test_admin_upload_streams_a_file_spooled_to_disk(admin_client, settings):
+    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10  # the upload becomes a temporary file
+    campaign = make_campaign()
+    response = upload(admin_client, campaign, ITEMS)
+    assert "1 rows read; created 1 items" in response.content.decode()
+    assert Item.objects.filter(campaign=campaign).count() == 1
 
 
 def test_admin_upload_outputs_need_a_system(admin_client):

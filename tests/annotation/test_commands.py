@@ -56,6 +56,17 @@ def test_import_outputs_failed_file_leaves_no_new_system(tmp_path):
     assert not System.objects.filter(name="newsys").exists()
 
 
+def test_import_items_hostile_file_is_refused_and_nothing_written(tmp_path):
+    path = tmp_path / "items.jsonl"
+    good = '{"id": "1", "kind": "mr", "input": {"attributes": [["name", "A"]]}}'
+    path.write_text(good + '\n{"id": "2", "kind": "mr", "input": ' + "[" * 10**5 + "]" * 10**5)
+    message = "items.jsonl, line 2, column input: nested deeper than 32 levels"
+    with pytest.raises(CommandError, match=f"{message}\nNothing was imported."):
+        call_command("import_items", "demo", str(path), "--create-campaign")
+    assert not Item.objects.exists()
+    assert not Campaign.objects.exists()
+
+
 def test_import_items_unknown_campaign_names_it(tmp_path):
     path = tmp_path / "items.csv"
     path.write_text("mr,ref\n")

@@ -1,6 +1,9 @@
 import pytest
+from django import forms
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from annotation.forms import COVERAGE_RULE, EntryForm, HitForm, MagnitudeField
+from annotation.forms import COVERAGE, COVERAGE_RULE, EntryForm, HitForm, MagnitudeField
 from annotation.submission import Answer, Shown
 
 
@@ -29,6 +32,10 @@ def test_magnitude_field_takes_whole_positive_numbers(typed, expected):
         ("2,5", "fraction"),
         (".5", "fraction"),
         ("1000000", "too_long"),
+        ("0" * 5000 + "5", "too_long"),  # past int()'s 4300-digit limit
+        ("9" * 5000, "too_long"),
+        ("1" * 21, "too_long"),
+        ("-" + "5" * 30, "too_long"),
         ("1e3", "invalid"),
         ("ten", "invalid"),
         ("１００", "invalid"),  # full-width digits are not what the page asked for
@@ -40,6 +47,47 @@ def test_magnitude_field_refuses_other_entries_with_a_clear_message(typed, code)
     with pytest.raises(Exception) as caught:
         field.clean(typed)
     assert caught.value.messages == [field.error_messages[code]]
+
+
+def test_hit_form_5000_digit_score_is_a_field_error():
+    form = HitForm({"score_1": "0" * 5000 + "5", "score_2": "50"}, shown=shown(), coverage=False)
+    assert not form.is_valid()
+    assert form.errors == {"score_1": [MagnitudeField.default_error_messages["too_long"]]}
+
+
+SCORE_TEXT = st.text(alphabet=st.sampled_from("0123456789 -.,e\x00") | st.characters())
+# Hypothesis rarely draws long texts: leading zeros past int()'s limit are added by hand.
+FORM_VALUES = SCORE_TEXT | st.integers(4000, 6000).map(lambda n: "0" * n + "7")
+
+
+@settings(max_examples=200, deadline=None)
+@given(FORM_VALUES)
+def test_magnitude_field_gives_a_score_or_a_validation_error(typed):
+    try:
+        score = MagnitudeField().clean(typed)
+    except forms.ValidationError as error:
+        assert error.messages[0] in MagnitudeField.default_error_messages.values()
+    else:
+        assert 1 <= score <= 999_999
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["submission_key", "score_1", "score_2", "score_9", *(f"{m}_1" for m in COVERAGE)]
+        ),
+        FORM_VALUES,
+    ),
+    st.booleans(),
+)
+def test_hit_form_gives_answers_or_field_errors(data, coverage):
+    form = HitForm(data, shown=shown(), coverage=coverage)
+    if form.is_valid():
+        assert all(1 <= answer.score <= 999_999 for answer in form.answers().values())
+    else:
+        assert set(form.errors) <= set(form.fields) | {"__all__"}
+        assert form.error_list() or "submission_key" in form.errors
 
 
 def test_hit_form_gives_one_answer_per_sentence():

@@ -1,11 +1,16 @@
+import csv
+import io
 import json
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from annotation.datafiles import DataFileError
 from annotation.importers import import_items, import_outputs
 from annotation.models import Annotator, Assignment, DataFile, Hit, Item, Judgment, Output, System
 from annotation.ratings_import import import_ratings
+from tests.annotation.sample_inputs import INPUTS
 from tests.factories import make_campaign, make_system
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +52,7 @@ def assert_nothing_written(before: dict) -> None:
 
 def test_import_items_e2e_csv_collapses_references():
     campaign = make_campaign()
-    summary = import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    summary = import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     items = list(campaign.items.order_by("external_id"))
     assert summary.created == {"items": 2}
     assert [i.external_id for i in items] == ["1", "2"]
@@ -91,17 +96,17 @@ def test_import_items_json_lines_of_every_kind():
         },
     ]
     data = "\n".join(json.dumps(line) for line in lines).encode()
-    import_items(campaign, data, "items.jsonl")
+    import_items(campaign, io.BytesIO(data), "items.jsonl")
     kinds = dict(campaign.items.values_list("external_id", "input_kind"))
     assert kinds == {"t1": "table", "x1": "triples", "d1": "document", "m1": "mr", "b1": "boxscore"}
 
 
 def test_import_items_repeat_of_same_file_is_refused():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     before = count_rows()
     with pytest.raises(DataFileError, match="already imported"):
-        import_items(campaign, E2E_ITEMS.encode(), "again.csv")
+        import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "again.csv")
     assert_nothing_written(before)
 
 
@@ -123,7 +128,7 @@ def test_import_items_malformed_names_place_and_writes_nothing(data, message):
     campaign = make_campaign()
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_items(campaign, data, "items.csv")
+        import_items(campaign, io.BytesIO(data), "items.csv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
 
@@ -136,16 +141,16 @@ def test_import_items_json_lines_bad_input_names_line_and_field():
     )
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_items(campaign, data, "items.jsonl")
+        import_items(campaign, io.BytesIO(data), "items.jsonl")
     assert str(error.value) == "items.jsonl, line 2, column input: table: row 1 must have 1 cells"
     assert_nothing_written(before)
 
 
 def test_import_outputs_matches_items_by_mr():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
-    summary = import_outputs(campaign, system, E2E_OUTPUTS.encode(), "tgen.tsv")
+    summary = import_outputs(campaign, system, io.BytesIO(E2E_OUTPUTS.encode()), "tgen.tsv")
     assert summary.created == {"outputs": 2}
     texts = dict(system.outputs.values_list("item__external_id", "text"))
     assert texts == {"1": "The Vaults is a pub.", "2": "Loch Fyne serves French food."}
@@ -154,55 +159,57 @@ def test_import_outputs_matches_items_by_mr():
 def test_import_outputs_reads_quirks_of_published_files():
     """BOM, CR CR LF line ends and single-quoted fields, as in some E2E submissions."""
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tnt1")
     data = (
         "\ufeffMR\toutput\r\r\n"
         "'name[The Vaults], eatType[pub], near[Café Adriatic]'\t'The Vaults is a pub.'\r\r\n"
     )
-    import_outputs(campaign, system, data.encode(), "tnt1.tsv")
+    import_outputs(campaign, system, io.BytesIO(data.encode()), "tnt1.tsv")
     assert system.outputs.get().text == "The Vaults is a pub."
 
 
 def test_import_outputs_unknown_mr_writes_nothing():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
     data = E2E_OUTPUTS + '"name[Nowhere], eatType[pub]"\tNowhere is a pub.\n'
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_outputs(campaign, system, data.encode(), "tgen.tsv")
+        import_outputs(campaign, system, io.BytesIO(data.encode()), "tgen.tsv")
     assert str(error.value) == "tgen.tsv, line 4, column MR: no item of the campaign has this MR"
     assert_nothing_written(before)
 
 
 def test_import_outputs_second_output_for_an_item_is_refused():
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
-    import_outputs(campaign, system, E2E_OUTPUTS.encode(), "tgen.tsv")
+    import_outputs(campaign, system, io.BytesIO(E2E_OUTPUTS.encode()), "tgen.tsv")
     other = E2E_OUTPUTS.replace("is a pub", "is a nice pub").encode()
     before = count_rows()
     with pytest.raises(DataFileError, match="already has an output"):
-        import_outputs(campaign, system, other, "tgen-v2.tsv")
+        import_outputs(campaign, system, io.BytesIO(other), "tgen-v2.tsv")
     assert_nothing_written(before)
 
 
 def test_import_outputs_json_lines_and_size_limit(settings):
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="llm")
     settings.MAX_OUTPUT_CHARS = 10
     data = b'{"item": "1", "text": "short"}\n{"item": "2", "text": "far too long a text"}\n'
     with pytest.raises(DataFileError) as error:
-        import_outputs(campaign, system, data, "llm.jsonl")
+        import_outputs(campaign, system, io.BytesIO(data), "llm.jsonl")
     assert str(error.value) == "llm.jsonl, line 2, column text: 19 characters; the limit is 10"
     assert system.outputs.count() == 0
 
 
 def test_import_ratings_creates_everything_for_a_page():
     campaign = make_campaign()
-    summary = import_ratings(campaign, ratings_file(RATINGS_ROW.format(id=7, q1=100)), "q.csv")
+    summary = import_ratings(
+        campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv"
+    )
     assert summary.created["HITs"] == 1 and summary.created["judgments"] == 3
     hit = Hit.objects.get(campaign=campaign)
     assert (hit.criterion, hit.external_id, hit.item.external_id) == ("quality", "7", "1")
@@ -229,7 +236,7 @@ def test_import_ratings_bad_score_names_line_and_column(q1, message):
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100), RATINGS_ROW.format(id=2, q1=q1))
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, data, "q.csv")
+        import_ratings(campaign, io.BytesIO(data), "q.csv")
     assert str(error.value).startswith(f"q.csv, line 4, column quality1: {message}")
     assert_nothing_written(before)
 
@@ -239,7 +246,7 @@ def test_import_ratings_missing_column_writes_nothing():
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"_worker_id", b"worker")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, data, "q.csv")
+        import_ratings(campaign, io.BytesIO(data), "q.csv")
     assert str(error.value) == "q.csv, line 1: missing column(s): _worker_id"
     assert_nothing_written(before)
 
@@ -249,29 +256,29 @@ def test_import_ratings_unknown_system_name_is_refused():
     row = RATINGS_ROW.format(id=1, q1=100).replace("alpha,", "not a system!,")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, ratings_file(row), "q.csv")
+        import_ratings(campaign, io.BytesIO(ratings_file(row)), "q.csv")
     assert str(error.value) == "q.csv, line 2, column sys1: 'not a system!' is not a system name"
     assert_nothing_written(before)
 
 
 def test_import_ratings_output_differing_from_stored_one_is_refused():
     campaign = make_campaign()
-    import_ratings(campaign, ratings_file(RATINGS_ROW.format(id=1, q1=100)), "a.csv")
+    import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=1, q1=100))), "a.csv")
     row = RATINGS_ROW.format(id=2, q1=90).replace("Vaults pub,", "Vaults pub indeed,")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, ratings_file(row), "b.csv")
+        import_ratings(campaign, io.BytesIO(ratings_file(row)), "b.csv")
     assert str(error.value).startswith("b.csv, line 2, column ref3: differs from the output")
     assert_nothing_written(before)
 
 
 def test_import_ratings_overlapping_file_is_refused():
     campaign = make_campaign()
-    import_ratings(campaign, ratings_file(RATINGS_ROW.format(id=1, q1=100)), "a.csv")
+    import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=1, q1=100))), "a.csv")
     data = ratings_file(RATINGS_ROW.format(id=2, q1=90), RATINGS_ROW.format(id=1, q1=100))
     before = count_rows()
     with pytest.raises(DataFileError, match="line 4, column _id: HIT 1 is already in"):
-        import_ratings(campaign, data, "b.csv")
+        import_ratings(campaign, io.BytesIO(data), "b.csv")
     assert_nothing_written(before)
 
 
@@ -288,7 +295,7 @@ def test_import_ratings_unreadable_files_write_nothing(data, message):
     campaign = make_campaign()
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, data, "q.csv")
+        import_ratings(campaign, io.BytesIO(data), "q.csv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
 
@@ -296,7 +303,7 @@ def test_import_ratings_unreadable_files_write_nothing(data, message):
 def test_import_ratings_naturalness_columns_make_naturalness_hits():
     campaign = make_campaign()
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"quality", b"natur")
-    summary = import_ratings(campaign, data, "natur.csv")
+    summary = import_ratings(campaign, io.BytesIO(data), "natur.csv")
     assert summary.created["judgments"] == 3
     assert Hit.objects.get(campaign=campaign).criterion == "naturalness"
 
@@ -307,9 +314,9 @@ def test_import_ratings_with_both_criteria_needs_a_choice():
     row = RATINGS_ROW.format(id=1, q1=100).rstrip("\n") + ",90,90,90\n"
     data = (header + row).encode()
     with pytest.raises(DataFileError, match="needs exactly one of quality1.. or natur1.."):
-        import_ratings(campaign, data, "both.csv")
+        import_ratings(campaign, io.BytesIO(data), "both.csv")
     assert not Hit.objects.exists()
-    import_ratings(campaign, data, "both.csv", criterion="naturalness")
+    import_ratings(campaign, io.BytesIO(data), "both.csv", criterion="naturalness")
     judgments = Judgment.objects.filter(assignment__hit__criterion="naturalness")
     assert sorted(judgments.values_list("score", flat=True)) == [90, 90, 90]
 
@@ -326,11 +333,11 @@ def test_import_ratings_with_both_criteria_needs_a_choice():
 )
 def test_import_outputs_malformed_names_place_and_writes_nothing(data, message):
     campaign = make_campaign()
-    import_items(campaign, E2E_ITEMS.encode(), "items.csv")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
     system = make_system(campaign, name="tgen")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_outputs(campaign, system, data, "tgen.tsv")
+        import_outputs(campaign, system, io.BytesIO(data), "tgen.tsv")
     assert str(error.value).startswith(message)
     assert_nothing_written(before)
 
@@ -340,6 +347,360 @@ def test_import_ratings_overlong_worker_id_is_refused():
     row = RATINGS_ROW.format(id=1, q1=100).replace(",w1,", "," + "w" * 201 + ",")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
-        import_ratings(campaign, ratings_file(row), "q.csv")
+        import_ratings(campaign, io.BytesIO(ratings_file(row)), "q.csv")
     assert str(error.value) == "q.csv, line 2, column _worker_id: longer than 200 characters"
     assert_nothing_written(before)
+
+
+# Hostile input: each refused with file, line and field, and nothing written ---------------
+
+GOOD_ITEM = '{"id": "m1", "kind": "mr", "input": {"attributes": [["name", "A"]]}}'
+DOCUMENT = '{{"id": "2", "kind": "document", "input": {{"text": {text}, "question": "q"{more}}}}}'
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (
+            '{"id": "2", "kind": ["mr"], "input": {"attributes": [["name", "B"]]}}',
+            "items.jsonl, line 2, column kind: unknown input kind ['mr']; expected one of mr,",
+        ),
+        (
+            '{"id": "2", "kind": "table", "input": '
+            '{"header": ["a"], "rows": [["1"]], "highlighted": [["x", 0]]}}',
+            "items.jsonl, line 2, column input: table: highlighted cells must be [row, column] "
+            "pairs of whole numbers",
+        ),
+        (
+            DOCUMENT.format(text='"t"', more=', "year": NaN'),
+            "items.jsonl, line 2, column input.year: NaN is not a number JSON allows",
+        ),
+        (
+            DOCUMENT.format(text='"t"', more=', "year": [Infinity]'),
+            "items.jsonl, line 2, column input.year[0]: Infinity is not a number JSON allows",
+        ),
+        (
+            DOCUMENT.format(text='"a\\u0000b"', more=""),
+            "items.jsonl, line 2, column input.text: contains a NUL character (\\u0000)",
+        ),
+        (
+            DOCUMENT.format(text='"\\ud800"', more=""),
+            "items.jsonl, line 2, column input.text: contains a lone surrogate (\\ud800); "
+            "not Unicode text",
+        ),
+        (
+            '{"id": "2", "kind": "table", "input": ' + DEEP + "}",
+            "items.jsonl, line 2, column input: nested deeper than 32 levels",
+        ),
+        (DEEP, "items.jsonl, line 2: nested deeper than 32 levels"),
+        (
+            DOCUMENT.format(text='"t"', more=', "n": 1' + "0" * 5000),
+            "items.jsonl, line 2, column input.n: 100000000000… is a number of more than 18",
+        ),
+    ],
+    ids=[
+        "kind-list",
+        "highlight-text",
+        "nan",
+        "infinity",
+        "nul",
+        "surrogate",
+        "deep",
+        "deep-line",
+        "long-int",
+    ],
+)
+def test_import_items_hostile_json_lines_are_refused_and_write_nothing(line, message):
+    campaign = make_campaign()
+    before = count_rows()
+    data = f"{GOOD_ITEM}\n{line}\n".encode()
+    with pytest.raises(DataFileError) as error:
+        import_items(campaign, io.BytesIO(data), "items.jsonl")
+    assert str(error.value).startswith(message)
+    assert_nothing_written(before)
+
+
+def test_import_items_nul_byte_in_csv_names_its_line():
+    campaign = make_campaign()
+    before = count_rows()
+    data = E2E_ITEMS.encode() + b'"name[X]","a\x00b"\n'
+    with pytest.raises(DataFileError) as error:
+        import_items(campaign, io.BytesIO(data), "items.csv")
+    assert str(error.value) == "items.csv, line 5: the file contains NUL bytes; is it binary?"
+    assert_nothing_written(before)
+
+
+def test_import_items_size_limit_holds_while_reading(settings):
+    settings.IMPORT_MAX_BYTES = 100
+    campaign = make_campaign()
+    before = count_rows()
+    with pytest.raises(DataFileError) as error:
+        import_items(campaign, io.BytesIO(E2E_ITEMS.encode() * 2), "items.csv")
+    assert str(error.value) == "items.csv: the file is over the limit of 100 bytes"
+    assert_nothing_written(before)
+
+
+# Batches: rows are written as they are read, in one transaction --------------------------
+
+
+@pytest.fixture
+def small_batches(monkeypatch):
+    from annotation import importers, ratings_import
+
+    for module in (importers, ratings_import):
+        monkeypatch.setattr(module, "BATCH_ROWS", 2)
+
+
+def item_lines(count: int) -> list[str]:
+    return [
+        json.dumps({"id": f"i{n}", "kind": "mr", "input": {"attributes": [["name", f"P{n}"]]}})
+        for n in range(count)
+    ]
+
+
+def test_import_items_bad_row_after_written_batches_writes_nothing(small_batches):
+    campaign = make_campaign()
+    before = count_rows()
+    data = "\n".join([*item_lines(5), '{"id": "i9", "kind": "mr"}']).encode()
+    with pytest.raises(DataFileError, match="items.jsonl, line 6, column input: missing field"):
+        import_items(campaign, io.BytesIO(data), "items.jsonl")
+    assert_nothing_written(before)
+    summary = import_items(campaign, io.BytesIO("\n".join(item_lines(5)).encode()), "ok.jsonl")
+    assert (summary.rows, campaign.items.count()) == (5, 5)
+
+
+def test_import_items_mr_met_again_in_a_later_batch_gets_its_references(small_batches):
+    campaign = make_campaign()
+    rows = ["mr,ref", "name[A],a1", "name[B],b1", "name[C],c1", "name[D],d1", "name[A],a2"]
+    summary = import_items(campaign, io.BytesIO("\n".join(rows).encode()), "items.csv")
+    assert (summary.rows, summary.created) == (5, {"items": 4})
+    assert campaign.items.get(external_id="1").references == ["a1", "a2"]
+
+
+def test_import_outputs_bad_row_in_a_later_batch_writes_nothing(small_batches):
+    campaign = make_campaign()
+    import_items(campaign, io.BytesIO("\n".join(item_lines(4)).encode()), "items.jsonl")
+    system = make_system(campaign, name="llm")
+    lines = [json.dumps({"item": f"i{n}", "text": f"Text {n}."}) for n in range(4)]
+    before = count_rows()
+    data = "\n".join([*lines, '{"item": "i9", "text": "x"}']).encode()
+    with pytest.raises(DataFileError) as error:
+        import_outputs(campaign, system, io.BytesIO(data), "llm.jsonl")
+    assert str(error.value) == "llm.jsonl, line 5, column item: no item with id 'i9'"
+    assert_nothing_written(before)
+
+
+def test_import_ratings_in_batches_gives_what_one_batch_gives(small_batches):
+    campaign = make_campaign()
+    rows = [RATINGS_ROW.format(id=n, q1=100 + n) for n in range(1, 6)]
+    summary = import_ratings(campaign, io.BytesIO(ratings_file(*rows)), "q.csv")
+    assert summary.created == {
+        "items": 1,
+        "systems": 3,
+        "outputs": 3,
+        "annotators": 1,
+        "HITs": 5,
+        "judgments": 15,
+    }
+    scores = Judgment.objects.filter(slot__position=1).values_list("score", flat=True)
+    assert sorted(scores) == [101, 102, 103, 104, 105]
+
+
+def test_import_ratings_text_differing_from_an_earlier_batch_writes_nothing(small_batches):
+    campaign = make_campaign()
+    rows = [RATINGS_ROW.format(id=n, q1=100) for n in range(1, 4)]
+    # Each row takes two lines (a quoted line break in check3): the fourth starts on line 8.
+    rows.append(RATINGS_ROW.format(id=4, q1=90).replace("Vaults pub,", "Vaults pub indeed,"))
+    before = count_rows()
+    with pytest.raises(DataFileError) as error:
+        import_ratings(campaign, io.BytesIO(ratings_file(*rows)), "q.csv")
+    assert str(error.value).startswith("q.csv, line 8, column ref3: differs from the output")
+    assert_nothing_written(before)
+
+
+# Fuzzing: anything gives an import or a located DataFileError, and a refusal writes nothing -
+
+FUZZ = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+# Errors about the file as a whole; every other error names a line.
+WHOLE_FILE = (
+    "the file is empty",
+    "the file is over the limit",
+    "this file was already imported",
+    "no items in the file",
+    "no outputs in the file",
+    "no rows after the header",
+)
+TEXT = st.text(alphabet=st.sampled_from("aZ0 ,;\t\"'[]{}\\\r\n\x00\ud800é-=") | st.characters())
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**25), max_value=10**25)
+    | st.floats()
+    | TEXT,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(TEXT, children, max_size=3),
+    max_leaves=10,
+)
+LINE_ENDS = st.sampled_from(["\n", "\r\n", "\r\r\n"])
+
+
+def encoded(lines: list[str], end: str, bom: bool) -> bytes:
+    # surrogatepass: a lone surrogate written raw is bytes that are not UTF-8.
+    return (("\ufeff" if bom else "") + end.join(lines)).encode("utf-8", "surrogatepass")
+
+
+def json_line(value, ascii_only: bool) -> str:
+    return json.dumps(value, ensure_ascii=ascii_only)
+
+
+def csv_lines(rows: list[list[str]], delimiter: str) -> list[str]:
+    out = io.StringIO()
+    csv.writer(out, delimiter=delimiter, lineterminator="\n").writerows(rows)
+    return out.getvalue().split("\n")
+
+
+def imports_or_refuses(run, file_name: str) -> None:
+    before = count_rows()
+    try:
+        summary = run()
+    except DataFileError as error:
+        event(f"refused: {error.message[:25]}")  # see --hypothesis-show-statistics
+        assert error.file_name == file_name
+        assert error.line is not None or error.message.startswith(WHOLE_FILE), str(error)
+        assert_nothing_written(before)
+    else:
+        event("imported")
+        assert summary.rows > 0 and count_rows() != before
+
+
+def mutated(value, data, new_leaf):
+    """`value` with one place somewhere inside it (or itself) replaced by a drawn value."""
+    if isinstance(value, dict | list) and value and data.draw(st.booleans()):
+        keys = list(value) if isinstance(value, dict) else list(range(len(value)))
+        key = data.draw(st.sampled_from(keys))
+        copy = dict(value) if isinstance(value, dict) else list(value)
+        copy[key] = mutated(value[key], data, new_leaf)
+        return copy
+    return data.draw(new_leaf)
+
+
+def item_line(data, number: int) -> dict:
+    """A valid item of some kind, sometimes changed at one place."""
+    kind = data.draw(st.sampled_from(list(INPUTS)))
+    value = {"id": f"i{number}", "kind": kind, "input": INPUTS[kind][0], "references": ["R."]}
+    if data.draw(st.booleans()):
+        value = mutated(value, data, JSON_VALUES)
+    return value
+
+
+@FUZZ
+@given(st.data(), st.integers(1, 3), st.booleans(), LINE_ENDS, st.booleans())
+def test_import_items_json_lines_fuzz(data, count, ascii_only, end, bom):
+    values = [item_line(data, n) for n in range(count)]
+    lines = [json_line(v, ascii_only) for v in values]
+    if data.draw(st.booleans()):
+        lines.insert(data.draw(st.integers(0, count)), data.draw(TEXT))
+    campaign = make_campaign()
+    file = encoded(lines, end, bom)
+    imports_or_refuses(lambda: import_items(campaign, io.BytesIO(file), "f.jsonl"), "f.jsonl")
+
+
+MR_TEXT = st.lists(
+    st.tuples(st.sampled_from(["name", "eatType", "near"]), st.text("ab ]'", max_size=4)),
+    min_size=1,
+    max_size=3,
+).map(lambda pairs: ", ".join(f"{n}[{v}]" for n, v in pairs))
+CSV_ROW = st.tuples(MR_TEXT, st.text("ab .-=", max_size=8)).map(list) | st.lists(
+    MR_TEXT | TEXT, min_size=1, max_size=3
+)
+
+
+@FUZZ
+@given(
+    st.lists(CSV_ROW, min_size=1, max_size=4),
+    st.sampled_from([",", "\t"]),
+    LINE_ENDS,
+    st.booleans(),
+)
+def test_import_items_e2e_csv_fuzz(rows, delimiter, end, bom):
+    campaign = make_campaign()
+    data = encoded(csv_lines([["mr", "ref"], *rows], delimiter), end, bom)
+    imports_or_refuses(lambda: import_items(campaign, io.BytesIO(data), "f.csv"), "f.csv")
+
+
+OUTPUT_MRS = st.sampled_from(
+    [
+        "name[The Vaults], eatType[pub], near[Café Adriatic]",
+        "'name[Loch Fyne], eatType[restaurant], food[French]'",
+    ]
+)
+
+
+@FUZZ
+@given(
+    st.lists(
+        st.tuples(OUTPUT_MRS, TEXT).map(list) | st.lists(OUTPUT_MRS | TEXT, max_size=3),
+        min_size=1,
+        max_size=3,
+    ),
+    st.lists(
+        st.fixed_dictionaries({"item": st.sampled_from(["1", "2", 2]) | JSON_VALUES, "text": TEXT})
+        | JSON_VALUES,
+        min_size=1,
+        max_size=3,
+    ),
+    st.booleans(),
+    LINE_ENDS,
+)
+def test_import_outputs_fuzz(rows, values, as_json, end):
+    campaign = make_campaign()
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
+    system = make_system(campaign)
+    if as_json:
+        name, data = "f.jsonl", encoded([json_line(v, False) for v in values], end, False)
+    else:
+        name, data = "f.tsv", encoded(csv_lines([["MR", "output"], *rows], "\t"), end, False)
+    imports_or_refuses(lambda: import_outputs(campaign, system, io.BytesIO(data), name), name)
+
+
+RATINGS_COLUMNS = RATINGS_HEADER.strip().split(",")
+RATINGS_VALUES = next(csv.reader(io.StringIO(RATINGS_ROW.format(id=1, q1=100))))
+
+
+HOSTILE_CELLS = st.sampled_from(["", "0", "1e999", "nan", "-", "=1+1", "x" * 300]) | TEXT
+
+
+def ratings_row(number: int):
+    """A valid page, sometimes with a cell or two replaced by something else."""
+    changes = st.lists(
+        st.tuples(st.integers(0, len(RATINGS_VALUES) - 1), HOSTILE_CELLS), max_size=2
+    )
+
+    def apply(changes: list) -> list[str]:
+        row = [str(number), *RATINGS_VALUES[1:]]
+        for column, value in changes:
+            row[column] = value
+        return row
+
+    return changes.map(apply)
+
+
+@FUZZ
+@given(st.data(), st.integers(1, 3), LINE_ENDS)
+def test_import_ratings_fuzz(data, count, end):
+    rows = [data.draw(ratings_row(n)) for n in range(count)]
+    campaign = make_campaign()
+    file = encoded(csv_lines([RATINGS_COLUMNS, *rows], ","), end, False)
+    imports_or_refuses(lambda: import_ratings(campaign, io.BytesIO(file), "q.csv"), "q.csv")
+
+
+@FUZZ
+@given(st.binary(max_size=200), st.sampled_from(["f.csv", "f.jsonl", "f.tsv"]))
+def test_importers_take_any_bytes(data, name):
+    campaign = make_campaign()
+    system = make_system(campaign)
+    imports_or_refuses(lambda: import_items(campaign, io.BytesIO(data), name), name)
+    imports_or_refuses(lambda: import_outputs(campaign, system, io.BytesIO(data), name), name)
+    imports_or_refuses(lambda: import_ratings(campaign, io.BytesIO(data), name), name)

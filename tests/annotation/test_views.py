@@ -267,6 +267,7 @@ def test_hit_submit_saves_judgments_per_system_and_opens_next(client):
         ("-20", "Scores must be positive"),
         ("12.5", "Use whole numbers only"),
         ("1234567", "at most 6 digits"),
+        ("0" * 5000 + "5", "at most 6 digits"),  # past int()'s 4300-digit limit
     ],
 )
 def test_hit_bad_score_is_refused_and_keeps_what_was_typed(client, typed, message):

@@ -1,6 +1,9 @@
-"""What the import commands share: finding the campaign and reading the file."""
+"""What the import commands share: finding the campaign and opening the file."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from django.core.management.base import CommandError
 from django.db import transaction
@@ -24,11 +27,19 @@ def get_campaign(slug: str, create: bool = False) -> Campaign:
         ) from None
 
 
-def read_file(path: str) -> tuple[bytes, str]:
+@contextmanager
+def open_file(path: str) -> Iterator[tuple[BinaryIO, str]]:
+    """The file opened for reading as a stream (the importers never hold it whole), and
+    its name for messages."""
     file = Path(path)
     if not file.is_file():
         raise CommandError(f"{path}: no such file")
-    return file.read_bytes(), file.name
+    try:
+        stream = file.open("rb")
+    except OSError as error:
+        raise CommandError(f"{path}: {error.strerror}") from None
+    with stream:
+        yield stream, file.name
 
 
 def run_import(command, work) -> None:

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand
 
 from annotation.importers import import_items
 
-from ._importing import get_campaign, read_file, run_import
+from ._importing import get_campaign, open_file, run_import
 
 
 class Command(BaseCommand):
@@ -21,5 +21,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, campaign, file, create_campaign, **options):
-        data, name = read_file(file)
-        run_import(self, lambda: import_items(get_campaign(campaign, create_campaign), data, name))
+        with open_file(file) as (data, name):
+            run_import(
+                self, lambda: import_items(get_campaign(campaign, create_campaign), data, name)
+            )

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.importers import import_outputs
 from annotation.models import Campaign, System
 
-from ._importing import get_campaign, read_file, run_import
+from ._importing import get_campaign, open_file, run_import
 
 
 class Command(BaseCommand):
@@ -25,14 +25,14 @@ class Command(BaseCommand):
         parser.add_argument("--architecture", default="", help="with --create-system")
 
     def handle(self, campaign, system, file, create_system, architecture, **options):
-        data, name = read_file(file)
+        with open_file(file) as (data, name):
 
-        def work():
-            campaign_row = get_campaign(campaign)
-            system_row = find_system(campaign_row, system, create_system, architecture)
-            return import_outputs(campaign_row, system_row, data, name)
+            def work():
+                campaign_row = get_campaign(campaign)
+                system_row = find_system(campaign_row, system, create_system, architecture)
+                return import_outputs(campaign_row, system_row, data, name)
 
-        run_import(self, work)
+            run_import(self, work)
 
 
 def find_system(campaign: Campaign, name: str, create: bool, architecture: str) -> System:

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand
 from annotation.models import Criterion
 from annotation.ratings_import import import_ratings
 
-from ._importing import get_campaign, read_file, run_import
+from ._importing import get_campaign, open_file, run_import
 
 
 class Command(BaseCommand):
@@ -23,10 +23,10 @@ class Command(BaseCommand):
         parser.add_argument("--create-campaign", action="store_true")
 
     def handle(self, campaign, file, criterion, create_campaign, **options):
-        data, name = read_file(file)
-        run_import(
-            self,
-            lambda: import_ratings(
-                get_campaign(campaign, create_campaign), data, name, criterion=criterion
-            ),
-        )
+        with open_file(file) as (data, name):
+            run_import(
+                self,
+                lambda: import_ratings(
+                    get_campaign(campaign, create_campaign), data, name, criterion=criterion
+                ),
+            )
