@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import MD5
 from django.utils import timezone
 
 
@@ -140,7 +141,11 @@ class Item(models.Model):
         ordering = ["campaign", "id"]
         constraints = [
             models.UniqueConstraint(fields=["campaign", "external_id"], name="item_id_once"),
-            models.UniqueConstraint(fields=["campaign", "input_key"], name="item_input_once"),
+            # On a digest of the key: an index entry holding the key itself cannot take a
+            # long document (PostgreSQL refuses index rows over 8 kB).
+            models.UniqueConstraint(
+                models.F("campaign"), MD5("input_key"), name="item_input_digest_once"
+            ),
         ]
 
     def __str__(self) -> str:

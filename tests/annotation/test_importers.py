@@ -223,6 +223,22 @@ def test_import_ratings_creates_everything_for_a_page():
     assert Annotator.objects.get(campaign=campaign).source == "crowdflower"
 
 
+def test_import_ratings_records_a_judgments_change_of_its_criterion():
+    campaign = make_campaign()
+    import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv")
+    versions = dict(campaign.criteria.values_list("criterion", "judgments_version"))
+    assert versions == {"quality": 1, "naturalness": 0}
+
+
+def test_import_ratings_refused_records_no_change():
+    campaign = make_campaign()
+    with pytest.raises(DataFileError):
+        import_ratings(
+            campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1="x"))), "q.csv"
+        )
+    assert set(campaign.criteria.values_list("judgments_version", flat=True)) == {0}
+
+
 @pytest.mark.parametrize(
     ("q1", "message"),
     [
@@ -704,3 +720,17 @@ def test_importers_take_any_bytes(data, name):
     imports_or_refuses(lambda: import_items(campaign, io.BytesIO(data), name), name)
     imports_or_refuses(lambda: import_outputs(campaign, system, io.BytesIO(data), name), name)
     imports_or_refuses(lambda: import_ratings(campaign, io.BytesIO(data), name), name)
+
+
+def test_import_items_long_document_is_stored_and_its_repeat_refused():
+    """The uniqueness of an item's input rests on a digest: a key of 20,000 characters is
+    past what PostgreSQL can index as it is."""
+    campaign = make_campaign()
+    text = "word " * 4_000
+    line = json.dumps({"id": "d1", "kind": "document", "input": {"text": text, "question": "Q?"}})
+    import_items(campaign, io.BytesIO(line.encode() + b"\n"), "docs.jsonl")
+    assert len(campaign.items.get().input_key) > 20_000
+    again = line.replace('"d1"', '"d2"')
+    with pytest.raises(DataFileError):
+        import_items(campaign, io.BytesIO(again.encode() + b"\n"), "more-docs.jsonl")
+    assert campaign.items.count() == 1
