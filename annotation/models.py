@@ -284,7 +284,6 @@ class Assignment(models.Model):
     class Flag(models.TextChoices):
         NONE = "", "None"
         TOO_FAST = "too_fast", "Submitted faster than the minimum time"
-        INCONSISTENT = "inconsistent", "Identical outputs scored differently"
 
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
