@@ -25,7 +25,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "campaign",
         "criterion",
         "protocol",
-        "runs",
+        "repetitions",
         "seed",
         "status",
         "progress_bar",
@@ -49,7 +49,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "compute_seconds",
         "error",
     ]
-    fields = ["campaign", "criterion", "protocol", "runs", "seed", *readonly_fields]
+    fields = ["campaign", "criterion", "protocol", "repetitions", "seed", *readonly_fields]
     inlines = [SystemResultInline]
     actions = ["queue_again"]
 
@@ -57,7 +57,7 @@ class RankingRunAdmin(admin.ModelAdmin):
     def progress_bar(self, run):
         return format_html(
             '<progress max="{}" value="{}"></progress> {}%',
-            run.runs,
+            run.repetitions,
             run.progress,
             run.percent_done,
         )
@@ -71,7 +71,9 @@ class RankingRunAdmin(admin.ModelAdmin):
     def queue_again(self, request, queryset):
         with transaction.atomic():
             for run in queryset:
-                request_ranking(run.campaign, run.criterion, run.protocol, run.runs, run.seed)
+                request_ranking(
+                    run.campaign, run.criterion, run.protocol, run.repetitions, run.seed
+                )
         self.message_user(request, f"{queryset.count()} run(s) queued.")
 
     def save_model(self, request, obj, form, change):

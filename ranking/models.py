@@ -4,10 +4,19 @@ A run's results are written in the same transaction that marks it done, so a fai
 run never shows half of its results; the results page reads the newest finished run.
 """
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.models import Campaign, Criterion, System
 from evalsite.jobs import BackgroundJob, JobQuerySet
+
+# How often a ranking run repeats the TrueSkill run (R): the limits the results page has
+# always had. With fewer, a 95% rank range rests on a handful of runs; with more, a run on
+# the E2E ratings holds a worker for many minutes. The admin, the results page's form and
+# the rank command all check them through the model field's validators.
+MIN_REPETITIONS = 10
+MAX_REPETITIONS = 10_000
+DEFAULT_REPETITIONS = 200  # as E2E
 
 
 class Protocol(models.TextChoices):
@@ -27,9 +36,13 @@ class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.E2E)
-    runs = models.PositiveIntegerField(default=200)
+    repetitions = models.PositiveIntegerField(
+        default=DEFAULT_REPETITIONS,
+        validators=[MinValueValidator(MIN_REPETITIONS), MaxValueValidator(MAX_REPETITIONS)],
+        help_text="times the TrueSkill run is repeated with other random draws (R)",
+    )
     seed = models.BigIntegerField(default=0)
-    progress = models.PositiveIntegerField(default=0, help_text="bootstrap runs done")
+    progress = models.PositiveIntegerField(default=0, help_text="repetitions done")
     judgments = models.PositiveIntegerField(default=0)
     hits = models.PositiveIntegerField(default=0)
     comparisons = models.PositiveIntegerField(default=0)
@@ -49,11 +62,12 @@ class RankingRun(BackgroundJob):
         indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.campaign.slug}/{self.criterion} {self.protocol} x{self.runs} ({self.status})"
+        where = f"{self.campaign.slug}/{self.criterion}"
+        return f"{where} {self.protocol} x{self.repetitions} ({self.status})"
 
     @property
     def percent_done(self) -> int:
-        return round(100 * self.progress / self.runs) if self.runs else 0
+        return round(100 * self.progress / self.repetitions) if self.repetitions else 0
 
 
 class SystemResult(models.Model):

@@ -20,7 +20,7 @@ from annotation.models import Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import ClaimLost, Heartbeat
 from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
 
-from .models import Protocol, RankingRun, SystemResult
+from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
 log = logging.getLogger(__name__)
 
@@ -76,12 +76,16 @@ def request_ranking(
     campaign: Campaign,
     criterion: str,
     protocol: str = Protocol.E2E,
-    runs: int = 200,
+    repetitions: int = DEFAULT_REPETITIONS,
     seed: int = 0,
 ) -> RankingRun:
     """Create a queued run and send it to a worker once this transaction commits."""
     run = RankingRun.objects.create(
-        campaign=campaign, criterion=criterion, protocol=protocol, runs=runs, seed=seed
+        campaign=campaign,
+        criterion=criterion,
+        protocol=protocol,
+        repetitions=repetitions,
+        seed=seed,
     )
     run.send_to_worker()
     return run
@@ -161,7 +165,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         data.comparisons,
         len(data.system_ids),
         protocol=run.protocol,
-        runs=run.runs,
+        runs=run.repetitions,
         seed=run.seed,
         progress=progress_writer(run, token, heartbeat),
     )
@@ -184,7 +188,7 @@ def store_results(run, token, data: RankingInput, ranking, load_seconds, compute
     run.finish_as_holder(
         token,
         RankingRun.Status.DONE,
-        progress=run.runs,
+        progress=run.repetitions,
         judgments=data.judgments,
         hits=data.hits,
         comparisons=len(data.comparisons.winner),

@@ -50,7 +50,7 @@ def test_load_ranking_input_leaves_out_flagged_and_excluded():
 
 def test_execute_run_stores_results_best_first():
     campaign, systems = judged_campaign()
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=50, seed=3)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=50, seed=3)
     assert execute_run(run)
     run.refresh_from_db()
     assert run.status == "done" and run.progress == 50
@@ -65,7 +65,9 @@ def test_execute_run_same_seed_same_results():
     campaign, _ = judged_campaign()
     mus = []
     for _ in range(2):
-        run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=20, seed=9)
+        run = RankingRun.objects.create(
+            campaign=campaign, criterion="quality", repetitions=20, seed=9
+        )
         execute_run(run)
         mus.append([r.mu for r in run.results.order_by("position")])
     assert mus[0] == mus[1]
@@ -73,9 +75,9 @@ def test_execute_run_same_seed_same_results():
 
 def test_execute_run_without_judgments_fails_and_keeps_previous_results():
     campaign, _ = judged_campaign(hits=5)
-    good = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    good = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
     execute_run(good)
-    empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", runs=10)
+    empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", repetitions=10)
     execute_run(empty)
     empty.refresh_from_db()
     assert empty.status == "failed" and "no comparisons yet" in empty.error
@@ -85,7 +87,7 @@ def test_execute_run_without_judgments_fails_and_keeps_previous_results():
 
 def test_execute_run_is_claimed_once():
     campaign, _ = judged_campaign(hits=5)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
     assert execute_run(run)
     assert not execute_run(run)
     assert run.results.count() == 3
@@ -95,12 +97,16 @@ def test_execute_run_takes_over_a_run_whose_worker_died():
     campaign, _ = judged_campaign(hits=5)
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     dead = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", runs=10, status="running", heartbeat_at=long_ago
+        campaign=campaign,
+        criterion="quality",
+        repetitions=10,
+        status="running",
+        heartbeat_at=long_ago,
     )
     busy = RankingRun.objects.create(
         campaign=campaign,
         criterion="quality",
-        runs=10,
+        repetitions=10,
         status="running",
         heartbeat_at=timezone.now(),
     )
@@ -116,7 +122,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
     """The race: a stalled worker's run is taken over and finished by another; the first
     one finishes late and must neither store results nor turn the run into a failure."""
     campaign, _ = judged_campaign(hits=5)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
     stalled_token = run.claim()
     RankingRun.objects.filter(pk=run.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
