@@ -324,7 +324,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Clear the flag (count these HITs in rankings)")
     def clear_flag(self, request, queryset):
-        flagged = queryset.exclude(flag="")
+        flagged = queryset.flagged()
         with transaction.atomic():
             for campaign_id, criterion in set(
                 flagged.values_list("hit__campaign_id", "hit__criterion")
@@ -332,7 +332,7 @@ class AssignmentAdmin(admin.ModelAdmin):
                 CampaignCriterion.objects.filter(
                     campaign_id=campaign_id, criterion=criterion
                 ).record_judgments_change()
-            changed = flagged.update(flag="")
+            changed = flagged.update(flag=Assignment.Flag.NONE)
         self.message_user(request, f"{changed} assignment(s) unflagged.")
 
 

@@ -35,6 +35,7 @@ from .models import (
     Item,
     Output,
     System,
+    counted_q,
 )
 
 
@@ -56,10 +57,7 @@ def assignments_in(criterion: CampaignCriterion) -> QuerySet:
 
 def live_assignments(criterion: CampaignCriterion) -> QuerySet:
     """Assignments that count towards balance: open ones, and submitted ones rankings use."""
-    return assignments_in(criterion).filter(
-        Q(status=Assignment.Status.ASSIGNED)
-        | Q(status=Assignment.Status.SUBMITTED, flag="", annotator__is_excluded=False)
-    )
+    return assignments_in(criterion).filter(Q(status=Assignment.Status.ASSIGNED) | counted_q())
 
 
 def active_assignment(annotator: Annotator, criterion: CampaignCriterion) -> Assignment | None:

@@ -263,12 +263,32 @@ class HitOutput(models.Model):
         return f"HIT {self.hit_id} position {self.position}"
 
 
+def counted_q(to_assignment: str = "") -> Q:
+    """The rule for what rankings count: a submitted assignment, not flagged, of an
+    annotator not excluded. `to_assignment` is the path from the model queried to its
+    assignment ("assignment__" from a judgment), so the rule joins rather than nests."""
+    return Q(
+        **{
+            f"{to_assignment}status": Assignment.Status.SUBMITTED,
+            f"{to_assignment}flag": Assignment.Flag.NONE,
+            f"{to_assignment}annotator__is_excluded": False,
+        }
+    )
+
+
 class AssignmentQuerySet(models.QuerySet):
     def active(self):
         return self.filter(status=Assignment.Status.ASSIGNED)
 
     def submitted(self):
         return self.filter(status=Assignment.Status.SUBMITTED)
+
+    def counted(self):
+        """Assignments whose judgments rankings use (see counted_q)."""
+        return self.filter(counted_q())
+
+    def flagged(self):
+        return self.exclude(flag=Assignment.Flag.NONE)
 
     def expired_by(self, now=None):
         now = now or timezone.now()
@@ -319,23 +339,24 @@ class Assignment(models.Model):
 
 class JudgmentQuerySet(models.QuerySet):
     def counted(self):
-        """Judgments that rankings use: submitted, unflagged, from annotators not excluded."""
-        return self.filter(
-            assignment__status=Assignment.Status.SUBMITTED,
-            assignment__flag="",
-            assignment__annotator__is_excluded=False,
-        )
+        """Judgments that rankings use (see counted_q)."""
+        return self.filter(counted_q("assignment__"))
 
-    def for_criterion(self, campaign, criterion: str):
-        return self.filter(assignment__hit__campaign=campaign, assignment__hit__criterion=criterion)
+    def for_criterion(self, criterion: CampaignCriterion):
+        return self.filter(
+            assignment__hit__campaign_id=criterion.campaign_id,
+            assignment__hit__criterion=criterion.criterion,
+        )
 
     def submitted_per_system(self) -> dict[str, tuple[int, int]]:
         """System name -> (judgments rankings use, judgments left out: flagged or excluded)."""
-        counted = Q(assignment__flag="", assignment__annotator__is_excluded=False)
         rows = (
             self.filter(assignment__status=Assignment.Status.SUBMITTED)
             .values("slot__output__system__name")
-            .annotate(used=models.Count("id", filter=counted), all=models.Count("id"))
+            .annotate(
+                used=models.Count("id", filter=counted_q("assignment__")),
+                all=models.Count("id"),
+            )
         )
         return {r["slot__output__system__name"]: (r["used"], r["all"] - r["used"]) for r in rows}
 

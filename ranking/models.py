@@ -7,7 +7,7 @@ run never shows half of its results; the results page reads the newest finished 
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from annotation.models import Campaign, Criterion, System
+from annotation.models import Campaign, CampaignCriterion, Criterion, System
 from evalsite.jobs import BackgroundJob, JobQuerySet
 
 # How often a ranking run repeats the TrueSkill run (R): the limits the results page has
@@ -25,11 +25,18 @@ class Protocol(models.TextChoices):
 
 
 class RankingRunQuerySet(JobQuerySet):
-    def for_task(self, campaign, criterion: str, protocol: str):
-        return self.filter(campaign=campaign, criterion=criterion, protocol=protocol)
+    def for_criterion(self, criterion: CampaignCriterion, protocol: str):
+        """The runs of a campaign's criterion under one protocol."""
+        return self.filter(
+            campaign_id=criterion.campaign_id, criterion=criterion.criterion, protocol=protocol
+        )
 
     def finished(self):
         return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
+
+    def latest_done(self) -> "RankingRun | None":
+        """The newest finished run: the one results pages and exports show."""
+        return self.finished().first()
 
 
 class RankingRun(BackgroundJob):

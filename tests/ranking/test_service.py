@@ -31,7 +31,7 @@ def test_load_ranking_input_numbers_systems_by_first_appearance():
     campaign, systems, items = make_system_set(systems=3, items=2)
     first = list(items[0].outputs.order_by("system__name"))
     make_judged_hit([first[2], first[0], first[1]], [10, 20, 20])
-    data = load_ranking_input(campaign, "quality")
+    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
     assert data.system_ids == [systems[2].pk, systems[0].pk, systems[1].pk]
     assert (data.hits, data.judgments, len(data.comparisons.winner)) == (1, 3, 3)
     assert data.comparisons.draw.sum() == 1
@@ -45,7 +45,7 @@ def test_load_ranking_input_leaves_out_flagged_and_excluded():
     Assignment.objects.filter(pk=flagged.pk).update(flag=Assignment.Flag.TOO_FAST)
     excluded = make_annotator(campaign, is_excluded=True)
     make_judged_hit(outputs[2], [1, 2, 3], annotator=excluded)
-    assert load_ranking_input(campaign, "quality").hits == 1
+    assert load_ranking_input(campaign.criteria.get(criterion="quality")).hits == 1
 
 
 def test_execute_run_stores_results_best_first():
@@ -128,7 +128,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     )
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
-    data = load_ranking_input(campaign, "quality")
+    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
     ranking = rank_systems(data.comparisons, len(data.system_ids), runs=10, seed=0)
     with pytest.raises(ClaimLost):
         store_results(run, stalled_token, data, ranking, 0.0, 0.0)
