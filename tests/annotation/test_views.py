@@ -529,13 +529,6 @@ def test_done_outsider_is_404_and_wrong_method_405(client):
     assert client.post(url("done", campaign)).status_code == 405
 
 
-def test_home_lists_open_campaigns_not_drafts(client):
-    make_campaign(name="Visible campaign")
-    make_campaign(name="Hidden draft", status=Campaign.Status.DRAFT)
-    page = client.get("/").content.decode()
-    assert "Visible campaign" in page and "Hidden draft" not in page
-
-
 @pytest.mark.parametrize("kind", sorted(INPUTS))
 def test_hit_every_input_kind_shows_for_quality_and_never_for_naturalness(client, kind):
     data, fragments = INPUTS[kind]
