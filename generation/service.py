@@ -11,6 +11,8 @@ from contextlib import suppress
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from annotation.models import Item, Output
 from evalsite.jobs import ClaimLost, Heartbeat
@@ -24,9 +26,32 @@ MAX_ITEM_ERRORS = 50
 _backends: dict[tuple, Backend] = {}
 
 
+def lacks_output_of(system) -> Exists:
+    """For filtering items: no output of `system` (an id, or a reference to an outer
+    query's system) yet. What a hosted system generates, and what its admin counts."""
+    return ~Exists(Output.objects.filter(item=OuterRef("pk"), system=system))
+
+
 def missing_items(hosted: HostedSystem):
     campaign_items = Item.objects.filter(campaign_id=hosted.system.campaign_id)
-    return campaign_items.exclude(outputs__system_id=hosted.system_id).order_by("id")
+    return campaign_items.filter(lacks_output_of(hosted.system_id)).order_by("id")
+
+
+def missing_items_count() -> Coalesce:
+    """The number of missing items, as an annotation of HostedSystem rows."""
+    items = Item.objects.filter(campaign=OuterRef("system__campaign"))
+    missing = items.filter(lacks_output_of(OuterRef(OuterRef("system"))))
+    return _count(missing, "campaign")
+
+
+def output_count() -> Coalesce:
+    """The number of outputs of the system, as an annotation of HostedSystem rows."""
+    return _count(Output.objects.filter(system=OuterRef("system")), "system")
+
+
+def _count(rows, group: str) -> Coalesce:
+    counted = rows.order_by().values(group).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted), 0)
 
 
 def backend_for(hosted: HostedSystem) -> Backend:

@@ -3,6 +3,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
+from evalsite.job_admin import progress_html
+
 from .models import RankingRun, SystemResult
 from .service import request_ranking
 
@@ -55,12 +57,7 @@ class RankingRunAdmin(admin.ModelAdmin):
 
     @admin.display(description="progress")
     def progress_bar(self, run):
-        return format_html(
-            '<progress max="{}" value="{}"></progress> {}%',
-            run.repetitions,
-            run.progress,
-            run.percent_done,
-        )
+        return progress_html(run.progress, run.repetitions)
 
     @admin.display(description="")
     def results_link(self, run):

@@ -72,10 +72,6 @@ class RankingRun(BackgroundJob):
         where = f"{self.campaign.slug}/{self.criterion}"
         return f"{where} {self.protocol} x{self.repetitions} ({self.status})"
 
-    @property
-    def percent_done(self) -> int:
-        return round(100 * self.progress / self.repetitions) if self.repetitions else 0
-
 
 class SystemResult(models.Model):
     run = models.ForeignKey(RankingRun, on_delete=models.CASCADE, related_name="results")
