@@ -1,8 +1,11 @@
 import csv
 import io
+from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
 from ranking.models import RankingRun
 from ranking.service import execute_run
@@ -120,11 +123,6 @@ def test_results_page_charts_judgments_used_and_left_out(admin_client):
 
 
 def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(admin_client):
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.utils import timezone
-
     campaign, finished = ranked_campaign()
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     RankingRun.objects.create(
