@@ -5,9 +5,7 @@ batch in flight; a rerun generates only what is still missing, and the unique co
 (item, system) keeps two workers racing for one item from writing it twice.
 """
 
-import logging
 import time
-from contextlib import suppress
 
 from django.conf import settings
 from django.db import transaction
@@ -15,13 +13,12 @@ from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
 from annotation.models import Item, Output
-from evalsite.jobs import ClaimLost, Heartbeat
+from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
 
 from .models import GenerationJob, HostedSystem
 from .secret_env import secret_env_policy
 
-log = logging.getLogger(__name__)
 MAX_ITEM_ERRORS = 50
 _backends: dict[tuple, Backend] = {}
 
@@ -80,19 +77,15 @@ def run_job(job: GenerationJob, on_batch=None) -> bool:
     job.items_done = job.outputs_created = job.items_failed = 0
     job.item_errors = []
     started = time.perf_counter()
-    try:
-        with Heartbeat(job, token) as heartbeat:
-            generate_missing(job, token, heartbeat, on_batch)
-    except ClaimLost:
-        log.warning("generation job %s was taken over by another worker", job.pk)
-        return False
-    except Exception as error:
-        log.exception("generation job %s failed", job.pk)
-        with suppress(ClaimLost):
-            finish(job, token, GenerationJob.Status.FAILED, started, error=str(error)[:2000])
-        raise
-    finish(job, token, GenerationJob.Status.DONE, started)
-    return True
+
+    def seconds() -> dict:
+        return {"seconds": time.perf_counter() - started}
+
+    def work(heartbeat: Heartbeat) -> None:
+        generate_missing(job, token, heartbeat, on_batch)
+        job.finish_as_holder(token, GenerationJob.Status.DONE, error="", **seconds())
+
+    return work_as_holder(job, token, work, failure_fields=seconds)
 
 
 def generate_missing(job: GenerationJob, token: str, heartbeat: Heartbeat, on_batch=None) -> None:
@@ -145,7 +138,3 @@ def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> No
             items_failed=job.items_failed,
             item_errors=job.item_errors,
         )
-
-
-def finish(job: GenerationJob, token: str, status: str, started: float, error: str = "") -> None:
-    job.finish_as_holder(token, status, seconds=time.perf_counter() - started, error=error)

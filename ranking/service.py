@@ -4,9 +4,7 @@ Systems are numbered in order of first appearance in the judgments (HIT by HIT, 
 position), because the E2E protocol breaks ties in sigma by that order.
 """
 
-import logging
 import time
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,12 +15,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
-from evalsite.jobs import ClaimLost, Heartbeat
+from evalsite.jobs import Heartbeat, work_as_holder
 from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
 
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
-
-log = logging.getLogger(__name__)
 
 
 class NothingToRank(ValueError):
@@ -137,19 +133,12 @@ def execute_run(run: RankingRun) -> bool:
     token = run.claim(progress=0)
     if token is None:
         return False
-    try:
-        with Heartbeat(run, token) as heartbeat:
-            compute_and_store(run, token, heartbeat)
-    except ClaimLost:
-        log.warning("ranking run %s was taken over by another worker", run.pk)
-        return False
-    except Exception as error:
-        log.exception("ranking run %s failed", run.pk)
-        with suppress(ClaimLost):
-            run.finish_as_holder(token, RankingRun.Status.FAILED, error=str(error)[:2000])
-        if not isinstance(error, NothingToRank):
-            raise
-    return True
+    return work_as_holder(
+        run,
+        token,
+        lambda heartbeat: compute_and_store(run, token, heartbeat),
+        expected=(NothingToRank,),
+    )
 
 
 def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:

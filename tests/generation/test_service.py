@@ -27,6 +27,7 @@ def test_run_job_creates_one_output_per_missing_item():
     assert run_job(job)
     job.refresh_from_db()
     assert (job.status, job.items_done, job.outputs_created, job.items_failed) == ("done", 5, 5, 0)
+    assert job.seconds is not None and job.error == ""
     outputs = Output.objects.filter(system=hosted.system)
     assert outputs.count() == 5
     assert all(o.origin == "generated" and "Thai" in o.text for o in outputs)
@@ -107,4 +108,5 @@ def test_worker_refuses_a_key_variable_saved_before_the_rule(monkeypatch):
         run_job(job)
     job.refresh_from_db()
     assert job.status == "failed" and "HOSTED_SECRET_ENV_PREFIX" in job.error
+    assert job.seconds is not None and job.finished_at is not None
     assert not Output.objects.filter(system=hosted.system).exists()
