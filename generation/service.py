@@ -60,9 +60,14 @@ def backend_for(hosted: HostedSystem) -> Backend:
     return _backends[key]
 
 
+def new_job(hosted: HostedSystem) -> GenerationJob:
+    """A queued job for what the system lacks now (a worker counts again when it starts)."""
+    return GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
+
+
 def request_generation(hosted: HostedSystem) -> GenerationJob:
     """Queue a job for the generation workers once this transaction commits."""
-    job = GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
+    job = new_job(hosted)
     job.send_to_worker()
     return job
 

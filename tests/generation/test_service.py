@@ -2,8 +2,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Output
-from generation.models import GenerationJob, HostedSystem
-from generation.service import backend_for, missing_items, run_job
+from generation.models import HostedSystem
+from generation.service import backend_for, new_job, run_job
 from tests.factories import make_campaign, make_item, make_system
 
 pytestmark = pytest.mark.django_db
@@ -15,10 +15,6 @@ def hosted_template(items: int = 5, batch_size: int = 2) -> HostedSystem:
         make_item(campaign, input_data={"attributes": [["name", f"Place {n}"], ["food", "Thai"]]})
     system = make_system(campaign, name="e2e-template")
     return HostedSystem.objects.create(system=system, backend="template-e2e", batch_size=batch_size)
-
-
-def new_job(hosted) -> GenerationJob:
-    return GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
 
 
 def test_run_job_creates_one_output_per_missing_item():
