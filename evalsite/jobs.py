@@ -86,6 +86,7 @@ class BackgroundJob(models.Model):
 
     class Meta:
         abstract = True
+        ordering = ["-queued_at", "-id"]  # newest first, so that `.pending().first()` is the newest
 
     def send_to_worker(self) -> None:
         """Hand the job to the broker once the current transaction commits (at once outside

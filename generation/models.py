@@ -59,8 +59,5 @@ class GenerationJob(BackgroundJob):
     task_name = "generation.generate_outputs"
     task_id_argument = "job_id"
 
-    class Meta:
-        ordering = ["-queued_at", "-id"]
-
     def __str__(self) -> str:
         return f"job {self.pk}: {self.hosted.system.name} ({self.status})"

@@ -64,8 +64,7 @@ class RankingRun(BackgroundJob):
     task_name = "ranking.compute_ranking"
     task_id_argument = "run_id"
 
-    class Meta:
-        ordering = ["-queued_at", "-id"]
+    class Meta(BackgroundJob.Meta):
         indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
 
     def __str__(self) -> str:
