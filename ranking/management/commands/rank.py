@@ -17,8 +17,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("campaign", help="campaign slug")
-        parser.add_argument("--criterion", choices=Criterion.values, default=Criterion.QUALITY)
+        parser.add_argument("slug", metavar="campaign", help="campaign slug")
+        parser.add_argument(
+            "--criterion",
+            dest="criterion_name",
+            choices=Criterion.values,
+            default=Criterion.QUALITY,
+        )
         parser.add_argument(
             "--repetitions",
             "--runs",
@@ -30,13 +35,13 @@ class Command(BaseCommand):
         parser.add_argument("--protocol", choices=Protocol.values, default=Protocol.E2E)
         parser.add_argument("--csv", help="also write the CSV here ('-' for standard output)")
 
-    def handle(self, campaign, criterion, repetitions, seed, protocol, csv, **options):
-        campaign_row = Campaign.objects.filter(slug=campaign).first()
-        if campaign_row is None:
-            raise CommandError(f"no campaign '{campaign}'")
+    def handle(self, slug, criterion_name, repetitions, seed, protocol, csv, **options):
+        campaign = Campaign.objects.filter(slug=slug).first()
+        if campaign is None:
+            raise CommandError(f"no campaign '{slug}'")
         run = RankingRun(
-            campaign=campaign_row,
-            criterion=criterion,
+            campaign=campaign,
+            criterion=criterion_name,
             protocol=protocol,
             repetitions=repetitions,
             seed=seed,
