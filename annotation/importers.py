@@ -160,6 +160,7 @@ def import_items(campaign: Campaign, file: BinaryIO, file_name: str, user=None) 
             raise DataFileError(file_name, "no items in the file")
         summary = ImportSummary(file_name, rows.count, {"items": created})
         record_file(campaign, DataFile.Kind.ITEMS, opened, summary, user=user)
+        campaign.criteria.record_pool_change()
     return summary
 
 
@@ -350,6 +351,7 @@ def import_outputs(
             raise DataFileError(file_name, "no outputs in the file")
         summary = ImportSummary(file_name, count, {"outputs": count})
         record_file(campaign, DataFile.Kind.OUTPUTS, opened, summary, system, user)
+        campaign.criteria.record_pool_change()
     return summary
 
 

@@ -212,6 +212,8 @@ def import_ratings(
         if not writer.rows:
             raise DataFileError(file_name, "no rows after the header")
         campaign.criteria.filter(criterion=criterion).record_judgments_change()
+        # New submitted HITs, maybe new items, systems and outputs: count the loads again.
+        campaign.criteria.record_pool_change(recount=True)
         summary = ImportSummary(file_name, writer.rows, writer.created)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary

@@ -12,7 +12,7 @@ from contextlib import suppress
 from django.conf import settings
 from django.db import transaction
 
-from annotation.models import Item, Output
+from annotation.models import CampaignCriterion, Item, Output
 from evalsite.jobs import ClaimLost, Heartbeat
 from generation.backends import Backend, TypedInput, make_backend
 
@@ -112,6 +112,7 @@ def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> No
         job.outputs_created += batch_outputs.count() - before
         job.items_failed += len(errors)
         job.item_errors = (job.item_errors + errors)[:MAX_ITEM_ERRORS]
+        CampaignCriterion.objects.filter(campaign_id=job.hosted.system.campaign_id).record_pool_change()
         # Outputs and progress commit only while this worker holds the job.
         job.update_as_holder(
             token,
