@@ -16,7 +16,8 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import transaction
 
-from .datafiles import DataFileError, Row, batches, read_table
+from nlgdata.datafiles import DataFileError, Row, batches, read_table
+
 from .importers import (
     BATCH_CHARS,
     BATCH_ROWS,
