@@ -25,8 +25,8 @@ from nlgdata.datafiles import (
     read_table,
 )
 from nlgdata.datafiles import unquote as unquote_field
+from nlgdata.inputs import InputError, check_input, check_kind, input_key, parse_mr
 
-from .inputs import InputError, check_input, check_kind, input_key, parse_mr
 from .models import Campaign, DataFile, Item, Output, System
 
 # Rows are written in batches of at most this many rows or characters of text.

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from nlgdata.text import normalise
+
 from .assignment import lock_criterion
 from .models import Assignment, CampaignCriterion, Hit, HitOutput, Judgment
 
@@ -47,10 +49,6 @@ class Outcome(enum.Enum):
     REPEATED = "repeated"  # the same submission again: nothing to do
     ALREADY_SUBMITTED = "already submitted"  # another answer came first and was kept
     TAKEN = "taken"  # timed out, and the HIT went to someone else meanwhile
-
-
-def normalise(text: str) -> str:
-    return " ".join(text.split())
 
 
 def shown_outputs(hit: Hit) -> list[Shown]:

@@ -1,8 +1,8 @@
 import pytest
 
 from generation.backends import TypedInput
-from generation.backends.base import InputError
 from generation.backends.linearize import linearize
+from nlgdata.inputs import InputError
 
 from .inputs import make_boxscore, make_document, make_mr, make_table, make_triples
 
