@@ -6,7 +6,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from .datafiles import DataFileError
+from nlgdata.datafiles import DataFileError
+
 from .forms_admin import DataFileUploadForm
 from .identity import set_excluded
 from .importers import import_items, import_outputs

@@ -14,6 +14,8 @@ from django.db.models import Q
 from django.db.models.functions import MD5
 from django.utils import timezone
 
+from nlgdata.inputs import KINDS
+
 
 class Criterion(models.TextChoices):
     QUALITY = "quality", "Quality"
@@ -29,12 +31,10 @@ DEFAULT_QUESTIONS = {
 }
 
 
-class InputKind(models.TextChoices):
-    MR = "mr", "Meaning representation (E2E)"
-    TABLE = "table", "Table"
-    BOXSCORE = "boxscore", "Box score"
-    TRIPLES = "triples", "Fact triples"
-    DOCUMENT = "document", "Document and question"
+# Choices for the admin, made from the one list of kinds (nlgdata.inputs.KINDS).
+InputKind = models.TextChoices(
+    "InputKind", [(name.upper(), (name, kind.label)) for name, kind in KINDS.items()]
+)
 
 
 def new_completion_code() -> str:

@@ -21,6 +21,8 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from nlgdata.text import normalise
+
 from .assignment import lock_criterion
 from .loads import lock_criteria, shift_loads
 from .models import Assignment, CampaignCriterion, Hit, HitOutput, Judgment
@@ -49,10 +51,6 @@ class Outcome(enum.Enum):
     REPEATED = "repeated"  # the same submission again: nothing to do
     ALREADY_SUBMITTED = "already submitted"  # another answer came first and was kept
     TAKEN = "taken"  # timed out, and the HIT went to someone else meanwhile
-
-
-def normalise(text: str) -> str:
-    return " ".join(text.split())
 
 
 def shown_outputs(hit: Hit) -> list[Shown]:
