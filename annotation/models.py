@@ -125,6 +125,7 @@ class CampaignCriterion(models.Model):
     class Meta:
         ordering = ["campaign", "criterion"]
         verbose_name = "criterion"
+        verbose_name_plural = "criteria"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "criterion"], name="criterion_once")
         ]
