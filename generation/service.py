@@ -112,7 +112,9 @@ def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> No
         job.outputs_created += batch_outputs.count() - before
         job.items_failed += len(errors)
         job.item_errors = (job.item_errors + errors)[:MAX_ITEM_ERRORS]
-        CampaignCriterion.objects.filter(campaign_id=job.hosted.system.campaign_id).record_pool_change()
+        CampaignCriterion.objects.filter(
+            campaign_id=job.hosted.system.campaign_id
+        ).record_pool_change()
         # Outputs and progress commit only while this worker holds the job.
         job.update_as_holder(
             token,
