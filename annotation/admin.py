@@ -6,7 +6,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from .datafiles import DataFileError
+from nlgdata.datafiles import DataFileError
+
 from .forms_admin import DataFileUploadForm
 from .identity import set_excluded
 from .importers import import_items, import_outputs
@@ -24,6 +25,7 @@ from .models import (
     System,
 )
 from .ratings_import import import_ratings
+from .submission import clear_flags
 
 
 class CampaignCriterionInline(admin.TabularInline):
@@ -43,8 +45,42 @@ class DataFileInline(admin.TabularInline):
         return False
 
 
+class RecountAfterEdits:
+    """Admin edits and deletions of what the hand-out counts (items, systems, outputs,
+    HITs, assignments, a campaign's HIT size) are rare and may change anything: the next
+    hand-out in the campaign counts again from the rows."""
+
+    campaign_lookup = "campaign"
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        self._recount(type(obj).objects.filter(pk=obj.pk))
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        self._recount(type(form.instance).objects.filter(pk=form.instance.pk))
+
+    def delete_model(self, request, obj):
+        campaigns = list(self._campaigns(type(obj).objects.filter(pk=obj.pk)))
+        super().delete_model(request, obj)
+        CampaignCriterion.objects.filter(campaign__in=campaigns).record_pool_change(recount=True)
+
+    def delete_queryset(self, request, queryset):
+        campaigns = list(self._campaigns(queryset))
+        super().delete_queryset(request, queryset)
+        CampaignCriterion.objects.filter(campaign__in=campaigns).record_pool_change(recount=True)
+
+    def _campaigns(self, queryset):
+        return queryset.values_list(self.campaign_lookup, flat=True).distinct()
+
+    def _recount(self, queryset) -> None:
+        campaigns = self._campaigns(queryset)
+        CampaignCriterion.objects.filter(campaign__in=campaigns).record_pool_change(recount=True)
+
+
 @admin.register(Campaign)
-class CampaignAdmin(admin.ModelAdmin):
+class CampaignAdmin(RecountAfterEdits, admin.ModelAdmin):
+    campaign_lookup = "pk"
     list_display = ["name", "slug", "status", "item_count", "system_count", "hit_count", "links"]
     list_filter = ["status"]
     search_fields = ["name", "slug"]
@@ -142,7 +178,7 @@ def import_uploaded(campaign: Campaign, data: dict, user):
 
 
 @admin.register(Item)
-class ItemAdmin(admin.ModelAdmin):
+class ItemAdmin(RecountAfterEdits, admin.ModelAdmin):
     list_display = ["external_id", "campaign", "input_kind", "input_key_short", "output_count"]
     list_filter = ["campaign", "input_kind"]
     search_fields = ["external_id", "input_key"]
@@ -161,7 +197,7 @@ class ItemAdmin(admin.ModelAdmin):
 
 
 @admin.register(System)
-class SystemAdmin(admin.ModelAdmin):
+class SystemAdmin(RecountAfterEdits, admin.ModelAdmin):
     list_display = [
         "name",
         "label",
@@ -189,7 +225,8 @@ class SystemAdmin(admin.ModelAdmin):
         return system.n_outputs
 
     def save_model(self, request, obj, form, change):
-        """Switching a system on or off changes what its campaign's rankings are about."""
+        """Switching a system on or off changes what its campaign's rankings are about, and
+        which items can be given out."""
         with transaction.atomic():
             super().save_model(request, obj, form, change)
             if change and "is_active" in form.changed_data:
@@ -201,7 +238,8 @@ class SystemAdmin(admin.ModelAdmin):
 
 
 @admin.register(Output)
-class OutputAdmin(admin.ModelAdmin):
+class OutputAdmin(RecountAfterEdits, admin.ModelAdmin):
+    campaign_lookup = "item__campaign"
     list_display = ["id", "system", "item", "origin", "text", "created_at"]
     list_filter = ["origin", "system__campaign", "system"]
     search_fields = ["text", "item__external_id", "system__name"]
@@ -264,7 +302,7 @@ class HitOutputInline(admin.TabularInline):
 
 
 @admin.register(Hit)
-class HitAdmin(admin.ModelAdmin):
+class HitAdmin(RecountAfterEdits, admin.ModelAdmin):
     list_display = ["id", "campaign", "criterion", "item", "external_id", "created_at"]
     list_filter = ["campaign", "criterion"]
     search_fields = ["external_id", "item__external_id"]
@@ -295,7 +333,8 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(RecountAfterEdits, admin.ModelAdmin):
+    campaign_lookup = "hit__campaign"
     list_display = [
         "id",
         "hit",
@@ -320,15 +359,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Clear the flag (count these HITs in rankings)")
     def clear_flag(self, request, queryset):
-        flagged = queryset.flagged()
-        with transaction.atomic():
-            for campaign_id, criterion in set(
-                flagged.values_list("hit__campaign_id", "hit__criterion")
-            ):
-                CampaignCriterion.objects.filter(
-                    campaign_id=campaign_id, criterion=criterion
-                ).record_judgments_change()
-            changed = flagged.update(flag=Assignment.Flag.NONE)
+        changed = clear_flags(queryset)
         self.message_user(request, f"{changed} assignment(s) unflagged.")
 
 

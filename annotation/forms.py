@@ -7,10 +7,17 @@ from dataclasses import dataclass
 from django import forms
 from django.core.validators import RegexValidator
 
+from nlgdata.judgments import (
+    COVERAGE_MARKS,
+    COVERAGE_RULE,
+    MAX_SCORE,
+    MAX_SCORE_DIGITS,
+    coverage_allowed,
+)
+
 from .models import Annotator
 from .submission import Answer, Shown
 
-MAX_SCORE_DIGITS = 6  # as RankME's pages: whole positive numbers, at most 6 digits
 # What a score box takes (its maxlength): room for leading zeros, and short enough that
 # nothing typed or posted reaches int()'s 4300-digit limit.
 MAX_SCORE_CHARS = 20
@@ -71,7 +78,7 @@ class MagnitudeField(forms.CharField):
         "negative": "Scores must be positive: above 0.",
         "zero": "Scores must be above 0; give a small number such as 1 for a very bad one.",
         "fraction": "Use whole numbers only, such as 150 rather than 150.5.",
-        "too_long": f"Use at most {MAX_SCORE_DIGITS} digits (up to 999999).",
+        "too_long": f"Use at most {MAX_SCORE_DIGITS} digits (up to {MAX_SCORE}).",
     }
 
     def __init__(self, **kwargs):
@@ -108,17 +115,6 @@ class MagnitudeField(forms.CharField):
         return "invalid"
 
 
-COVERAGE = {
-    "adds": "contains additional information",
-    "misses": "misses some information",
-    "perfect": "reflects the input perfectly",
-}
-COVERAGE_RULE = (
-    "'Reflects the input perfectly' cannot be ticked together with 'contains additional "
-    "information' or 'misses some information'."
-)
-
-
 class SubmissionKeyForm(forms.Form):
     """The key a HIT page sends with its answers, so a repeat of one POST is recognised."""
 
@@ -143,7 +139,7 @@ class HitForm(SubmissionKeyForm):
                 label=f"Score for sentence {sentence.label}"
             )
             if coverage:
-                for mark, label in COVERAGE.items():
+                for mark, label in COVERAGE_MARKS.items():
                     field = forms.BooleanField(required=False, label=label)
                     self.fields[f"{mark}_{sentence.key}"] = field
 
@@ -152,8 +148,7 @@ class HitForm(SubmissionKeyForm):
         if self.coverage:
             for sentence in self.shown:
                 key = sentence.key
-                perfect = data.get(f"perfect_{key}")
-                if perfect and (data.get(f"adds_{key}") or data.get(f"misses_{key}")):
+                if not coverage_allowed(m for m in COVERAGE_MARKS if data.get(f"{m}_{key}")):
                     self.add_error(f"perfect_{key}", COVERAGE_RULE)
         return data
 
@@ -176,7 +171,7 @@ class HitForm(SubmissionKeyForm):
         """(sentence, message, field id) per error in page order, for the page's summary."""
         errors = []
         for s in self.shown:
-            for name in [f"score_{s.key}", *(f"{m}_{s.key}" for m in COVERAGE)]:
+            for name in [f"score_{s.key}", *(f"{m}_{s.key}" for m in COVERAGE_MARKS)]:
                 if name in self.errors:
                     field = self[name]
                     errors += [(s.label, e, field.id_for_label) for e in field.errors]
@@ -186,7 +181,7 @@ class HitForm(SubmissionKeyForm):
         """Per sentence: the sentence, its bound fields and its coverage errors."""
         rows = []
         for s in self.shown:
-            marks = [self[f"{m}_{s.key}"] for m in COVERAGE] if self.coverage else []
+            marks = [self[f"{m}_{s.key}"] for m in COVERAGE_MARKS] if self.coverage else []
             errors = [e for mark in marks for e in mark.errors]
             score = self[f"score_{s.key}"]
             # Django points aria-describedby of the ticked 'perfect' box at this id.

@@ -10,6 +10,7 @@ who comes back through the platform's link (any browser) is the same row again.
 from django.db import transaction
 from django.urls import reverse
 
+from .loads import lock_criteria, shift_loads
 from .models import Annotator, Campaign, CampaignCriterion
 
 SESSION_KEY = "annotators"  # {campaign id: annotator id}
@@ -72,9 +73,18 @@ def set_excluded(annotator: Annotator, excluded: bool) -> None:
     """Leave the annotator's judgments out of rankings (or take them back in), recorded as
     a change of the criteria they worked on."""
     with transaction.atomic():
-        Annotator.objects.filter(pk=annotator.pk).update(is_excluded=excluded)
+        criteria = CampaignCriterion.objects.filter(
+            campaign_id=annotator.campaign_id,
+            criterion__in=annotator.assignments.submitted().values("hit__criterion"),
+        )
+        locked = lock_criteria(criteria)
+        changes = Annotator.objects.filter(pk=annotator.pk).exclude(is_excluded=excluded)
+        if changes.update(is_excluded=excluded):
+            for criterion in locked:
+                # Their unflagged HITs stop (or start again) counting towards balance.
+                counted = annotator.assignments.submitted().filter(
+                    flag="", hit__criterion=criterion.criterion
+                )
+                shift_loads(criterion, counted, -1 if excluded else +1)
         annotator.is_excluded = excluded
-        worked_on = annotator.assignments.submitted().values("hit__criterion")
-        CampaignCriterion.objects.filter(
-            campaign_id=annotator.campaign_id, criterion__in=worked_on
-        ).record_judgments_change()
+        criteria.record_judgments_change()

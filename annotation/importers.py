@@ -14,7 +14,7 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import transaction
 
-from .datafiles import (
+from nlgdata.datafiles import (
     DataFileError,
     Row,
     batches,
@@ -24,8 +24,9 @@ from .datafiles import (
     read_lines,
     read_table,
 )
-from .datafiles import unquote as unquote_field
-from .inputs import InputError, check_input, check_kind, input_key, parse_mr
+from nlgdata.datafiles import unquote as unquote_field
+from nlgdata.inputs import InputError, check_input, check_kind, input_key, parse_mr
+
 from .models import Campaign, DataFile, Item, Output, System
 
 # Rows are written in batches of at most this many rows or characters of text.
@@ -160,6 +161,7 @@ def import_items(campaign: Campaign, file: BinaryIO, file_name: str, user=None) 
             raise DataFileError(file_name, "no items in the file")
         summary = ImportSummary(file_name, rows.count, {"items": created})
         record_file(campaign, DataFile.Kind.ITEMS, opened, summary, user=user)
+        campaign.criteria.record_pool_change()
     return summary
 
 
@@ -350,6 +352,7 @@ def import_outputs(
             raise DataFileError(file_name, "no outputs in the file")
         summary = ImportSummary(file_name, count, {"outputs": count})
         record_file(campaign, DataFile.Kind.OUTPUTS, opened, summary, system, user)
+        campaign.criteria.record_pool_change()
     return summary
 
 

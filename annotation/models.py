@@ -14,6 +14,8 @@ from django.db.models import Q
 from django.db.models.functions import MD5
 from django.utils import timezone
 
+from nlgdata.inputs import KINDS
+
 
 class Criterion(models.TextChoices):
     QUALITY = "quality", "Quality"
@@ -29,12 +31,10 @@ DEFAULT_QUESTIONS = {
 }
 
 
-class InputKind(models.TextChoices):
-    MR = "mr", "Meaning representation (E2E)"
-    TABLE = "table", "Table"
-    BOXSCORE = "boxscore", "Box score"
-    TRIPLES = "triples", "Fact triples"
-    DOCUMENT = "document", "Document and question"
+# Choices for the admin, made from the one list of kinds (nlgdata.inputs.KINDS).
+InputKind = models.TextChoices(
+    "InputKind", [(name.upper(), (name, kind.label)) for name, kind in KINDS.items()]
+)
 
 
 def new_completion_code() -> str:
@@ -81,6 +81,13 @@ class Campaign(models.Model):
 
 
 class CampaignCriterionQuerySet(models.QuerySet):
+    def record_pool_change(self, recount: bool = False) -> int:
+        """Note that outputs, systems or the HIT size of these criteria changed, so the next
+        hand-out works out again which items can be given out; with `recount`, that it
+        counts the loads again too (after a bulk import or a deletion)."""
+        reset = {"pool_synced_version": 0} if recount else {}
+        return self.update(pool_version=models.F("pool_version") + 1, **reset)
+
     def record_judgments_change(self) -> int:
         """Note that the judgments these criteria count have changed; call it inside the
         transaction of the change, so the change and its record commit together."""
@@ -106,12 +113,19 @@ class CampaignCriterion(models.Model):
     question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
     judgments_version = models.PositiveBigIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # What the hand-out keeps of the pool (assignment.py): `pool_version` is bumped when
+    # outputs, systems or the HIT size change; the hand-out brings its item and system load
+    # rows and `hit_size` up to date when `pool_synced_version` lags behind.
+    pool_version = models.PositiveBigIntegerField(default=1, editable=False)
+    pool_synced_version = models.PositiveBigIntegerField(default=0, editable=False)
+    hit_size = models.PositiveSmallIntegerField(default=0, editable=False)
 
     objects = CampaignCriterionQuerySet.as_manager()
 
     class Meta:
         ordering = ["campaign", "criterion"]
         verbose_name = "criterion"
+        verbose_name_plural = "criteria"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "criterion"], name="criterion_once")
         ]
@@ -294,6 +308,10 @@ class AssignmentQuerySet(models.QuerySet):
         now = now or timezone.now()
         return self.active().filter(expires_at__lt=now)
 
+    def live(self):
+        """Assignments that count towards balance: open ones, and counted ones."""
+        return self.filter(Q(status=Assignment.Status.ASSIGNED) | counted_q())
+
 
 class Assignment(models.Model):
     class Status(models.TextChoices):
@@ -325,7 +343,11 @@ class Assignment(models.Model):
                 fields=["hit"], condition=~Q(status="expired"), name="hit_taken_once"
             ),
         ]
-        indexes = [models.Index(fields=["annotator", "status"])]
+        indexes = [
+            models.Index(fields=["annotator", "status"]),
+            # Expiry looks at open assignments only: few, whatever the campaign's size.
+            models.Index(fields=["status", "expires_at"]),
+        ]
 
     def __str__(self) -> str:
         return f"{self.annotator} on {self.hit}"
@@ -335,6 +357,41 @@ class Assignment(models.Model):
         if not self.submitted_at:
             return None
         return (self.submitted_at - self.started_at).total_seconds()
+
+
+class ItemLoad(models.Model):
+    """One item's live assignments in one criterion (open, or submitted and counted), kept
+    up to date in the transaction of every change, so that a hand-out reads a few rows
+    through an index instead of counting the campaign's assignments."""
+
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    live = models.IntegerField(default=0)
+    # It has outputs from `hit_size` active systems.
+    eligible = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["criterion", "item"], name="item_load_once")]
+        indexes = [models.Index(fields=["criterion", "eligible", "live"])]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} in {self.criterion_id}: {self.live} live"
+
+
+class SystemLoad(models.Model):
+    """One system's live judgments (or open slots) in one criterion, kept like ItemLoad."""
+
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    live = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["criterion", "system"], name="system_load_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"system {self.system_id} in {self.criterion_id}: {self.live} live"
 
 
 class JudgmentQuerySet(models.QuerySet):

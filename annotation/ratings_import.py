@@ -16,7 +16,10 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import transaction
 
-from .datafiles import DataFileError, Row, batches, read_table
+from nlgdata.datafiles import DataFileError, Row, batches, read_table
+from nlgdata.judgments import COVERAGE_MARKS, E2E_COVERAGE_WORDS, MAX_SCORE_DIGITS, coverage_allowed
+from nlgdata.text import normalise
+
 from .importers import (
     BATCH_CHARS,
     BATCH_ROWS,
@@ -41,17 +44,9 @@ from .models import (
     Output,
     System,
 )
-from .submission import normalise
 
 SCORE_COLUMNS = {Criterion.QUALITY: "quality", Criterion.NATURALNESS: "natur"}
-COVERAGE = {
-    "": (False, False, False),
-    "ok": (False, False, True),
-    "added": (True, False, False),
-    "missing": (False, True, False),
-}
 TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
-MAX_SCORE_DIGITS = 6
 
 
 @dataclass
@@ -109,21 +104,23 @@ def parse_score(value: str, file_name: str, line: int, column: str) -> float:
         raise DataFileError(file_name, f"{value!r} is not a number", line, column) from None
     if not score > 0 or score >= 10**MAX_SCORE_DIGITS:
         raise DataFileError(
-            file_name, f"{value!r}: scores must be positive, below 1,000,000", line, column
+            file_name,
+            f"{value!r}: scores must be positive, below {10**MAX_SCORE_DIGITS:,}",
+            line,
+            column,
         )
     return score
 
 
 def parse_coverage(value: str, file_name: str, line: int, column: str) -> tuple:
-    marks = sorted({part.strip() for part in re.split(r"[\n,]", value) if part.strip()})
-    if marks == ["added", "missing"]:
-        return True, True, False
-    joined = marks[0] if marks else ""
-    if len(marks) > 1 or joined not in COVERAGE:
+    """(adds, misses, perfect) from a `check` cell: empty, or words joined by commas or lines."""
+    words = {part.strip() for part in re.split(r"[\n,]", value) if part.strip()}
+    marks = {E2E_COVERAGE_WORDS.get(word) for word in words}
+    if None in marks or not coverage_allowed(marks):
         raise DataFileError(
             file_name, f"{value!r}: expected ok, added, missing or added+missing", line, column
         )
-    return COVERAGE[joined]
+    return tuple(mark in marks for mark in COVERAGE_MARKS)
 
 
 def read_page(row: Row, criterion: str, k: int, file_name: str) -> Page:
@@ -212,6 +209,8 @@ def import_ratings(
         if not writer.rows:
             raise DataFileError(file_name, "no rows after the header")
         campaign.criteria.filter(criterion=criterion).record_judgments_change()
+        # New submitted HITs, maybe new items, systems and outputs: count the loads again.
+        campaign.criteria.record_pool_change(recount=True)
         summary = ImportSummary(file_name, writer.rows, writer.created)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary

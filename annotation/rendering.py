@@ -4,14 +4,9 @@ template to escape; nothing here is marked safe."""
 
 import re
 
+from nlgdata.text import humanise_entity, label
+
 MAX_CELL_CHARS = 500
-
-
-def humanise(name: str) -> str:
-    """`priceRange` -> `Price range`, `birth_place` -> `Birth place`."""
-    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", str(name)).replace("_", " ").split()
-    text = " ".join(words)
-    return text[:1].upper() + text[1:].lower() if words and str(name).isascii() else text
 
 
 def cell(value) -> str:
@@ -20,7 +15,7 @@ def cell(value) -> str:
 
 
 def mr_context(data: dict) -> dict:
-    return {"attributes": [(humanise(n), cell(v)) for n, v in data["attributes"]]}
+    return {"attributes": [(label(str(n)), cell(v)) for n, v in data["attributes"]]}
 
 
 def table_context(data: dict) -> dict:
@@ -73,16 +68,11 @@ def boxscore_context(data: dict) -> dict:
 
 
 def readable(entity) -> str:
-    return cell(str(entity).replace("_", " "))
+    return cell(humanise_entity(str(entity)))
 
 
 def triples_context(data: dict) -> dict:
-    return {
-        "triples": [
-            (readable(s), humanise(r) if str(r).isascii() else readable(r), readable(o))
-            for s, r, o in data["triples"]
-        ]
-    }
+    return {"triples": [(readable(s), label(str(r)), readable(o)) for s, r, o in data["triples"]]}
 
 
 def document_context(data: dict) -> dict:

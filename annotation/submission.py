@@ -17,9 +17,13 @@ import string
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from nlgdata.text import normalise
+
 from .assignment import lock_criterion
+from .loads import lock_criteria, shift_loads
 from .models import Assignment, CampaignCriterion, Hit, HitOutput, Judgment
 
 
@@ -46,10 +50,6 @@ class Outcome(enum.Enum):
     REPEATED = "repeated"  # the same submission again: nothing to do
     ALREADY_SUBMITTED = "already submitted"  # another answer came first and was kept
     TAKEN = "taken"  # timed out, and the HIT went to someone else meanwhile
-
-
-def normalise(text: str) -> str:
-    return " ".join(text.split())
 
 
 def shown_outputs(hit: Hit) -> list[Shown]:
@@ -79,8 +79,14 @@ def submit(
             return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
         if assignment.status == Assignment.Status.EXPIRED and hit_is_taken(assignment):
             return Outcome.TAKEN
+        was_live = assignment.status == Assignment.Status.ASSIGNED
         save_judgments(assignment, criterion, answers)
         finish_assignment(assignment, criterion, key)
+        is_live = not assignment.flag and not assignment.annotator.is_excluded
+        if was_live != is_live:  # flagged, or an expired HIT that nobody else took
+            shift_loads(
+                criterion, Assignment.objects.filter(pk=assignment.pk), +1 if is_live else -1
+            )
         CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change()
     return Outcome.SAVED
 
@@ -126,3 +132,28 @@ def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:
     if minimum and assignment.seconds_taken < minimum:
         return Assignment.Flag.TOO_FAST
     return Assignment.Flag.NONE
+
+
+def clear_flags(assignments: QuerySet) -> int:
+    """Count flagged HITs in rankings after all (an organiser's decision); the number of
+    assignments unflagged."""
+    flagged = assignments.flagged()
+    pairs = set(flagged.values_list("hit__campaign_id", "hit__criterion"))
+    if not pairs:
+        return 0
+    which = Q()
+    for campaign_id, name in pairs:
+        which |= Q(campaign_id=campaign_id, criterion=name)
+    criteria = CampaignCriterion.objects.filter(which)
+    with transaction.atomic():
+        for criterion in lock_criteria(criteria):
+            # Submitted HITs of annotators still in count towards balance again.
+            back = flagged.filter(
+                hit__campaign_id=criterion.campaign_id,
+                hit__criterion=criterion.criterion,
+                status=Assignment.Status.SUBMITTED,
+                annotator__is_excluded=False,
+            )
+            shift_loads(criterion, back, +1)
+        criteria.record_judgments_change()
+        return flagged.update(flag=Assignment.Flag.NONE)

@@ -12,10 +12,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from nlgdata.inputs import InputError, check_input
+
 from . import identity
 from .assignment import active_assignment, hits_submitted, hits_taken, next_assignment, release
 from .forms import COVERAGE_RULE, EntryForm, HitForm, SubmissionKeyForm
-from .inputs import InputError, check_input
 from .models import Annotator, Assignment, Campaign, CampaignCriterion
 from .submission import Outcome, shown_outputs, submit
 

@@ -107,6 +107,9 @@ SITE_ROOT = env_str("SITE_ROOT", "http://localhost:8000")
 SECURE_HTTPS = env_bool("SECURE_HTTPS", not DEBUG)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SECURE_HTTPS)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", SECURE_HTTPS)
+# Sessions live in a signed cookie: an annotator's session holds only which annotator they
+# are, so every page saves a database read and a write that a crowd launch would multiply.
+SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SECURE_HTTPS)
 # Sent only on HTTPS responses. A site that shares its domain with plain-HTTP subdomains sets
 # SECURE_HSTS_INCLUDE_SUBDOMAINS=false; preload matters only once the domain is submitted

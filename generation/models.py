@@ -6,18 +6,10 @@ from django.db import models
 
 from annotation.models import System
 from evalsite.jobs import BackgroundJob, JobQuerySet
+from generation.backends import BACKEND_LABELS, check_settings
+from generation.secret_env import secret_env_policy
 
-from .backends import check_settings
-from .secret_env import secret_env_policy
-
-BACKEND_CHOICES = [
-    ("template-e2e", "E2E templates"),
-    ("template-rotowire", "RotoWire templates (Wiseman et al. 2017)"),
-    ("template-table", "Table templates"),
-    ("template-triples", "Triples templates"),
-    ("transformers", "Local transformers checkpoint"),
-    ("openai", "OpenAI-compatible HTTP endpoint"),
-]
+BACKEND_CHOICES = list(BACKEND_LABELS.items())
 
 
 class HostedSystem(models.Model):

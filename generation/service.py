@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
-from annotation.models import Item, Output
+from annotation.models import CampaignCriterion, Item, Output
 from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
 
@@ -135,6 +135,9 @@ def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> No
         job.outputs_created += batch_outputs.count() - before
         job.items_failed += len(errors)
         job.item_errors = (job.item_errors + errors)[:MAX_ITEM_ERRORS]
+        CampaignCriterion.objects.filter(
+            campaign_id=job.hosted.system.campaign_id
+        ).record_pool_change()
         # Outputs and progress commit only while this worker holds the job.
         job.update_as_holder(
             token,

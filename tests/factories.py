@@ -115,3 +115,44 @@ def make_assignment(hit, annotator=None, **overrides) -> Assignment:
     return Assignment.objects.create(
         hit=hit, annotator=annotator or make_annotator(hit.campaign), **fields
     )
+
+
+def make_bulk_judged_campaign(hits: int, systems: int = 5, items: int | None = None, **fields):
+    """A campaign of `items` items (default: `hits`) with an output of each of `systems`
+    systems, and `hits` submitted, judged quality HITs over the first items, written in bulk
+    (the factories above would take minutes for thousands of HITs)."""
+    campaign = make_campaign(**fields)
+    system_rows = [make_system(campaign, name=f"sys{i}") for i in range(systems)]
+    annotator = make_annotator(campaign)
+    item_rows = Item.objects.bulk_create(
+        Item(
+            campaign=campaign,
+            external_id=f"bulk-{n}",
+            input_kind="mr",
+            input_data={"attributes": [["name", f"Bulk {n}"]]},
+            input_key=f"name[Bulk {n}] {campaign.slug}",
+        )
+        for n in range(items or hits)
+    )
+    outputs = Output.objects.bulk_create(
+        Output(item=item, system=system, text=f"{system.name} on {item.external_id}")
+        for item in item_rows
+        for system in system_rows
+    )
+    made = Hit.objects.bulk_create(
+        Hit(campaign=campaign, item=item, criterion=Criterion.QUALITY) for item in item_rows[:hits]
+    )
+    slots = HitOutput.objects.bulk_create(
+        HitOutput(hit=hit, output=outputs[n * systems + i], position=i + 1)
+        for n, hit in enumerate(made)
+        for i in range(systems)
+    )
+    assignments = Assignment.objects.bulk_create(
+        Assignment(hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED) for hit in made
+    )
+    Judgment.objects.bulk_create(
+        Judgment(assignment=assignments[n], slot=slots[n * systems + i], score=100 + 10 * i + n % 7)
+        for n in range(hits)
+        for i in range(systems)
+    )
+    return campaign

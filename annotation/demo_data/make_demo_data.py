@@ -4,6 +4,9 @@ systems of visibly different quality. Run from the repository root; the files ar
 import csv
 import random
 
+from nlgdata.inputs import E2E_ATTRIBUTES, format_mr
+from nlgdata.text import with_article
+
 rng = random.Random(7)
 names = [
     "The Vaults",
@@ -55,26 +58,8 @@ for i in range(36):
         ("near", rng.choice(near_places)),
     ]
     a += rng.sample(opt, rng.randint(1, 5))
-    order = [
-        "name",
-        "eatType",
-        "food",
-        "priceRange",
-        "customer rating",
-        "area",
-        "familyFriendly",
-        "near",
-    ]
-    a.sort(key=lambda p: order.index(p[0]))
+    a.sort(key=lambda p: E2E_ATTRIBUTES.index(p[0]))
     mrs.append(a)
-
-
-def mr_text(a):
-    return ", ".join(f"{k}[{v}]" for k, v in a)
-
-
-def art(w):
-    return "an" if w[0].lower() in "aeiou" else "a"
 
 
 def phrase(k, v):
@@ -83,7 +68,7 @@ def phrase(k, v):
         "priceRange": f"has a price range of {v}" if "£" in v else f"has {v} prices",
         "customer rating": f"is rated {v}"
         if "out of" in v
-        else f"has {art(v)} {v} customer rating",
+        else f"has {with_article(v)} customer rating",
         "area": f"is in the {v}" if v == "city centre" else "is by the riverside",
         "familyFriendly": "welcomes families" if v == "yes" else "is not family-friendly",
         "near": f"is near {v}",
@@ -93,7 +78,7 @@ def phrase(k, v):
 def fluent(a, variant):
     d = dict(a)
     rest = [(k, v) for k, v in a if k not in ("name", "eatType")]
-    head = f"{d['name']} is {art(d['eatType'])} {d['eatType']}"
+    head = f"{d['name']} is {with_article(d['eatType'])}"
     parts = [phrase(k, v) for k, v in rest]
     if not parts:
         return head + "."
@@ -110,7 +95,7 @@ def fluent(a, variant):
 
 def terse(a):
     d = dict(a)
-    return f"{d['name']} is {art(d['eatType'])} {d['eatType']}."
+    return f"{d['name']} is {with_article(d['eatType'])}."
 
 
 def hallucinating(a, variant):
@@ -142,8 +127,8 @@ with open("annotation/demo_data/items.csv", "w", newline="", encoding="utf-8") a
     w = csv.writer(f)
     w.writerow(["mr", "ref"])
     for i, a in enumerate(mrs):
-        w.writerow([mr_text(a), fluent(a, i + 1)])
-        w.writerow([mr_text(a), fluent(a, i)])
+        w.writerow([format_mr(a), fluent(a, i + 1)])
+        w.writerow([format_mr(a), fluent(a, i)])
 systems = {
     "fluent": lambda a, i: fluent(a, i),
     "terse": lambda a, i: terse(a),
@@ -155,4 +140,4 @@ for s, fn in systems.items():
         w = csv.writer(f, delimiter="\t")
         w.writerow(["MR", "output"])
         for i, a in enumerate(mrs):
-            w.writerow([mr_text(a), fn(a, i)])
+            w.writerow([format_mr(a), fn(a, i)])

@@ -11,32 +11,21 @@ deployment's SecretEnvPolicy: the environment variables a backend may read a key
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from .base import (
-    INPUT_KINDS,
-    NO_SECRETS,
-    Backend,
-    GenerationResult,
-    SecretEnvPolicy,
-    Settings,
-    TypedInput,
-)
+from .base import NO_SECRETS, Backend, GenerationResult, SecretEnvPolicy, Settings, TypedInput
 from .openai_backend import OpenAIBackend, OpenAISettings
-from .template_e2e import E2ETemplateBackend
-from .template_rotowire import RotoWireTemplateBackend
-from .template_table import TableTemplateBackend
-from .template_triples import TriplesTemplateBackend
+from .template import TEMPLATE_BACKENDS
 from .transformers_settings import TransformersSettings
 
-_TEMPLATE_BACKENDS: dict[str, Callable[[], Backend]] = {
-    "template-e2e": E2ETemplateBackend,
-    "template-rotowire": RotoWireTemplateBackend,
-    "template-table": TableTemplateBackend,
-    "template-triples": TriplesTemplateBackend,
+# Every backend's name, with a label for organisers; the admin's choices come from here.
+BACKEND_LABELS = {
+    **{name: backend.label for name, backend in TEMPLATE_BACKENDS.items()},
+    "transformers": "Local transformers checkpoint",
+    "openai": "OpenAI-compatible HTTP endpoint",
 }
-BACKEND_NAMES = (*_TEMPLATE_BACKENDS, "transformers", "openai")
+BACKEND_NAMES = tuple(BACKEND_LABELS)
 
 
 def check_settings(
@@ -51,8 +40,8 @@ def make_backend(
 ) -> Backend:
     """Build the named backend; invalid settings raise ValueError naming the setting."""
     parsed = _parse_settings(name, settings, secret_env)
-    if name in _TEMPLATE_BACKENDS:
-        return _TEMPLATE_BACKENDS[name]()
+    if name in TEMPLATE_BACKENDS:
+        return TEMPLATE_BACKENDS[name]
     if name == "transformers":
         return _transformers_backend(parsed)
     return OpenAIBackend(parsed, secret_env)
@@ -71,7 +60,7 @@ def _transformers_backend(settings: TransformersSettings) -> Backend:
 
 
 def _parse_settings(name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy) -> Any:
-    if name in _TEMPLATE_BACKENDS:
+    if name in TEMPLATE_BACKENDS:
         # Templates take no settings; reject any, so that a typo is not silently ignored.
         Settings(name, settings).reject_unknown()
         return None
@@ -83,8 +72,8 @@ def _parse_settings(name: str, settings: Mapping[str, Any], secret_env: SecretEn
 
 
 __all__ = [
+    "BACKEND_LABELS",
     "BACKEND_NAMES",
-    "INPUT_KINDS",
     "Backend",
     "GenerationResult",
     "NO_SECRETS",

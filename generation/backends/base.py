@@ -11,9 +11,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-logger = logging.getLogger(__name__)
+from nlgdata.inputs import InputError
 
-INPUT_KINDS = ("mr", "table", "boxscore", "triples", "document")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -67,14 +67,11 @@ class SecretEnvPolicy:
 NO_SECRETS = SecretEnvPolicy()
 
 
-class InputError(ValueError):
-    """An input this backend cannot realise; becomes that input's error, not the batch's."""
-
-
 def generate_each(
     inputs: Sequence[TypedInput], realise: Callable[[TypedInput], str]
 ) -> list[GenerationResult]:
-    """Apply `realise` to each input, turning a failure into that input's error."""
+    """Apply `realise` to each input, turning a failure into that input's error: an
+    InputError (an input this backend cannot realise) or any error of a malformed input."""
     return [_realise_one(item, realise) for item in inputs]
 
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .base import InputError, TypedInput
+from nlgdata.inputs import InputError, format_mr
+
+from .base import TypedInput
 
 _BOXSCORE_STATS = ("MIN", "PTS", "REB", "AST", "STL", "BLK", "TO", "FGM", "FGA", "FG3M", "FG3A")
 _BOXSCORE_STATS += ("FTM", "FTA", "PF")
@@ -31,7 +33,7 @@ def linearize(item: TypedInput) -> str:
 
 
 def linearize_mr(data: dict[str, Any]) -> str:
-    return ", ".join(f"{key}[{value}]" for key, value in data["attributes"])
+    return format_mr(data["attributes"])
 
 
 def linearize_triples(data: dict[str, Any]) -> str:

@@ -26,7 +26,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from .base import NO_SECRETS, GenerationResult, InputError, SecretEnvPolicy, Settings, TypedInput
+from nlgdata.inputs import InputError
+
+from .base import NO_SECRETS, GenerationResult, SecretEnvPolicy, Settings, TypedInput
 from .linearize import linearize
 
 logger = logging.getLogger(__name__)

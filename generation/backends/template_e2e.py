@@ -15,22 +15,12 @@ Plan, by attribute combination:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from .base import GenerationResult, InputError, TypedInput, generate_each
-from .text import humanise, sentence, with_article
+from nlgdata.inputs import E2E_ATTRIBUTES, InputError
+from nlgdata.text import humanise, sentence, with_article
 
-E2E_ATTRIBUTES = (
-    "name",
-    "eatType",
-    "food",
-    "priceRange",
-    "customer rating",
-    "area",
-    "familyFriendly",
-    "near",
-)
 # Spellings seen in E2E-derived data sets (e.g. the cleaned E2E uses "customerRating").
 _ALIASES = {"customerRating": "customer rating", "customer_rating": "customer rating"}
 
@@ -45,21 +35,23 @@ class MeaningRepresentation:
     def has(self, attribute: str) -> bool:
         return attribute in self.attributes
 
+    @classmethod
+    def from_input(cls, data: dict[str, Any]) -> MeaningRepresentation:
+        """The attributes of an `mr` input, under their E2E names; a name is required."""
+        attributes: dict[str, str] = {}
+        for pair in data["attributes"]:
+            key, value = pair
+            key = _ALIASES.get(str(key).strip(), str(key).strip())
+            if key in attributes:
+                raise InputError(f"mr input has attribute '{key}' twice")
+            attributes[key] = str(value).strip()
+        if not attributes.get("name"):
+            raise InputError("mr input has no name attribute")
+        return cls(attributes)
 
-def parse_mr(data: dict) -> MeaningRepresentation:
-    attributes: dict[str, str] = {}
-    for pair in data["attributes"]:
-        key, value = pair
-        key = _ALIASES.get(str(key).strip(), str(key).strip())
-        if key in attributes:
-            raise InputError(f"mr input has attribute '{key}' twice")
-        attributes[key] = str(value).strip()
-    if not attributes.get("name"):
-        raise InputError("mr input has no name attribute")
-    return MeaningRepresentation(attributes)
 
-
-def realise_mr(mr: MeaningRepresentation) -> str:
+def realise_mr(data: dict[str, Any]) -> str:
+    mr = MeaningRepresentation.from_input(data)
     sentences = [_introduction(mr)]
     details = _rating_and_location(mr, location_in_intro=_location_joins_intro(mr))
     if details:
@@ -149,17 +141,3 @@ def _other_attributes(mr: MeaningRepresentation) -> list[str]:
         for key, value in mr.attributes.items()
         if key not in E2E_ATTRIBUTES
     ]
-
-
-class E2ETemplateBackend:
-    """Backend "template-e2e": realises `mr` inputs; other kinds get a per-input error."""
-
-    kinds = ("mr",)
-
-    def generate(self, inputs: Sequence[TypedInput]) -> list[GenerationResult]:
-        return generate_each(inputs, self._realise)
-
-    def _realise(self, item: TypedInput) -> str:
-        if item.kind != "mr":
-            raise InputError(f"template-e2e does not handle input kind '{item.kind}'")
-        return realise_mr(parse_mr(item.data))

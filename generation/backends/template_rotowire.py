@@ -20,11 +20,8 @@ by points; those without a points figure (did not play) come last, as in rulebas
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from .base import GenerationResult, InputError, TypedInput, generate_each
 
 TEAM_SENTENCE = (
     "The {winner} ({winner_wins}-{winner_losses}) defeated the {loser} "
@@ -107,17 +104,3 @@ def _stat(player: dict[str, Any], key: str) -> int | None:
     if value in (None, "", "N/A"):
         return None
     return int(value)
-
-
-class RotoWireTemplateBackend:
-    """Backend "template-rotowire": realises `boxscore` inputs; other kinds get an error."""
-
-    kinds = ("boxscore",)
-
-    def generate(self, inputs: Sequence[TypedInput]) -> list[GenerationResult]:
-        return generate_each(inputs, self._realise)
-
-    def _realise(self, item: TypedInput) -> str:
-        if item.kind != "boxscore":
-            raise InputError(f"template-rotowire does not handle input kind '{item.kind}'")
-        return realise_boxscore(item.data)

@@ -7,11 +7,10 @@ highlighted cells as "the <column> is <value>". With no highlight, the first row
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from .base import GenerationResult, InputError, TypedInput, generate_each
-from .text import join_list, sentence
+from nlgdata.inputs import InputError
+from nlgdata.text import join_list, sentence
 
 
 def realise_table(data: dict[str, Any]) -> str:
@@ -69,17 +68,3 @@ def _row_sentence(
     if not facts:
         return sentence(f"{title} lists the {header[key]} {row[key]}")
     return sentence(f"in {title}, for the {header[key]} {row[key]}, {join_list(facts)}")
-
-
-class TableTemplateBackend:
-    """Backend "template-table": realises `table` inputs; other kinds get an error."""
-
-    kinds = ("table",)
-
-    def generate(self, inputs: Sequence[TypedInput]) -> list[GenerationResult]:
-        return generate_each(inputs, self._realise)
-
-    def _realise(self, item: TypedInput) -> str:
-        if item.kind != "table":
-            raise InputError(f"template-table does not handle input kind '{item.kind}'")
-        return realise_table(item.data)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .base import GenerationResult, InputError, TypedInput, generate_each
-from .text import humanise, humanise_entity, sentence
+from nlgdata.inputs import InputError
+from nlgdata.text import humanise, humanise_entity, sentence
 
 _VERB_STARTS = {"is", "was", "are", "were", "has", "had", "have", "does", "did", "can", "will"}
 
@@ -52,17 +52,3 @@ def _is_plural(noun_phrase: str) -> bool:
     # "crew members" but not "status" or "address": good enough for relation names.
     last = noun_phrase.rsplit(" ", 1)[-1].lower()
     return last.endswith("s") and not last.endswith(("ss", "us", "is"))
-
-
-class TriplesTemplateBackend:
-    """Backend "template-triples": realises `triples` inputs; other kinds get an error."""
-
-    kinds = ("triples",)
-
-    def generate(self, inputs: Sequence[TypedInput]) -> list[GenerationResult]:
-        return generate_each(inputs, self._realise)
-
-    def _realise(self, item: TypedInput) -> str:
-        if item.kind != "triples":
-            raise InputError(f"template-triples does not handle input kind '{item.kind}'")
-        return realise_triples(item.data)

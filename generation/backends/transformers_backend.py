@@ -25,7 +25,9 @@ from transformers import (
     AutoTokenizer,
 )
 
-from .base import GenerationResult, InputError, TypedInput
+from nlgdata.inputs import InputError
+
+from .base import GenerationResult, TypedInput
 from .linearize import linearize
 from .transformers_settings import TransformersSettings
 

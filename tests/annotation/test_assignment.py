@@ -7,8 +7,10 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from annotation.assignment import expire_abandoned, next_assignment, release
+from annotation.loads import kept_loads
 from annotation.models import Assignment, Campaign, Criterion, Hit, HitOutput, Judgment
 from annotation.submission import Answer, Outcome, shown_outputs, submit
+from tests.annotation.test_loads import counted_from_rows
 from tests.factories import (
     make_annotator,
     make_campaign,
@@ -268,6 +270,7 @@ def test_next_assignment_concurrent_annotators_never_share_a_slot():
     assert sorted(r.hit.item_id for r in results) == sorted(i.pk for i in items)
     assert Hit.objects.count() == 8
     assert HitOutput.objects.count() == 40
+    assert kept_loads(task) == counted_from_rows(task)  # no update lost under concurrency
 
 
 @needs_postgres
@@ -308,3 +311,4 @@ def test_submit_concurrent_double_post_saves_once():
     outcomes = run_together(post, post, post)
     assert sorted(o.value for o in outcomes) == ["repeated", "repeated", "saved"]
     assert Judgment.objects.filter(assignment=assignment).count() == 5
+    assert kept_loads(task) == counted_from_rows(task)

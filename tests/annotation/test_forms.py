@@ -3,8 +3,9 @@ from django import forms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.forms import COVERAGE, COVERAGE_RULE, EntryForm, HitForm, MagnitudeField
+from annotation.forms import EntryForm, HitForm, MagnitudeField
 from annotation.submission import Answer, Shown
+from nlgdata.judgments import COVERAGE_MARKS, COVERAGE_RULE
 
 
 def shown(n=2):
@@ -75,7 +76,7 @@ def test_magnitude_field_gives_a_score_or_a_validation_error(typed):
 @given(
     st.dictionaries(
         st.sampled_from(
-            ["submission_key", "score_1", "score_2", "score_9", *(f"{m}_1" for m in COVERAGE)]
+            ["submission_key", "score_1", "score_2", "score_9", *(f"{m}_1" for m in COVERAGE_MARKS)]
         ),
         FORM_VALUES,
     ),

@@ -3,8 +3,8 @@
 import pytest
 from django.template import Context, Template
 
-from annotation.inputs import check_input
-from annotation.rendering import humanise, input_context
+from annotation.rendering import CONTEXTS, input_context
+from nlgdata.inputs import KINDS, check_input
 from tests.annotation.sample_inputs import INPUTS
 
 
@@ -43,6 +43,10 @@ def poison(value, attack):
     return value
 
 
+def test_every_input_kind_has_a_layout():
+    assert set(CONTEXTS) == set(KINDS)
+
+
 def test_show_input_unknown_kind_is_plain_text():
     html = render("audio", {"url": "<b>x</b>"})
     assert "&lt;b&gt;x&lt;/b&gt;" in html
@@ -51,20 +55,6 @@ def test_show_input_unknown_kind_is_plain_text():
 def test_input_context_caps_long_cells():
     context = input_context("mr", {"attributes": [["name", "x" * 2000]]})
     assert len(context["attributes"][0][1]) == 500
-
-
-@pytest.mark.parametrize(
-    "name, expected",
-    [
-        ("eatType", "Eat type"),
-        ("customer rating", "Customer rating"),
-        ("familyFriendly", "Family friendly"),
-        ("birth_place", "Birth place"),
-        ("name", "Name"),
-    ],
-)
-def test_humanise_attribute_names(name, expected):
-    assert humanise(name) == expected
 
 
 def test_boxscore_columns_in_sports_page_order_whatever_the_key_order():

@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.models import Assignment, Criterion, Judgment
-from annotation.submission import Answer, Outcome, normalise, shown_outputs, submit
+from annotation.submission import Answer, Outcome, shown_outputs, submit
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -21,10 +21,6 @@ def hit_with_texts(*texts, criterion=Criterion.QUALITY, **campaign_fields):
     outputs = [make_output(item, make_system(campaign), text=text) for text in texts]
     hit = make_hit(outputs, criterion=criterion)
     return hit, campaign.criteria.get(criterion=criterion)
-
-
-def test_normalise_collapses_whitespace():
-    assert normalise("  A  pub\n by\tthe river. ") == "A pub by the river."
 
 
 def test_shown_outputs_merges_identical_texts_and_letters_the_rest():

@@ -18,12 +18,18 @@ import pytest
 from django.db import transaction
 
 from annotation.assignment import next_assignment
-from annotation.models import Assignment, Hit, HitOutput, Judgment, Output
+from annotation.models import Judgment, Output
 from annotation.submission import Answer, shown_outputs, submit
 from generation.models import GenerationJob, HostedSystem
 from ranking.models import RankingRun
 from tests.conftest import wait_until, worker_environment
-from tests.factories import make_annotator, make_campaign, make_item, make_system
+from tests.factories import (
+    make_annotator,
+    make_bulk_judged_campaign,
+    make_campaign,
+    make_item,
+    make_system,
+)
 from tests.generation.backends.test_openai_backend import FakeOpenAIServer
 from tests.processes import (
     REPO,
@@ -69,37 +75,6 @@ def workers(redis, tmp_path):
         stop(worker)
 
 
-def bulk_judged_campaign(hits: int):
-    """A campaign of `hits` judged HITs of five systems, written in bulk (factories would take
-    minutes): enough comparisons for a ranking of many runs to take seconds."""
-    campaign = make_campaign()
-    systems = [make_system(campaign, name=f"sys{i}") for i in range(SYSTEMS)]
-    annotator = make_annotator(campaign)
-    items = [make_item(campaign) for _ in range(hits)]
-    outputs = Output.objects.bulk_create(
-        Output(item=item, system=system, text=f"{system.name} on {item.pk}")
-        for item in items
-        for system in systems
-    )
-    made = Hit.objects.bulk_create(
-        Hit(campaign=campaign, item=item, criterion="quality") for item in items
-    )
-    slots = HitOutput.objects.bulk_create(
-        HitOutput(hit=hit, output=outputs[n * SYSTEMS + i], position=i + 1)
-        for n, hit in enumerate(made)
-        for i in range(SYSTEMS)
-    )
-    assignments = Assignment.objects.bulk_create(
-        Assignment(hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED) for hit in made
-    )
-    Judgment.objects.bulk_create(
-        Judgment(assignment=assignments[n], slot=slots[n * SYSTEMS + i], score=100 + 10 * i + n % 7)
-        for n in range(hits)
-        for i in range(SYSTEMS)
-    )
-    return campaign
-
-
 def pool_child_pid(job) -> int:
     return int(re.search(r"pid (\d+)$", job.worker).group(1))
 
@@ -117,7 +92,7 @@ def finished(model, pk):
 
 
 def long_ranking_run(hits: int = 300, repetitions: int = 10_000) -> RankingRun:
-    campaign = bulk_judged_campaign(hits)
+    campaign = make_bulk_judged_campaign(hits)
     return RankingRun.objects.create(
         campaign=campaign, criterion="quality", repetitions=repetitions, seed=5
     )
@@ -270,7 +245,7 @@ def test_killed_rank_command_run_is_completed_by_a_worker(workers, tmp_path):
     """`manage.py rank` computes in its own process; killed, it leaves a run that a worker
     takes over once its heartbeat is stale."""
     workers()
-    campaign = bulk_judged_campaign(hits=300)
+    campaign = make_bulk_judged_campaign(hits=300)
     log = (tmp_path / "rank.log").open("w")
     command = [sys.executable, "manage.py", "rank", campaign.slug, "--runs", "10000"]
     rank = subprocess.Popen(

@@ -8,8 +8,8 @@ from typing import BinaryIO
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from annotation.datafiles import DataFileError
 from annotation.models import Campaign, CampaignCriterion, Criterion
+from nlgdata.datafiles import DataFileError
 
 
 def get_campaign(slug: str, create: bool = False) -> Campaign:

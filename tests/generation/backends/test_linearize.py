@@ -1,10 +1,23 @@
 import pytest
 
 from generation.backends import TypedInput
-from generation.backends.base import InputError
 from generation.backends.linearize import linearize
+from nlgdata.inputs import KINDS, InputError
 
-from .inputs import make_boxscore, make_document, make_mr, make_table, make_triples
+from .inputs import (
+    make_boxscore,
+    make_document,
+    make_mr,
+    make_one_of_each,
+    make_table,
+    make_triples,
+)
+
+
+def test_linearize_has_a_text_form_for_every_input_kind():
+    items = make_one_of_each()
+    assert {item.kind for item in items} == set(KINDS)
+    assert all(linearize(item) for item in items)
 
 
 def test_linearize_mr_uses_the_e2e_form_in_source_order():

@@ -1,18 +1,44 @@
-"""The typed inputs of items: validation, canonical keys, and the E2E MR syntax.
+"""The typed inputs of items: their kinds and checks, canonical keys, and the E2E MR syntax.
 
-Pure Python, no Django: importers, the annotator pages and the generation backends all
-read inputs in these shapes (DESIGN.md, 'Inputs of the seed tasks').
+Importers, the annotator pages and the generation backends all read inputs in these shapes
+(DESIGN.md, 'Inputs of the seed tasks'). A new kind is added to KINDS; the tables of the
+places that show or realise inputs are keyed by these names.
 """
 
 import json
 import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from .text import normalise
+
+# The attributes of the E2E NLG Challenge's MRs, in the order its data sets write them.
+E2E_ATTRIBUTES = (
+    "name",
+    "eatType",
+    "food",
+    "priceRange",
+    "customer rating",
+    "area",
+    "familyFriendly",
+    "near",
+)
+# The values of its closed attributes, as its data sets write them (name and near are open).
+E2E_VALUES = {
+    "eatType": ["pub", "restaurant", "coffee shop"],
+    "food": ["Chinese", "English", "Fast food", "French", "Indian", "Italian", "Japanese"],
+    "priceRange": ["less than £20", "£20-25", "more than £30", "cheap", "moderate", "high"],
+    "customer rating": ["1 out of 5", "3 out of 5", "5 out of 5", "low", "average", "high"],
+    "area": ["riverside", "city centre"],
+    "familyFriendly": ["yes", "no"],
+}
 MR_ATTRIBUTE = re.compile(r"\s*([^\[\],]+?)\s*\[([^\]]*)\]\s*(?:,|$)")
 
 
 class InputError(ValueError):
-    """An input that does not have the shape of its kind; the message names the field."""
+    """An input that does not have the shape of its kind, or that a backend cannot realise;
+    the message names the field."""
 
 
 def parse_mr(text: str) -> list[list[str]]:
@@ -32,7 +58,8 @@ def parse_mr(text: str) -> list[list[str]]:
     return attributes
 
 
-def format_mr(attributes: list[list[str]]) -> str:
+def format_mr(attributes: Iterable[Sequence[str]]) -> str:
+    """The inverse of `parse_mr`: [["name", "The Vaults"]] -> `name[The Vaults]`."""
     return ", ".join(f"{name}[{value}]" for name, value in attributes)
 
 
@@ -102,18 +129,23 @@ def _check_document(data: dict) -> None:
     _require(data, "question", str, "document")
 
 
-CHECKS = {
-    "mr": _check_mr,
-    "table": _check_table,
-    "boxscore": _check_boxscore,
-    "triples": _check_triples,
-    "document": _check_document,
+@dataclass(frozen=True)
+class Kind:
+    label: str  # as organisers read it in the admin
+    check: Callable[[dict], None]  # raises InputError naming the field that is wrong
+
+
+KINDS: dict[str, Kind] = {
+    "mr": Kind("Meaning representation (E2E)", _check_mr),
+    "table": Kind("Table", _check_table),
+    "boxscore": Kind("Box score", _check_boxscore),
+    "triples": Kind("Fact triples", _check_triples),
+    "document": Kind("Document and question", _check_document),
 }
-KINDS = tuple(CHECKS)
 
 
 def check_kind(kind: Any) -> None:
-    if not isinstance(kind, str) or kind not in CHECKS:
+    if not isinstance(kind, str) or kind not in KINDS:
         shown = repr(kind)[:40]
         raise InputError(f"unknown input kind {shown}; expected one of {', '.join(KINDS)}")
 
@@ -122,11 +154,11 @@ def check_input(kind: Any, data: Any) -> None:
     check_kind(kind)
     if not isinstance(data, dict):
         raise InputError(f"{kind}: the input must be a JSON object")
-    CHECKS[kind](data)
+    KINDS[kind].check(data)
 
 
 def input_key(kind: str, data: dict) -> str:
     """A canonical text of an input, equal for equal inputs, to match outputs to items."""
     if kind == "mr":
-        return format_mr([[n.strip(), " ".join(v.split())] for n, v in data["attributes"]])
+        return format_mr([[n.strip(), normalise(v)] for n, v in data["attributes"]])
     return kind + ":" + json.dumps(data, sort_keys=True, ensure_ascii=False)

@@ -1,4 +1,8 @@
-"""Small English helpers the template backends share."""
+"""Small English helpers: names written by programs made readable, and sentence pieces.
+
+The annotator pages label attributes with them and the template backends write sentences
+with them, so a name reads the same on both.
+"""
 
 from __future__ import annotations
 
@@ -24,8 +28,10 @@ def with_article(phrase: str) -> str:
 
 
 def humanise(identifier: str) -> str:
-    """'birthPlace' -> 'birth place', 'Alan_Bean' -> 'Alan Bean', 'NASA_id' -> 'NASA id'."""
-    text = identifier.replace("_", " ").strip().strip('"').strip()
+    """'birthPlace' -> 'birth place', 'Alan_Bean' -> 'alan bean', 'NASA_id' -> 'NASA id'.
+
+    For the middle of a sentence; `label` for a name that stands alone."""
+    text = _unwrap(identifier)
     # Split camelCase at a lower-to-upper step but keep acronyms ("NASA", "ID") whole.
     text = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
     words = [w if w.isupper() and len(w) > 1 else _lower_first(w) for w in text.split()]
@@ -36,10 +42,20 @@ def _lower_first(word: str) -> str:
     return word[:1].lower() + word[1:]
 
 
+def label(identifier: str) -> str:
+    """'priceRange' -> 'Price range', 'NASA_id' -> 'NASA id': a name as a heading."""
+    text = humanise(identifier)
+    return text[:1].upper() + text[1:]
+
+
 def humanise_entity(identifier: str) -> str:
     """Entity names keep their case: 'Alan_Bean' -> 'Alan Bean', '"1932-03-15"' -> '1932-03-15'."""
-    text = identifier.replace("_", " ").strip().strip('"').strip()
-    return re.sub(r"\s+", " ", text)
+    return normalise(_unwrap(identifier))
+
+
+def _unwrap(identifier: str) -> str:
+    # WebNLG writes spaces as underscores and literals in double quotes.
+    return identifier.replace("_", " ").strip().strip('"').strip()
 
 
 def join_list(items: list[str]) -> str:
@@ -56,3 +72,8 @@ def sentence(text: str) -> str:
         return text
     text = text[0].upper() + text[1:]
     return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def normalise(text: str) -> str:
+    """White space collapsed to single spaces, so texts that read the same compare equal."""
+    return " ".join(text.split())

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation import datafiles
-from annotation.datafiles import (
+from nlgdata import datafiles
+from nlgdata.datafiles import (
     DataFileError,
     batches,
     check_file,
