@@ -4,12 +4,12 @@ from . import views
 
 app_name = "annotation"
 
-task = "annotate/<slug:slug>/<slug:criterion>/"
+criterion = "annotate/<slug:slug>/<slug:criterion_name>/"
 
 urlpatterns = [
-    path(task, views.entry, name="entry"),
-    path(task + "start/", views.start, name="start"),
-    path(task + "hit/<int:assignment_id>/", views.hit, name="hit"),
-    path(task + "finish/", views.finish, name="finish"),
-    path(task + "done/", views.done, name="done"),
+    path(criterion, views.entry, name="entry"),
+    path(criterion + "start/", views.start, name="start"),
+    path(criterion + "hit/<int:assignment_id>/", views.hit, name="hit"),
+    path(criterion + "finish/", views.finish, name="finish"),
+    path(criterion + "done/", views.done, name="done"),
 ]

@@ -40,32 +40,32 @@ EXAMPLE_INPUT = {
 }
 
 
-def _task_or_404(slug: str, criterion: str) -> CampaignCriterion:
-    tasks = CampaignCriterion.objects.select_related("campaign")
-    tasks = tasks.exclude(campaign__status=Campaign.Status.DRAFT)
-    return get_object_or_404(tasks, campaign__slug=slug, criterion=criterion)
+def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
+    criteria = CampaignCriterion.objects.select_related("campaign")
+    criteria = criteria.exclude(campaign__status=Campaign.Status.DRAFT)
+    return get_object_or_404(criteria, campaign__slug=slug, criterion=criterion_name)
 
 
-def _annotator_or_404(request, task: CampaignCriterion) -> Annotator:
-    annotator = identity.remembered(request.session, task.campaign)
+def _annotator_or_404(request, criterion: CampaignCriterion) -> Annotator:
+    annotator = identity.remembered(request.session, criterion.campaign)
     if annotator is None:
         raise Http404("No annotator known in this browser for this campaign.")
     return annotator
 
 
-def _assignment_for(annotator: Annotator, task: CampaignCriterion, pk: int) -> Assignment:
+def _assignment_for(annotator: Annotator, criterion: CampaignCriterion, pk: int) -> Assignment:
     assignments = Assignment.objects.select_related("hit__item")
     return get_object_or_404(
         assignments,
         pk=pk,
         annotator=annotator,
-        hit__campaign=task.campaign_id,
-        hit__criterion=task.criterion,
+        hit__campaign=criterion.campaign_id,
+        hit__criterion=criterion.criterion,
     )
 
 
-def _url(name: str, task: CampaignCriterion, *args) -> str:
-    return reverse(f"annotation:{name}", args=[task.campaign.slug, task.criterion, *args])
+def _url(name: str, criterion: CampaignCriterion, *args) -> str:
+    return reverse(f"annotation:{name}", args=[criterion.campaign.slug, criterion.criterion, *args])
 
 
 def _notice(request, title: str, text: str, status: int = 200):
@@ -73,101 +73,103 @@ def _notice(request, title: str, text: str, status: int = 200):
 
 
 @require_GET
-def entry(request, slug: str, criterion: str):
-    task = _task_or_404(slug, criterion)
+def entry(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
     form = EntryForm(request.GET)
     if not form.is_valid():
         return _notice(request, "This link is not valid", _errors_text(form), status=400)
     link = form.link()
     if link is not None:
-        return _enter_with(request, task, link)
+        return _enter_with(request, criterion, link)
     if form.is_mturk_preview():
-        return _instructions(request, task, preview=True)
-    annotator = identity.remembered(request.session, task.campaign)
+        return _instructions(request, criterion, preview=True)
+    annotator = identity.remembered(request.session, criterion.campaign)
     if annotator is None:
-        return render(request, "annotation/link_needed.html", {"task": task}, status=403)
-    current = active_assignment(annotator, task)
+        return render(request, "annotation/link_needed.html", {"criterion": criterion}, status=403)
+    current = active_assignment(annotator, criterion)
     if current is not None:
-        return redirect(_url("hit", task, current.pk))
-    if not _can_take_more(annotator, task):
-        return redirect(_url("done", task))
-    return _instructions(request, task)
+        return redirect(_url("hit", criterion, current.pk))
+    if not _can_take_more(annotator, criterion):
+        return redirect(_url("done", criterion))
+    return _instructions(request, criterion)
 
 
-def _instructions(request, task: CampaignCriterion, preview: bool = False):
-    context = {"task": task, "preview": preview, "example_input": EXAMPLE_INPUT}
+def _instructions(request, criterion: CampaignCriterion, preview: bool = False):
+    context = {"criterion": criterion, "preview": preview, "example_input": EXAMPLE_INPUT}
     return render(request, "annotation/instructions.html", context)
 
 
-def _enter_with(request, task: CampaignCriterion, link):
+def _enter_with(request, criterion: CampaignCriterion, link):
     if link.token:
-        annotator = identity.invited_annotator(task.campaign, link.token)
+        annotator = identity.invited_annotator(criterion.campaign, link.token)
         if annotator is None:
             text = "This invitation link is not known. Please check it with the organisers."
             return _notice(request, "Unknown invitation", text, status=404)
     else:
         annotator = identity.annotator_from_link(
-            task.campaign, link.source, link.external_id, link.study
+            criterion.campaign, link.source, link.external_id, link.study
         )
     identity.remember(request.session, annotator)
     # The parameters have done their work; a clean address is safe to bookmark and share.
-    return redirect(_url("entry", task))
+    return redirect(_url("entry", criterion))
 
 
 def _errors_text(form) -> str:
     return " ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
 
 
-def _can_take_more(annotator: Annotator, task: CampaignCriterion) -> bool:
-    is_open = task.is_open and task.campaign.status == Campaign.Status.OPEN
-    return is_open and hits_taken(annotator, task) < task.campaign.max_hits_per_annotator
+def _can_take_more(annotator: Annotator, criterion: CampaignCriterion) -> bool:
+    is_open = criterion.is_open and criterion.campaign.status == Campaign.Status.OPEN
+    return is_open and hits_taken(annotator, criterion) < criterion.campaign.max_hits_per_annotator
 
 
 @require_POST
-def start(request, slug: str, criterion: str):
-    task = _task_or_404(slug, criterion)
-    return _next_hit(_annotator_or_404(request, task), task)
+def start(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
+    return _next_hit(_annotator_or_404(request, criterion), criterion)
 
 
-def _next_hit(annotator: Annotator, task: CampaignCriterion):
-    assignment = next_assignment(annotator, task)
+def _next_hit(annotator: Annotator, criterion: CampaignCriterion):
+    assignment = next_assignment(annotator, criterion)
     if assignment is None:
-        return redirect(_url("done", task))
-    return redirect(_url("hit", task, assignment.pk))
+        return redirect(_url("done", criterion))
+    return redirect(_url("hit", criterion, assignment.pk))
 
 
 @require_http_methods(["GET", "POST"])
-def hit(request, slug: str, criterion: str, assignment_id: int):
-    task = _task_or_404(slug, criterion)
-    annotator = _annotator_or_404(request, task)
-    assignment = _assignment_for(annotator, task, assignment_id)
+def hit(request, slug: str, criterion_name: str, assignment_id: int):
+    criterion = _criterion_or_404(slug, criterion_name)
+    annotator = _annotator_or_404(request, criterion)
+    assignment = _assignment_for(annotator, criterion, assignment_id)
     if assignment.status == Assignment.Status.SUBMITTED:
         if not SubmissionKeyForm(request.POST or None).is_repeat_of(assignment):
             messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
-        return _next_hit(annotator, task)
+        return _next_hit(annotator, criterion)
     if assignment.status == Assignment.Status.EXPIRED and request.method == "GET":
         messages.info(request, "That HIT timed out; here is a new one.")
-        return _next_hit(annotator, task)
+        return _next_hit(annotator, criterion)
     shown = shown_outputs(assignment.hit)
-    form = HitForm(request.POST or None, shown=shown, coverage=task.shows_input)
+    form = HitForm(request.POST or None, shown=shown, coverage=criterion.shows_input)
     if form.is_valid():
-        outcome = submit(assignment, task, form.answers(), form.key())
+        outcome = submit(assignment, criterion, form.answers(), form.key())
         if outcome in OUTCOME_MESSAGES:
             messages.warning(request, OUTCOME_MESSAGES[outcome])
-        return _next_hit(annotator, task)
-    return render(request, "annotation/hit.html", _hit_context(annotator, task, assignment, form))
+        return _next_hit(annotator, criterion)
+    return render(
+        request, "annotation/hit.html", _hit_context(annotator, criterion, assignment, form)
+    )
 
 
-def _hit_context(annotator, task, assignment, form) -> dict:
-    done = hits_submitted(annotator, task)
+def _hit_context(annotator, criterion, assignment, form) -> dict:
+    done = hits_submitted(annotator, criterion)
     return {
-        "task": task,
-        "campaign": task.campaign,
+        "criterion": criterion,
+        "campaign": criterion.campaign,
         "assignment": assignment,
         "item": assignment.hit.item,
         "form": form,
         "rows": form.rows(),
-        "standard": _standard(task.campaign),
+        "standard": _standard(criterion.campaign),
         "number": done + 1,
         "max_chars": settings.MAX_OUTPUT_CHARS,
         "coverage_rule": COVERAGE_RULE,
@@ -197,22 +199,22 @@ def _standard(campaign: Campaign) -> dict | None:
 
 
 @require_POST
-def finish(request, slug: str, criterion: str):
-    task = _task_or_404(slug, criterion)
-    release(_annotator_or_404(request, task), task)
-    return redirect(_url("done", task))
+def finish(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
+    release(_annotator_or_404(request, criterion), criterion)
+    return redirect(_url("done", criterion))
 
 
 @require_GET
-def done(request, slug: str, criterion: str):
-    task = _task_or_404(slug, criterion)
-    annotator = _annotator_or_404(request, task)
-    current = active_assignment(annotator, task)
-    others = task.campaign.criteria.filter(is_open=True).exclude(pk=task.pk)
+def done(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
+    annotator = _annotator_or_404(request, criterion)
+    current = active_assignment(annotator, criterion)
+    others = criterion.campaign.criteria.filter(is_open=True).exclude(pk=criterion.pk)
     context = {
-        "task": task,
-        "campaign": task.campaign,
-        "submitted": hits_submitted(annotator, task),
+        "criterion": criterion,
+        "campaign": criterion.campaign,
+        "submitted": hits_submitted(annotator, criterion),
         "current": current,
         "completion_url": identity.completion_url(annotator),
         "others": [t for t in others if _can_take_more(annotator, t)],
