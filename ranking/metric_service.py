@@ -118,7 +118,14 @@ def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
 
 
 @transaction.atomic
-def store_results(run, token, data: MetricInput, overlap, slots, seconds: float) -> None:
+def store_results(
+    run: MetricRun,
+    token: str,
+    data: MetricInput,
+    overlap: metrics.WordOverlap,
+    slots: dict[int, tuple[int, dict[str, float]]],
+    seconds: float,
+) -> None:
     """Mark the run done and write its results together, only while holding the claim."""
     run.finish_as_holder(
         token,
