@@ -11,8 +11,9 @@ Up to three tables, each with its own header row, separated by one empty line:
    metric with TrueSkill mu from the latest finished ranking run of each criterion.
 """
 
-import csv
 from decimal import Decimal
+
+from annotation import csvsafe
 
 from .metric_models import SLOT_METRICS, Metric
 from .metric_service import MetricTable, correlations
@@ -31,16 +32,6 @@ CORRELATION_COLUMNS = [
     "kendall",
     "kendall_p",
 ]
-# Spreadsheets run text cells starting with these as formulas (system names are slugs and
-# may start with '-'). A local guard until the shared one (annotation/csvsafe.py, on
-# another branch) is merged; then this should call it.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def safe_cell(value):
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
 
 
 def number(value: float | None) -> Decimal | str:
@@ -49,28 +40,26 @@ def number(value: float | None) -> Decimal | str:
 
 
 def write_metrics_csv(out, table: MetricTable, rankings: dict[str, RankingRun]) -> None:
-    writer = csv.writer(out)
-
-    def row(cells) -> None:
-        writer.writerow([safe_cell(cell) for cell in cells])
-
-    row(["system", *OVERLAP_COLUMNS])
+    # System names are slugs and may start with '-': csvsafe keeps spreadsheets from running
+    # them as formulas.
+    writer = csvsafe.SafeWriter(out)
+    writer.writerow(["system", *OVERLAP_COLUMNS])
     for system in table.rows:
-        row([system.system, *[number(system.get(m)) for m in OVERLAP_COLUMNS]])
+        writer.writerow([system.system, *[number(system.get(m)) for m in OVERLAP_COLUMNS]])
     slot_rows = [system for system in table.rows if Metric.SER in system.values]
     if slot_rows:
         writer.writerow([])
-        row(["system", *SLOT_COLUMNS])
+        writer.writerow(["system", *SLOT_COLUMNS])
         for system in slot_rows:
             values = [number(system.get(m)) for m in SLOT_COLUMNS[1:]]
-            row([system.system, system.outputs[Metric.SER], *values])
+            writer.writerow([system.system, system.outputs[Metric.SER], *values])
     if rankings:
         writer.writerow([])
-        row(CORRELATION_COLUMNS)
+        writer.writerow(CORRELATION_COLUMNS)
         for criterion, ranking in rankings.items():
             for found in correlations(table, ranking):
                 c = found.correlation
-                row(
+                writer.writerow(
                     [
                         criterion,
                         ranking.pk,
