@@ -78,3 +78,6 @@ class RankingRunAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if not change:
             obj.send_to_worker()
+
+
+from . import metric_admin  # noqa: E402, F401  (registers the metric runs' admin)

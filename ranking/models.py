@@ -93,3 +93,7 @@ class SystemResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.position}. {self.system} {self.mu:.3f}"
+
+
+# Automatic metrics live in their own module; imported here so Django sees the models.
+from .metric_models import Metric, MetricResult, MetricRun  # noqa: E402, F401

@@ -10,6 +10,7 @@ from annotation.models import Campaign, CampaignCriterion, Judgment
 from .charts import judgment_chart, rank_chart
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
+from .metric_views import metrics_section
 from .models import Protocol, RankingRun
 from .service import request_ranking
 
@@ -45,6 +46,7 @@ def results(request, slug: str, criterion_name: str):
         "protocols": Protocol.choices,
         "form": RecomputeForm(initial={"protocol": protocol}),
         "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
+        "metrics": metrics_section(criterion.campaign, run),
     }
     return render(request, "ranking/results.html", context)
 

@@ -1,0 +1,74 @@
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from annotation.models import Campaign
+from ranking.metric_export import write_metrics_csv
+from ranking.metric_models import MetricRun
+from ranking.metric_service import execute_metric_run, latest_rankings, metric_table
+
+COLUMNS = [
+    ("bleu", "BLEU", 7),
+    ("nist", "NIST", 7),
+    ("meteor", "METEOR", 7),
+    ("rouge_l", "ROUGE-L", 7),
+    ("cider", "CIDEr", 7),
+    ("chrf", "chrF", 7),
+    ("normalised_average", "norm.avg", 8),
+    ("ser", "SER", 7),
+]
+
+
+class Command(BaseCommand):
+    help = (
+        "Compute automatic metrics for every system of a campaign that has outputs, here (no "
+        "worker): BLEU, NIST, METEOR, ROUGE-L, CIDEr (as the E2E challenge computed them), "
+        "chrF, slot errors for E2E MR items; store them for the results page and print them."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("campaign", help="campaign slug")
+        parser.add_argument(
+            "--csv", help="also write the CSV here ('-' for standard output); see README"
+        )
+
+    def handle(self, campaign, csv, **options):
+        campaign_row = Campaign.objects.filter(slug=campaign).first()
+        if campaign_row is None:
+            raise CommandError(f"no campaign '{campaign}'")
+        run = MetricRun.objects.create(campaign=campaign_row)
+        execute_metric_run(run)
+        run.refresh_from_db()
+        if run.status != MetricRun.Status.DONE:
+            raise CommandError(f"metrics failed: {run.error}")
+        table = metric_table(run)
+        self.print_table(run, table)
+        if csv:
+            self.write_csv_file(table, csv)
+
+    def print_table(self, run: MetricRun, table) -> None:
+        self.stdout.write(
+            f"{run.systems} systems, {run.outputs} outputs; {run.compute_seconds:.1f} s"
+        )
+        for metric, reason in run.missing.items():
+            self.stdout.write(f"{metric}: not computed: {reason}")
+        shown = [column for column in COLUMNS if column[0] in table.metrics]
+        self.stdout.write(
+            f"{'system':<16}" + "".join(f"{label:>{width + 1}}" for _, label, width in shown)
+        )
+        for row in table.rows:
+            cells = [
+                f"{'':>{width + 1}}" if row.get(m) is None else f"{row.get(m):>{width + 1}.4f}"
+                for m, _, width in shown
+            ]
+            self.stdout.write(f"{row.system:<16}" + "".join(cells))
+
+    def write_csv_file(self, table, target: str) -> None:
+        rankings = latest_rankings(table.run.campaign)
+        if target == "-":
+            write_metrics_csv(sys.stdout, table, rankings)
+            return
+        with Path(target).open("w", newline="", encoding="utf-8") as out:
+            write_metrics_csv(out, table, rankings)
+        self.stdout.write(f"CSV written to {target}")

@@ -1,0 +1,87 @@
+"""Automatic metric runs and their per-system results (imported by ranking.models).
+
+Like a ranking run, a metric run writes its results in the transaction that marks it done,
+so pages show the newest finished run whole or not at all.
+"""
+
+from django.db import models
+
+from annotation.models import Campaign, System
+from evalsite.jobs import BackgroundJob, JobQuerySet
+
+
+class Metric(models.TextChoices):
+    BLEU = "bleu", "BLEU"
+    NIST = "nist", "NIST"
+    METEOR = "meteor", "METEOR"
+    ROUGE_L = "rouge_l", "ROUGE-L"
+    CIDER = "cider", "CIDEr"
+    CHRF = "chrf", "chrF"
+    NORMALISED_AVERAGE = "normalised_average", "Normalised average"
+    # Slot errors of outputs for E2E MRs (ranking.metrics.slots): shares of outputs, and SER.
+    ALL_REALISED = "all_realised", "All slots realised"
+    ADDED = "added", "Slot added"
+    MISSING = "missing", "Slot missing"
+    WRONG_VALUE = "wrong_value", "Wrong value"
+    SER = "ser", "Slot error rate"
+
+
+WORD_OVERLAP_METRICS = [
+    Metric.BLEU,
+    Metric.NIST,
+    Metric.METEOR,
+    Metric.ROUGE_L,
+    Metric.CIDER,
+    Metric.CHRF,
+    Metric.NORMALISED_AVERAGE,
+]
+SLOT_METRICS = [Metric.ALL_REALISED, Metric.ADDED, Metric.MISSING, Metric.WRONG_VALUE, Metric.SER]
+
+
+class MetricRunQuerySet(JobQuerySet):
+    def finished(self):
+        return self.filter(status=MetricRun.Status.DONE).order_by("-finished_at", "-id")
+
+
+class MetricRun(BackgroundJob):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="metric_runs")
+    systems = models.PositiveIntegerField(default=0, help_text="systems with outputs")
+    outputs = models.PositiveIntegerField(default=0, help_text="outputs read")
+    missing = models.JSONField(
+        default=dict, blank=True, help_text="metric -> why it could not be computed here"
+    )
+    implementations = models.JSONField(
+        default=dict, blank=True, help_text="metric -> what computed it (versions, options)"
+    )
+    compute_seconds = models.FloatField(null=True, blank=True)
+
+    objects = MetricRunQuerySet.as_manager()
+
+    task_name = "ranking.compute_metrics"
+    task_id_argument = "run_id"
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug} metrics ({self.status})"
+
+
+class MetricResult(models.Model):
+    run = models.ForeignKey(MetricRun, on_delete=models.CASCADE, related_name="results")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="metric_results")
+    metric = models.CharField(max_length=20, choices=Metric.choices)
+    value = models.FloatField()
+    outputs = models.PositiveIntegerField(help_text="the system's outputs that were scored")
+
+    class Meta:
+        ordering = ["run", "system", "metric"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "system", "metric"], name="metric_result_once_per_system"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.system} {self.metric} {self.value:.4f}"

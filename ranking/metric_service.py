@@ -1,0 +1,236 @@
+"""Between the database and ranking.metrics: load a campaign's outputs and references,
+store per-system metric results, and pair stored metrics with stored TrueSkill mu for the
+correlations (computed on reading: a few dozen numbers)."""
+
+import logging
+import time
+from contextlib import suppress
+from dataclasses import dataclass, field
+
+from django.db import transaction
+
+from annotation.models import Campaign, Item, Output
+from evalsite.jobs import ClaimLost, Heartbeat
+from ranking import metrics
+
+from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricResult, MetricRun
+from .models import RankingRun, SystemResult
+
+log = logging.getLogger(__name__)
+
+
+class NothingToScore(ValueError):
+    pass
+
+
+@dataclass
+class MetricInput:
+    references: dict[int, list[str]] = field(default_factory=dict)  # item id -> references
+    mrs: dict[int, list] = field(default_factory=dict)  # item id -> MR attributes (mr items)
+    outputs: dict[int, dict[int, str]] = field(default_factory=dict)  # system id -> item -> text
+
+    @property
+    def output_count(self) -> int:
+        return sum(len(texts) for texts in self.outputs.values())
+
+
+def load_metric_input(campaign: Campaign) -> MetricInput:
+    data = MetricInput()
+    items = Item.objects.filter(campaign=campaign).order_by("id")
+    for item_id, kind, input_data, references in items.values_list(
+        "id", "input_kind", "input_data", "references"
+    ).iterator(chunk_size=2000):
+        data.references[item_id] = [ref for ref in references or [] if ref.strip()]
+        if kind == "mr":
+            data.mrs[item_id] = input_data["attributes"]
+    rows = Output.objects.filter(item__campaign=campaign).order_by("system_id", "item_id")
+    for system_id, item_id, text in rows.values_list("system_id", "item_id", "text").iterator(
+        chunk_size=5000
+    ):
+        data.outputs.setdefault(system_id, {})[item_id] = text
+    return data
+
+
+def slot_results(data: MetricInput) -> dict[int, tuple[int, dict[str, float]]]:
+    """system id -> (outputs checked, metric -> value) over its outputs for MR items."""
+    results = {}
+    for system_id, texts in data.outputs.items():
+        pairs = [(data.mrs[item], text) for item, text in texts.items() if item in data.mrs]
+        if not pairs:
+            continue
+        errors = metrics.slot_errors(pairs)
+        results[system_id] = (
+            errors.outputs,
+            {
+                Metric.ALL_REALISED: errors.share(errors.all_realised),
+                Metric.ADDED: errors.share(errors.with_added),
+                Metric.MISSING: errors.share(errors.with_missing),
+                Metric.WRONG_VALUE: errors.share(errors.with_wrong),
+                Metric.SER: errors.ser,
+            },
+        )
+    return results
+
+
+# Queueing and running --------------------------------------------------------------------
+
+
+def request_metrics(campaign: Campaign) -> MetricRun:
+    """Create a queued run and send it to a worker once this transaction commits."""
+    run = MetricRun.objects.create(campaign=campaign)
+    run.send_to_worker()
+    return run
+
+
+def execute_metric_run(run: MetricRun) -> bool:
+    """Compute a run and store its results; False if another worker has it or took it."""
+    token = run.claim()
+    if token is None:
+        return False
+    try:
+        with Heartbeat(run, token) as heartbeat:
+            compute_and_store(run, token, heartbeat)
+    except ClaimLost:
+        log.warning("metric run %s was taken over by another worker", run.pk)
+        return False
+    except Exception as error:
+        log.exception("metric run %s failed", run.pk)
+        with suppress(ClaimLost):
+            run.finish_as_holder(token, MetricRun.Status.FAILED, error=str(error)[:2000])
+        if not isinstance(error, NothingToScore):
+            raise
+    return True
+
+
+def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
+    started = time.perf_counter()
+    data = load_metric_input(run.campaign)
+    if not data.outputs:
+        raise NothingToScore("no outputs yet: import or generate some first")
+    slots = slot_results(data)
+    heartbeat.check()
+    overlap = metrics.score_systems(
+        data.references,
+        data.outputs,
+        progress=lambda done, total: heartbeat.check(),
+    )
+    store_results(run, token, data, overlap, slots, time.perf_counter() - started)
+
+
+@transaction.atomic
+def store_results(
+    run: MetricRun,
+    token: str,
+    data: MetricInput,
+    overlap: metrics.WordOverlap,
+    slots: dict[int, tuple[int, dict[str, float]]],
+    seconds: float,
+) -> None:
+    """Mark the run done and write its results together, only while holding the claim."""
+    run.finish_as_holder(
+        token,
+        MetricRun.Status.DONE,
+        systems=len(data.outputs),
+        outputs=data.output_count,
+        missing=overlap.missing,
+        implementations=overlap.implementations,
+        compute_seconds=seconds,
+        error="",
+    )
+    rows = [
+        MetricResult(
+            run=run,
+            system_id=system_id,
+            metric=metric,
+            value=value,
+            outputs=overlap.scored[system_id],
+        )
+        for system_id, scores in overlap.scores.items()
+        for metric, value in scores.items()
+    ]
+    rows += [
+        MetricResult(run=run, system_id=system_id, metric=metric, value=value, outputs=count)
+        for system_id, (count, values) in slots.items()
+        for metric, value in values.items()
+    ]
+    MetricResult.objects.bulk_create(rows)
+
+
+# Reading -------------------------------------------------------------------------------
+
+
+@dataclass
+class MetricTable:
+    """A finished run's results for pages and CSV: one row per system."""
+
+    run: MetricRun
+    metrics: list[str]  # the metrics that have a value for some system, in display order
+    rows: list["SystemMetrics"]
+
+    def values(self, metric: str) -> dict[str, float]:
+        return {row.system: row.values[metric] for row in self.rows if metric in row.values}
+
+
+@dataclass
+class SystemMetrics:
+    system: str
+    values: dict[str, float]
+    outputs: dict[str, int]  # metric -> the system's outputs it scored
+
+    def get(self, metric: str) -> float | None:
+        return self.values.get(metric)
+
+
+def latest_metric_run(campaign: Campaign) -> MetricRun | None:
+    return MetricRun.objects.filter(campaign=campaign).finished().first()
+
+
+def metric_table(run: MetricRun) -> MetricTable:
+    by_system: dict[str, SystemMetrics] = {}
+    for name, metric, value, outputs in run.results.values_list(
+        "system__name", "metric", "value", "outputs"
+    ):
+        row = by_system.setdefault(name, SystemMetrics(name, {}, {}))
+        row.values[metric] = value
+        row.outputs[metric] = outputs
+    present = {metric for row in by_system.values() for metric in row.values}
+    order = [m for m in WORD_OVERLAP_METRICS + SLOT_METRICS if m in present]
+    rows = sorted(
+        by_system.values(),
+        key=lambda row: (-row.values.get(Metric.NORMALISED_AVERAGE, float("-inf")), row.system),
+    )
+    return MetricTable(run, [str(m) for m in order], rows)
+
+
+def latest_rankings(campaign: Campaign) -> dict[str, RankingRun]:
+    """criterion -> its latest finished ranking run, whichever protocol."""
+    latest: dict[str, RankingRun] = {}
+    for run in RankingRun.objects.filter(campaign=campaign).finished():
+        latest.setdefault(run.criterion, run)
+    return dict(sorted(latest.items()))
+
+
+@dataclass
+class MetricCorrelation:
+    metric: str
+    label: str
+    correlation: metrics.Correlation | None
+    points: list[tuple[str, float, float]]  # (system, metric value, mu)
+
+
+def correlations(table: MetricTable, ranking: RankingRun) -> list[MetricCorrelation]:
+    """Each metric against the run's mu, over the systems that have both."""
+    mu = dict(SystemResult.objects.filter(run=ranking).values_list("system__name", "mu"))
+    found = []
+    for metric in table.metrics:
+        values = table.values(metric)
+        points = [(name, values[name], mu[name]) for name in sorted(values) if name in mu]
+        found.append(
+            MetricCorrelation(
+                metric,
+                Metric(metric).label,
+                metrics.correlate([p[1] for p in points], [p[2] for p in points]),
+                points,
+            )
+        )
+    return found

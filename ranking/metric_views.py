@@ -1,0 +1,131 @@
+"""Automatic metrics on the results page: the section's context, the button that queues a
+metric run, and the CSV download. Pages read stored results; a worker computes them."""
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib.admin.views.decorators import staff_member_required
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from annotation.models import Campaign, Criterion
+
+from .metric_charts import Scatter, scatter_chart
+from .metric_export import write_metrics_csv
+from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
+from .metric_service import (
+    MetricCorrelation,
+    MetricTable,
+    correlations,
+    latest_metric_run,
+    latest_rankings,
+    metric_table,
+    request_metrics,
+)
+from .models import RankingRun
+
+
+class MetricsRequestForm(forms.Form):
+    # The results page to come back to.
+    criterion = forms.ChoiceField(choices=Criterion.choices, required=False)
+
+
+@dataclass
+class CorrelationView:
+    found: MetricCorrelation
+    chart: Scatter | None
+
+
+@dataclass
+class MetricsRow:
+    system: str
+    cluster: int | None
+    mu: float | None
+    values: list[float | None]
+
+
+@dataclass
+class MetricsSection:
+    run: MetricRun | None
+    pending: MetricRun | None
+    last_failed: MetricRun | None
+    overlap_columns: list[tuple[str, str]]
+    slot_columns: list[tuple[str, str]]
+    overlap_rows: list[MetricsRow]
+    slot_rows: list[MetricsRow]
+    correlations: list[CorrelationView]
+
+
+def _columns(table: MetricTable, wanted) -> list[tuple[str, str]]:
+    return [(str(m), Metric(m).label) for m in wanted if str(m) in table.metrics]
+
+
+def _rows(table: MetricTable, columns, ranking: RankingRun | None) -> list[MetricsRow]:
+    """Systems in the ranking's order (best mu first), then those it lacks."""
+    placed = {}
+    if ranking is not None:
+        for result in ranking.results.select_related("system"):
+            placed[result.system.name] = result
+    rows = [
+        MetricsRow(
+            row.system,
+            placed[row.system].cluster if row.system in placed else None,
+            placed[row.system].mu if row.system in placed else None,
+            [row.get(metric) for metric, _ in columns],
+        )
+        for row in table.rows
+        if any(row.get(metric) is not None for metric, _ in columns)
+    ]
+    rows.sort(key=lambda r: (r.mu is None, -(r.mu or 0.0)))
+    return rows
+
+
+def metrics_section(campaign: Campaign, ranking: RankingRun | None) -> MetricsSection:
+    runs = MetricRun.objects.filter(campaign=campaign)
+    run = latest_metric_run(campaign)
+    failed = runs.filter(status=MetricRun.Status.FAILED).first()
+    if failed and run and failed.queued_at < run.queued_at:
+        failed = None
+    section = MetricsSection(run, runs.pending().first(), failed, [], [], [], [], [])
+    if run is None:
+        return section
+    table = metric_table(run)
+    section.overlap_columns = _columns(table, WORD_OVERLAP_METRICS)
+    section.slot_columns = _columns(table, SLOT_METRICS)
+    section.overlap_rows = _rows(table, section.overlap_columns, ranking)
+    section.slot_rows = _rows(table, section.slot_columns, ranking)
+    if ranking is not None:
+        section.correlations = [
+            CorrelationView(found, scatter_chart(found.points))
+            for found in correlations(table, ranking)
+        ]
+    return section
+
+
+@staff_member_required
+@require_POST
+def compute(request, slug: str):
+    campaign = get_object_or_404(Campaign, slug=slug)
+    form = MetricsRequestForm(request.POST)
+    if not form.is_valid():
+        return HttpResponse(f"Invalid request: {form.errors.as_text()}", status=400)
+    with transaction.atomic():
+        request_metrics(campaign)
+    criterion = form.cleaned_data["criterion"]
+    if criterion:
+        return redirect(reverse("ranking:results", args=[slug, criterion]) + "#metrics")
+    return redirect("ranking:campaign", slug)
+
+
+@staff_member_required
+@require_GET
+def metrics_csv(request, slug: str):
+    campaign = get_object_or_404(Campaign, slug=slug)
+    run = get_object_or_404(MetricRun.objects.filter(campaign=campaign).finished()[:1])
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{slug}-metrics.csv"'
+    write_metrics_csv(response, metric_table(run), latest_rankings(campaign))
+    return response

@@ -1,0 +1,131 @@
+"""METEOR, ROUGE-L and CIDEr as the E2E challenge computed them: the COCO caption
+evaluation code (pycocoevalcap), which the E2E metrics scripts run on their texts.
+
+What that code does, and so what is done here:
+- every reference and output is tokenised by Stanford CoreNLP's PTBTokenizer 3.4.1 (the jar
+  shipped in pycocoevalcap) with `-preserveLines -lowerCase`, and the tokens that are
+  punctuation (pycocoevalcap's PUNCTUATIONS list) are dropped;
+- METEOR 1.5 (pycocoevalcap's jar, `-l en -norm`, with paraphrases) scores all outputs
+  of a system in one call and returns the corpus score (from the summed statistics, not
+  the mean of segment scores);
+- ROUGE-L: per output, the best LCS precision and recall over its references, F with
+  beta 1.2; the corpus score is the mean over outputs;
+- CIDEr: pycocoevalcap's CIDEr-D (n-grams up to 4, Gaussian length penalty sigma 6,
+  clipped counts, x10), document frequencies from the references scored.
+
+The tokeniser and METEOR run in Java. Without Java the three metrics are not computed
+(`java_missing` says why): another tokeniser would give other numbers under these names.
+pycocoevalcap's own tokeniser wrapper writes its temporary file inside the installed
+package, which a production install may not allow; `ptb_tokenize` runs the same jar with
+the same options on standard input instead.
+"""
+
+import os
+import shutil
+import subprocess
+from collections.abc import Sequence
+from contextlib import contextmanager
+
+import pycocoevalcap.tokenizer.ptbtokenizer as ptb
+from pycocoevalcap.cider.cider import Cider
+from pycocoevalcap.meteor.meteor import Meteor
+from pycocoevalcap.rouge.rouge import Rouge
+
+PTB_JAR = os.path.join(os.path.dirname(ptb.__file__), ptb.STANFORD_CORENLP_3_4_1_JAR)
+PUNCTUATION = frozenset(ptb.PUNCTUATIONS)
+# PTBTokenizer ends a line at any of these; one text must stay one line.
+LINE_BREAKS = str.maketrans({c: " " for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
+
+
+class JavaError(RuntimeError):
+    """The tokeniser or METEOR did not answer as expected."""
+
+
+def java_missing() -> str | None:
+    """Why the Java metrics cannot run here, or None when they can."""
+    java = shutil.which("java")
+    if java is None:
+        return (
+            "needs Java, which is not on this machine's PATH: METEOR 1.5 and the Stanford "
+            "PTB tokenizer that the E2E scripts use for METEOR, ROUGE-L and CIDEr run in Java"
+        )
+    try:
+        subprocess.run([java, "-version"], capture_output=True, check=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"needs Java, and `java -version` failed here: {error}"
+    return None
+
+
+def ptb_tokenize(texts: Sequence[str]) -> list[str]:
+    """Lowercased PTB tokens without punctuation, space-separated, one string per text, as
+    pycocoevalcap's PTBTokenizer gives them; all texts in one Java call."""
+    if not texts:
+        return []
+    lines = "\n".join(text.translate(LINE_BREAKS) for text in texts)
+    command = ["java", "-cp", PTB_JAR, "edu.stanford.nlp.process.PTBTokenizer"]
+    result = subprocess.run(
+        [*command, "-preserveLines", "-lowerCase"],
+        input=lines.encode("utf-8"),
+        capture_output=True,
+        timeout=600,
+    )
+    if result.returncode != 0:
+        raise JavaError(f"PTBTokenizer failed: {result.stderr.decode(errors='replace')[-500:]}")
+    tokenised = result.stdout.decode("utf-8").split("\n")
+    if len(tokenised) < len(texts):
+        raise JavaError(f"PTBTokenizer gave {len(tokenised)} lines for {len(texts)} texts")
+    return [
+        " ".join(w for w in line.rstrip().split(" ") if w not in PUNCTUATION)
+        for line in tokenised[: len(texts)]
+    ]
+
+
+def _as_coco(hypotheses: Sequence[str], references: Sequence[Sequence[str]]):
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} outputs for {len(references)} reference groups")
+    gts = {i: list(group) for i, group in enumerate(references)}
+    res = {i: [hypothesis] for i, hypothesis in enumerate(hypotheses)}
+    return gts, res
+
+
+def rouge_l(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+    """Mean ROUGE-L over outputs; texts tokenised by `ptb_tokenize`."""
+    score, _ = Rouge().compute_score(*_as_coco(hypotheses, references))
+    return float(score)
+
+
+def cider(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+    """Corpus CIDEr-D; texts tokenised by `ptb_tokenize`."""
+    score, _ = Cider().compute_score(*_as_coco(hypotheses, references))
+    return float(score)
+
+
+@contextmanager
+def meteor_scorer():
+    """One METEOR 1.5 process (it loads its paraphrase table once, in seconds) for several
+    calls of `meteor(scorer, ...)`; stopped on exit."""
+    scorer = Meteor()
+    try:
+        yield scorer
+    finally:
+        process = scorer.meteor_p
+        process.stdin.close()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def meteor(scorer: Meteor, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
+    """Corpus METEOR 1.5; texts tokenised by `ptb_tokenize`."""
+    gts, res = _as_coco(hypotheses, references)
+    # METEOR's input separates references with '|||': one inside a text would shift them.
+    gts = {i: [ref.replace("|||", "") for ref in group] for i, group in gts.items()}
+    try:
+        score, _ = scorer.compute_score(gts, res)
+    except ValueError as error:  # an empty line where a number was due: the JVM died
+        raise JavaError(
+            f"METEOR stopped answering: {scorer.meteor_p.stderr.read()[-500:]!r}"
+        ) from error
+    return float(score)

@@ -1,0 +1,139 @@
+"""Word-overlap metrics of several systems against their items' references: E2E Table 8
+(BLEU, NIST, METEOR, ROUGE-L, CIDEr and their normalised average) and chrF.
+
+A system is scored on its outputs for items that have references, against those items'
+references; systems with outputs for the same items share the reference-side work.
+METEOR runs in its own Java process, in a thread beside the Python metrics.
+"""
+
+import threading
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from . import coco, mteval
+
+TABLE_8 = ("bleu", "nist", "meteor", "rouge_l", "cider")
+WORD_OVERLAP = (*TABLE_8, "chrf")
+JAVA_METRICS = ("meteor", "rouge_l", "cider")
+# Table 8's "normalised average": each metric divided by the top of its range (BLEU,
+# METEOR and ROUGE-L are in 0-1, NIST and CIDEr in 0-10), then the mean of the five. The
+# published averages are exactly this (tgen: (0.6593 + 0.86094 + 0.4483 + 0.6850 +
+# 0.22338) / 5 = 0.5754), not a min-max scaling across systems.
+RANGE_TOP = {"bleu": 1.0, "nist": 10.0, "meteor": 1.0, "rouge_l": 1.0, "cider": 10.0}
+
+IMPLEMENTATIONS = {
+    "nist": "mteval-v13a NIST (n=5), case-insensitive, on sacrebleu's 13a tokens",
+    "meteor": "METEOR 1.5 (pycocoevalcap jar, -l en -norm) on PTB tokens, lowercased",
+    "rouge_l": "pycocoevalcap ROUGE-L (beta 1.2) on PTB tokens, lowercased",
+    "cider": "pycocoevalcap CIDEr-D on PTB tokens, lowercased",
+    "normalised_average": "mean of BLEU, NIST/10, METEOR, ROUGE-L, CIDEr/10 (E2E Table 8)",
+}
+
+Key = Hashable
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class WordOverlap:
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # system -> metric
+    missing: dict[str, str] = field(default_factory=dict)  # metric -> why not computed
+    implementations: dict[str, str] = field(default_factory=dict)  # metric -> what computed it
+    scored: dict[str, int] = field(default_factory=dict)  # system -> outputs scored
+
+
+def normalised_average(scores: Mapping[str, float]) -> float | None:
+    if any(name not in scores for name in TABLE_8):
+        return None
+    return sum(scores[name] / RANGE_TOP[name] for name in TABLE_8) / len(TABLE_8)
+
+
+def score_systems(
+    references: Mapping[Key, Sequence[str]],
+    outputs: Mapping[str, Mapping[Key, str]],
+    progress: Progress | None = None,
+) -> WordOverlap:
+    """`references`: item -> its references, in item order; `outputs`: system -> item ->
+    text. Items without references are left out; so are systems without such outputs."""
+    keys = {
+        system: tuple(key for key in references if key in texts and references[key])
+        for system, texts in outputs.items()
+    }
+    keys = {system: ks for system, ks in keys.items() if ks}
+    result = WordOverlap(implementations=dict(IMPLEMENTATIONS))
+    result.scored = {system: len(ks) for system, ks in keys.items()}
+    if not keys:
+        return result
+    java_reason = coco.java_missing()
+    if java_reason:
+        result.missing = {name: java_reason for name in (*JAVA_METRICS, "normalised_average")}
+    tokens = None if java_reason else _tokenise(references, outputs, keys)
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        meteor = None if java_reason else pool.submit(_meteor_all, tokens, keys, stop)
+        try:
+            _score_in_python(references, outputs, keys, tokens, result, progress)
+        except BaseException:
+            stop.set()  # METEOR stops after the system in hand
+            raise
+        if meteor is not None:
+            for system, value in meteor.result().items():
+                result.scores[system]["meteor"] = value
+    for scores in result.scores.values():
+        average = normalised_average(scores)
+        if average is not None:
+            scores["normalised_average"] = average
+    return result
+
+
+def _score_in_python(references, outputs, keys, tokens, result: WordOverlap, progress) -> None:
+    corpora: dict[tuple, mteval.Corpus] = {}
+    for done, (system, ks) in enumerate(keys.items(), start=1):
+        if ks not in corpora:
+            corpora[ks] = mteval.Corpus([references[key] for key in ks])
+        corpus, hypotheses = corpora[ks], [outputs[system][key] for key in ks]
+        bleu, chrf = corpus.bleu(hypotheses), corpus.chrf(hypotheses)
+        scores = {"bleu": bleu.value, "nist": corpus.nist(hypotheses), "chrf": chrf.value}
+        result.implementations.update(bleu=f"sacrebleu BLEU {bleu.signature}")
+        result.implementations.update(chrf=f"sacrebleu chrF2 {chrf.signature}")
+        if tokens is not None:
+            hyp_tokens, ref_tokens = tokens.hypotheses[system], tokens.references_for(ks)
+            scores["rouge_l"] = coco.rouge_l(hyp_tokens, ref_tokens)
+            scores["cider"] = coco.cider(hyp_tokens, ref_tokens)
+        result.scores[system] = scores
+        if progress:
+            progress(done, len(keys))
+
+
+@dataclass
+class _Tokens:
+    references: dict[Key, list[str]]
+    hypotheses: dict[str, list[str]]
+
+    def references_for(self, keys: Sequence[Key]) -> list[list[str]]:
+        return [self.references[key] for key in keys]
+
+
+def _tokenise(references, outputs, keys) -> _Tokens:
+    """PTB tokens of every reference and output scored, in one Java call."""
+    scored = {key for ks in keys.values() for key in ks}
+    used = [key for key in references if key in scored]
+    texts = [ref for key in used for ref in references[key]]
+    for system, ks in keys.items():
+        texts += [outputs[system][key] for key in ks]
+    tokenised = iter(coco.ptb_tokenize(texts))
+    refs = {key: [next(tokenised) for _ in references[key]] for key in used}
+    hyps = {system: [next(tokenised) for _ in ks] for system, ks in keys.items()}
+    return _Tokens(refs, hyps)
+
+
+def _meteor_all(tokens: _Tokens, keys, stop: threading.Event) -> dict[str, float]:
+    scores = {}
+    with coco.meteor_scorer() as scorer:
+        for system, ks in keys.items():
+            if stop.is_set():
+                break
+            scores[system] = coco.meteor(
+                scorer, tokens.hypotheses[system], tokens.references_for(ks)
+            )
+    return scores

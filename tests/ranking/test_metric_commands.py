@@ -1,0 +1,71 @@
+"""`manage.py metrics` on the published E2E data gives back E2E Table 8."""
+
+import csv
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from ranking.metric_models import MetricRun
+from ranking.metrics import coco
+from tests.factories import make_campaign
+
+pytestmark = pytest.mark.django_db
+
+# Table 8 prints four decimals; the issue asks for these tolerances.
+TOLERANCE = {"bleu": 0.002, "nist": 0.02, "meteor": 0.002, "rouge_l": 0.002, "cider": 0.01}
+
+
+def csv_tables(text: str) -> list[list[dict]]:
+    """The CSV's tables (separated by empty lines), each read with its own header."""
+    tables = [block for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
+    return [list(csv.DictReader(io.StringIO(block))) for block in tables]
+
+
+def test_metrics_reproduces_e2e_table_8(e2e_data, tmp_path, capsys):
+    if reason := coco.java_missing():
+        pytest.skip(f"METEOR, ROUGE-L and CIDEr as E2E computed them {reason}")
+    call_command("import_items", "e2e", str(e2e_data / "testset_w_refs.csv"), "--create-campaign")
+    for path in sorted((e2e_data / "outputs").glob("*.tsv")):
+        call_command("import_outputs", "e2e", path.stem, str(path), "--create-system")
+    out = tmp_path / "metrics.csv"
+    call_command("metrics", "e2e", "--csv", str(out))
+    assert "21 systems, 13230 outputs" in capsys.readouterr().out
+    overlap, slots = csv_tables(out.read_text(encoding="utf-8"))
+    assert list(overlap[0]) == [
+        "system",
+        "bleu",
+        "nist",
+        "meteor",
+        "rouge_l",
+        "cider",
+        "chrf",
+        "normalised_average",
+    ]
+    published = list(csv.DictReader((e2e_data / "table8_word_overlap.csv").open()))
+    ours = {row["system"]: row for row in overlap}
+    assert set(ours) == {row["system"] for row in published}
+    for row in published:
+        for metric, tolerance in TOLERANCE.items():
+            got, want = float(ours[row["system"]][metric]), float(row[metric])
+            assert abs(got - want) <= tolerance, (row["system"], metric, got, want)
+    # Table 8 lists systems by normalised average, best first; so does the CSV.
+    assert [row["system"] for row in overlap] == [row["system"] for row in published]
+    for row in published:
+        got = float(ours[row["system"]]["normalised_average"])
+        assert got == pytest.approx(float(row["normalised_average"]), abs=1e-4)
+    assert len(slots) == 21 and all(row["outputs"] == "630" for row in slots)
+    run = MetricRun.objects.get()
+    assert run.status == "done" and run.missing == {}
+
+
+def test_metrics_unknown_campaign_is_an_error():
+    with pytest.raises(CommandError, match="no campaign 'nope'"):
+        call_command("metrics", "nope")
+
+
+def test_metrics_without_outputs_reports_why():
+    campaign = make_campaign()
+    with pytest.raises(CommandError, match="no outputs yet"):
+        call_command("metrics", campaign.slug)
+    assert MetricRun.objects.get().status == "failed"

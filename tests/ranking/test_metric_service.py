@@ -1,0 +1,85 @@
+import pytest
+
+from ranking.metric_models import MetricResult, MetricRun
+from ranking.metric_service import execute_metric_run, latest_metric_run, metric_table
+from tests.factories import make_campaign, make_item, make_output, make_system
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def no_java(monkeypatch, tmp_path):
+    """A machine without Java: the Java metrics are reported missing, the rest is fast."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def scored_campaign():
+    campaign = make_campaign()
+    items = [
+        make_item(
+            campaign,
+            input_data={"attributes": [["name", name], ["eatType", "pub"]]},
+            input_key=f"name[{name}], eatType[pub]",
+            references=[f"{name} is a pub.", f"There is a pub called {name}."],
+        )
+        for name in ("Zizzi", "Cocum", "Strada")
+    ]
+    good, bad = make_system(campaign, name="good"), make_system(campaign, name="bad")
+    make_system(campaign, name="silent")  # no outputs: not scored
+    for item in items:
+        name = item.input_data["attributes"][0][1]
+        make_output(item, good, text=f"{name} is a pub.")
+        make_output(item, bad, text="It is a coffee shop.")
+    return campaign
+
+
+def test_execute_metric_run_stores_a_row_per_system_and_metric(no_java):
+    campaign = scored_campaign()
+    run = MetricRun.objects.create(campaign=campaign)
+    assert execute_metric_run(run)
+    run.refresh_from_db()
+    assert run.status == "done" and (run.systems, run.outputs) == (2, 6)
+    assert set(run.missing) == {"meteor", "rouge_l", "cider", "normalised_average"}
+    assert "sacrebleu BLEU" in run.implementations["bleu"]
+    stored = {
+        (r.system.name, r.metric): (r.value, r.outputs)
+        for r in MetricResult.objects.filter(run=run).select_related("system")
+    }
+    assert {system for system, _ in stored} == {"good", "bad"}
+    assert stored[("good", "bleu")] == (pytest.approx(1.0), 3)
+    assert stored[("good", "ser")] == (0.0, 3) and stored[("good", "all_realised")][0] == 1.0
+    # "It is a coffee shop.": name missing, eatType wrong in every output.
+    assert stored[("bad", "ser")][0] == pytest.approx(1.0)
+    assert stored[("bad", "wrong_value")][0] == 1.0
+
+
+def test_metric_table_orders_systems_by_normalised_average_else_name(no_java):
+    campaign = scored_campaign()
+    execute_metric_run(MetricRun.objects.create(campaign=campaign))
+    table = metric_table(latest_metric_run(campaign))
+    assert [row.system for row in table.rows] == ["bad", "good"]  # no average without Java
+    assert table.metrics == [
+        "bleu",
+        "nist",
+        "chrf",
+        "all_realised",
+        "added",
+        "missing",
+        "wrong_value",
+        "ser",
+    ]
+
+
+def test_execute_metric_run_leaves_a_run_held_by_another_worker(no_java):
+    campaign = scored_campaign()
+    run = MetricRun.objects.create(campaign=campaign)
+    assert run.claim() is not None  # another worker, heartbeat fresh
+    assert not execute_metric_run(MetricRun.objects.get(pk=run.pk))
+    assert not MetricResult.objects.exists()
+
+
+def test_execute_metric_run_without_outputs_fails_with_the_reason():
+    run = MetricRun.objects.create(campaign=make_campaign())
+    assert execute_metric_run(run)
+    run.refresh_from_db()
+    assert run.status == "failed" and "no outputs yet" in run.error

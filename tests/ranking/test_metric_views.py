@@ -1,0 +1,122 @@
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Output
+from ranking.metric_models import MetricRun
+from ranking.metric_service import execute_metric_run
+from ranking.models import RankingRun
+from ranking.service import execute_run
+from tests.factories import make_campaign, make_judged_hit, make_system_set
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def no_java(monkeypatch, tmp_path):
+    """Java metrics reported missing, so each test takes a second, not a JVM start."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+
+
+def ranked_and_scored_campaign(names=("sys1", "sys2", "sys3")):
+    """sys1 best by the judges; sys1 copies the references, the others drift."""
+    campaign, systems, items = make_system_set(systems=3, items=6)
+    for system, name in zip(systems, names, strict=True):
+        system.name = name
+        system.save()
+    for index, system in enumerate(systems):
+        for output in Output.objects.filter(system=system).select_related("item"):
+            reference = output.item.references[0]
+            output.text = reference if index == 0 else " ".join(reference.split()[:-index])
+            output.save()
+    for item in items:
+        make_judged_hit(list(item.outputs.order_by("system_id")), [300, 100, 50])
+    ranking = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=20, seed=1)
+    execute_run(ranking)
+    execute_metric_run(MetricRun.objects.create(campaign=campaign))
+    return campaign
+
+
+def test_results_page_shows_metrics_correlations_and_scatter_plots(admin_client):
+    campaign = ranked_and_scored_campaign()
+    url = reverse("ranking:results", args=[campaign.slug, "quality"])
+    page = admin_client.get(url).content.decode()
+    section = page[page.index('id="metrics"') :]
+    assert "<th>BLEU</th>" in section and "<th>chrF</th>" in section
+    assert section.index(">sys1<") < section.index(">sys2<") < section.index(">sys3<")
+    assert "meteor not computed: needs Java" in section
+    assert "Correlation with the human ranking" in section
+    assert section.count("<svg") == 8  # BLEU, NIST, chrF and the five slot measures
+    assert "sys1: BLEU 1.0000" in section  # a dot's tooltip
+    assert "Download metrics CSV" in section
+
+
+def test_results_page_without_metrics_offers_to_compute_them(admin_client):
+    campaign = make_campaign()
+    page = admin_client.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    assert "No automatic metrics yet" in page.content.decode()
+
+
+def test_compute_queues_a_metric_run(admin_client, django_capture_on_commit_callbacks):
+    campaign = make_campaign()
+    url = reverse("ranking:metrics_compute", args=[campaign.slug])
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = admin_client.post(url, {"criterion": "naturalness"})
+    assert response.status_code == 302
+    assert response["Location"].endswith(f"/results/{campaign.slug}/naturalness/#metrics")
+    assert MetricRun.objects.get(campaign=campaign).status == "queued"
+    assert len(callbacks) == 1
+    page = admin_client.get(response["Location"]).content.decode()
+    assert "Metric run #" in page and 'http-equiv="refresh"' in page
+
+
+def test_compute_outsiders_and_wrong_method(client, admin_client):
+    campaign = make_campaign()
+    url = reverse("ranking:metrics_compute", args=[campaign.slug])
+    assert admin_client.get(url).status_code == 405
+    response = client.post(url)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    missing = reverse("ranking:metrics_compute", args=["nope"])
+    assert admin_client.post(missing).status_code == 404
+    assert admin_client.post(url, {"criterion": "fluency"}).status_code == 400
+    assert not MetricRun.objects.exists()
+
+
+def test_metrics_csv_has_three_tables(admin_client):
+    campaign = ranked_and_scored_campaign(names=("sys1", "-cmd", "sys3"))
+    response = admin_client.get(reverse("ranking:metrics_csv", args=[campaign.slug]))
+    assert response["Content-Type"].startswith("text/csv")
+    blocks = response.content.decode().replace("\r\n", "\n").strip().split("\n\n")
+    overlap, slots, correlations = [list(csv.reader(io.StringIO(b))) for b in blocks]
+    assert overlap[0] == [
+        "system",
+        "bleu",
+        "nist",
+        "meteor",
+        "rouge_l",
+        "cider",
+        "chrf",
+        "normalised_average",
+    ]
+    rows = {row[0]: row for row in overlap[1:]}
+    assert set(rows) == {"sys1", "'-cmd", "sys3"}  # a formula-like name is quoted
+    assert rows["sys1"][1] == "1.000000" and rows["sys1"][3] == ""  # METEOR: no Java
+    assert slots[0] == ["system", "outputs", "all_realised", "added", "missing"] + [
+        "wrong_value",
+        "ser",
+    ]
+    assert correlations[0][:4] == ["criterion", "ranking_run", "protocol", "metric"]
+    bleu = next(row for row in correlations[1:] if row[3] == "bleu")
+    assert bleu[0] == "quality" and bleu[4] == "3" and float(bleu[5]) == pytest.approx(1.0)
+    ser = next(row for row in correlations[1:] if row[3] == "ser")
+    assert ser[5] == "-0.866025"  # numbers stay numbers, negative or not
+
+
+def test_metrics_csv_outsiders(client, admin_client):
+    campaign = make_campaign()
+    url = reverse("ranking:metrics_csv", args=[campaign.slug])
+    assert admin_client.get(url).status_code == 404  # no finished run yet
+    assert admin_client.post(url).status_code == 405
+    assert client.get(url).status_code == 302
