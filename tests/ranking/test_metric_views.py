@@ -33,7 +33,9 @@ def ranked_and_scored_campaign(names=("sys1", "sys2", "sys3")):
             output.save()
     for item in items:
         make_judged_hit(list(item.outputs.order_by("system_id")), [300, 100, 50])
-    ranking = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=20, seed=1)
+    ranking = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", repetitions=20, seed=1
+    )
     execute_run(ranking)
     execute_metric_run(MetricRun.objects.create(campaign=campaign))
     return campaign
