@@ -10,6 +10,9 @@ from django.conf import settings
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
 
+# The people of the view tests: organiser, worker, stranger, ... (see tests/world.py).
+pytest_plugins = ["tests.world"]
+
 REPO = Path(__file__).resolve().parent.parent
 E2E_DATA = REPO.parent / "shared" / "data" / "e2e"
 
