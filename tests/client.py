@@ -109,3 +109,48 @@ class Browser(HttpsClient):
         if method == "POST":
             return self.post(path, {**(data or {}), "csrfmiddlewaretoken": token})
         return self.generic(method, path, headers={"X-CSRFToken": token})
+
+
+class _ChangeListParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str]] = []
+        self._in_results = False
+        self._field: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        fields = {name: value or "" for name, value in attrs}
+        if tag == "table" and fields.get("id") == "result_list":
+            self._in_results = True
+        elif not self._in_results:
+            return
+        elif tag == "tr" and self._in_results:
+            self.rows.append({})
+        elif tag in ("td", "th"):
+            classes = fields.get("class", "").split()
+            names = [c.removeprefix("field-") for c in classes if c.startswith("field-")]
+            self._field = names[0] if names else None
+            if self._field is not None:
+                self.rows[-1][self._field] = ""
+        elif tag == "img" and self._field is not None:  # the admin's boolean icons
+            self.rows[-1][self._field] += fields.get("alt", "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th"):
+            self._field = None
+        elif tag == "table":
+            self._in_results = False
+
+    def handle_data(self, data: str) -> None:
+        if self._field is not None:
+            self.rows[-1][self._field] += data
+
+
+def changelist_rows(page: HttpResponse) -> list[dict[str, str]]:
+    """The rows of an admin change list as it shows them: one dict per row, from the name of
+    each column (its `field-<name>` class) to the text of its cell."""
+    assert page.status_code == 200, page.status_code
+    parser = _ChangeListParser()
+    parser.feed(page.content.decode())
+    rows = [{name: " ".join(text.split()) for name, text in row.items()} for row in parser.rows]
+    return [row for row in rows if row]  # the header row has no field cells
