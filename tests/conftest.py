@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from evalsite.celery import app
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
 
@@ -78,8 +79,6 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     Tests that use it must commit their data (transactional_db): the worker is another
     process with its own connection.
     """
-    from evalsite.celery import app
-
     with django_db_blocker.unblock():
         env = worker_environment()
     app.control.purge()
