@@ -25,11 +25,13 @@ class HttpsClient(Client):
 
 
 class Form:
-    """A form as a page shows it: where it posts, and the hidden fields it sends."""
+    """A form as a page shows it: where it goes, the names of its fields, and the values of
+    its hidden ones."""
 
     def __init__(self, method: str, action: str) -> None:
         self.method = method
         self.action = action
+        self.fields: list[str] = []
         self.hidden: dict[str, str] = {}
 
 
@@ -44,8 +46,12 @@ class _FormParser(HTMLParser):
         if tag == "form":
             self._open = Form(fields.get("method", "get").lower(), fields.get("action", ""))
             self.forms.append(self._open)
-        elif tag == "input" and self._open is not None and fields.get("type") == "hidden":
-            self._open.hidden[fields.get("name", "")] = fields.get("value", "")
+        elif tag in ("input", "select", "textarea") and self._open is not None:
+            name = fields.get("name")
+            if name is not None:
+                self._open.fields.append(name)
+            if name is not None and tag == "input" and fields.get("type") == "hidden":
+                self._open.hidden[name] = fields.get("value", "")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "form":
