@@ -57,8 +57,8 @@ def invite(campaign: Campaign, name: str) -> Annotator:
     return annotator
 
 
-def invite_path(annotator: Annotator, criterion: str) -> str:
-    entry = reverse("annotation:entry", args=[annotator.campaign.slug, criterion])
+def invite_path(annotator: Annotator, criterion_name: str) -> str:
+    entry = reverse("annotation:entry", args=[annotator.campaign.slug, criterion_name])
     return f"{entry}?token={annotator.token}"
 
 

@@ -125,6 +125,7 @@ class CampaignCriterion(models.Model):
     class Meta:
         ordering = ["campaign", "criterion"]
         verbose_name = "criterion"
+        verbose_name_plural = "criteria"
         constraints = [
             models.UniqueConstraint(fields=["campaign", "criterion"], name="criterion_once")
         ]
@@ -276,6 +277,19 @@ class HitOutput(models.Model):
         return f"HIT {self.hit_id} position {self.position}"
 
 
+def counted_q(to_assignment: str = "") -> Q:
+    """The rule for what rankings count: a submitted assignment, not flagged, of an
+    annotator not excluded. `to_assignment` is the path from the model queried to its
+    assignment ("assignment__" from a judgment), so the rule joins rather than nests."""
+    return Q(
+        **{
+            f"{to_assignment}status": Assignment.Status.SUBMITTED,
+            f"{to_assignment}flag": Assignment.Flag.NONE,
+            f"{to_assignment}annotator__is_excluded": False,
+        }
+    )
+
+
 class AssignmentQuerySet(models.QuerySet):
     def active(self):
         return self.filter(status=Assignment.Status.ASSIGNED)
@@ -283,18 +297,20 @@ class AssignmentQuerySet(models.QuerySet):
     def submitted(self):
         return self.filter(status=Assignment.Status.SUBMITTED)
 
+    def counted(self):
+        """Assignments whose judgments rankings use (see counted_q)."""
+        return self.filter(counted_q())
+
+    def flagged(self):
+        return self.exclude(flag=Assignment.Flag.NONE)
+
     def expired_by(self, now=None):
         now = now or timezone.now()
         return self.active().filter(expires_at__lt=now)
 
-    def counted(self):
-        """Submitted assignments whose judgments rankings use: unflagged, annotator in."""
-        return self.submitted().filter(flag="", annotator__is_excluded=False)
-
     def live(self):
         """Assignments that count towards balance: open ones, and counted ones."""
-        counted = Q(status=Assignment.Status.SUBMITTED, flag="", annotator__is_excluded=False)
-        return self.filter(Q(status=Assignment.Status.ASSIGNED) | counted)
+        return self.filter(Q(status=Assignment.Status.ASSIGNED) | counted_q())
 
 
 class Assignment(models.Model):
@@ -306,7 +322,6 @@ class Assignment(models.Model):
     class Flag(models.TextChoices):
         NONE = "", "None"
         TOO_FAST = "too_fast", "Submitted faster than the minimum time"
-        INCONSISTENT = "inconsistent", "Identical outputs scored differently"
 
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="assignments")
     annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="assignments")
@@ -381,23 +396,24 @@ class SystemLoad(models.Model):
 
 class JudgmentQuerySet(models.QuerySet):
     def counted(self):
-        """Judgments that rankings use: submitted, unflagged, from annotators not excluded."""
-        return self.filter(
-            assignment__status=Assignment.Status.SUBMITTED,
-            assignment__flag="",
-            assignment__annotator__is_excluded=False,
-        )
+        """Judgments that rankings use (see counted_q)."""
+        return self.filter(counted_q("assignment__"))
 
-    def for_criterion(self, campaign, criterion: str):
-        return self.filter(assignment__hit__campaign=campaign, assignment__hit__criterion=criterion)
+    def for_criterion(self, criterion: CampaignCriterion):
+        return self.filter(
+            assignment__hit__campaign_id=criterion.campaign_id,
+            assignment__hit__criterion=criterion.criterion,
+        )
 
     def submitted_per_system(self) -> dict[str, tuple[int, int]]:
         """System name -> (judgments rankings use, judgments left out: flagged or excluded)."""
-        counted = Q(assignment__flag="", assignment__annotator__is_excluded=False)
         rows = (
             self.filter(assignment__status=Assignment.Status.SUBMITTED)
             .values("slot__output__system__name")
-            .annotate(used=models.Count("id", filter=counted), all=models.Count("id"))
+            .annotate(
+                used=models.Count("id", filter=counted_q("assignment__")),
+                all=models.Count("id"),
+            )
         )
         return {r["slot__output__system__name"]: (r["used"], r["all"] - r["used"]) for r in rows}
 

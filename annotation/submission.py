@@ -4,8 +4,7 @@ Identical outputs of different systems in one HIT (the same text once whitespace
 normalised; E2E's `dupl_ref` case) are shown ONCE. The score and coverage marks given to
 that sentence are saved as the judgment of every slot that holds it, so those systems get
 equal scores, and draw with each other, by construction: the annotator is never asked to
-tell identical sentences apart, and no HIT is lost to a consistency check. (The
-`inconsistent` flag is therefore never set by these pages; it stays for other sources.)
+tell identical sentences apart, and no HIT is lost to a consistency check.
 
 A submission is saved once. The assignment is the unit of idempotency: a double click, a
 retry after a lost response or the back button finds it submitted and writes nothing.
@@ -138,7 +137,7 @@ def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:
 def clear_flags(assignments: QuerySet) -> int:
     """Count flagged HITs in rankings after all (an organiser's decision); the number of
     assignments unflagged."""
-    flagged = assignments.exclude(flag="")
+    flagged = assignments.flagged()
     pairs = set(flagged.values_list("hit__campaign_id", "hit__criterion"))
     if not pairs:
         return 0
@@ -157,4 +156,4 @@ def clear_flags(assignments: QuerySet) -> int:
             )
             shift_loads(criterion, back, +1)
         criteria.record_judgments_change()
-        return flagged.update(flag="")
+        return flagged.update(flag=Assignment.Flag.NONE)

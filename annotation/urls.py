@@ -7,7 +7,6 @@ app_name = "annotation"
 task = "annotate/<slug:slug>/<slug:criterion>/"
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path(task, views.entry, name="entry"),
     path(task + "start/", views.start, name="start"),
     path(task + "hit/<int:assignment_id>/", views.hit, name="hit"),

@@ -40,13 +40,6 @@ EXAMPLE_INPUT = {
 }
 
 
-def home(request):
-    campaigns = Campaign.objects.prefetch_related("criteria")
-    if not request.user.is_staff:
-        campaigns = campaigns.exclude(status=Campaign.Status.DRAFT)
-    return render(request, "annotation/home.html", {"campaigns": campaigns})
-
-
 def _task_or_404(slug: str, criterion: str) -> CampaignCriterion:
     tasks = CampaignCriterion.objects.select_related("campaign")
     tasks = tasks.exclude(campaign__status=Campaign.Status.DRAFT)

@@ -14,6 +14,8 @@ import os
 import secrets
 import socket
 import threading
+from collections.abc import Callable
+from contextlib import suppress
 from datetime import timedelta
 
 from celery import current_app
@@ -84,6 +86,7 @@ class BackgroundJob(models.Model):
 
     class Meta:
         abstract = True
+        ordering = ["-queued_at", "-id"]  # newest first, so that `.pending().first()` is the newest
 
     def send_to_worker(self) -> None:
         """Hand the job to the broker once the current transaction commits (at once outside
@@ -176,6 +179,38 @@ class Heartbeat:
                     connection.close()
         finally:
             connection.close()  # this thread's own connection
+
+
+def work_as_holder(
+    job: BackgroundJob,
+    token: str,
+    work: Callable[[Heartbeat], None],
+    *,
+    failure_fields: Callable[[], dict] = dict,
+    expected: tuple[type[Exception], ...] = (),
+) -> bool:
+    """Do `work(heartbeat)` for a job this worker has claimed with `token`, the heartbeat
+    kept fresh meanwhile; `work` stores the results and finishes the job.
+
+    False if another worker took the job over: nothing more is written. If `work` fails,
+    the error (and `failure_fields()`) is stored and the job marked failed, while this
+    worker still holds it; the exception is raised again unless it is of an `expected`
+    kind (a job that cannot be done, which is no fault of the code)."""
+    name = f"{job._meta.verbose_name} {job.pk}"
+    try:
+        with Heartbeat(job, token) as heartbeat:
+            work(heartbeat)
+    except ClaimLost:
+        log.warning("%s was taken over by another worker", name)
+        return False
+    except Exception as error:
+        log.exception("%s failed", name)
+        with suppress(ClaimLost):
+            fields = {"error": str(error)[:2000], **failure_fields()}
+            job.finish_as_holder(token, BackgroundJob.Status.FAILED, **fields)
+        if not isinstance(error, expected):
+            raise
+    return True
 
 
 def send_now(model: type[BackgroundJob], pk: int) -> bool:

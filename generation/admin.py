@@ -1,9 +1,10 @@
 from django.contrib import admin
 from django.db import transaction
-from django.utils.html import format_html
+
+from evalsite.job_admin import progress_html
 
 from .models import GenerationJob, HostedSystem
-from .service import missing_items, request_generation
+from .service import missing_items_count, output_count, request_generation
 
 
 @admin.register(HostedSystem)
@@ -14,17 +15,22 @@ class HostedSystemAdmin(admin.ModelAdmin):
     list_select_related = ["system__campaign"]
     actions = ["generate_outputs"]
 
+    def get_queryset(self, request):
+        # Counted by subqueries in the list's one query, not by two queries per row.
+        rows = super().get_queryset(request)
+        return rows.annotate(n_outputs=output_count(), n_missing=missing_items_count())
+
     @admin.display(description="campaign")
     def campaign(self, hosted):
         return hosted.system.campaign
 
-    @admin.display(description="outputs")
+    @admin.display(description="outputs", ordering="n_outputs")
     def outputs(self, hosted):
-        return hosted.system.outputs.count()
+        return hosted.n_outputs
 
-    @admin.display(description="items lacking an output")
+    @admin.display(description="items lacking an output", ordering="n_missing")
     def missing(self, hosted):
-        return missing_items(hosted).count()
+        return hosted.n_missing
 
     @admin.action(description="Generate outputs for items that lack one")
     def generate_outputs(self, request, queryset):
@@ -66,13 +72,7 @@ class GenerationJobAdmin(admin.ModelAdmin):
 
     @admin.display(description="progress")
     def progress_bar(self, job):
-        return format_html(
-            '<progress max="{}" value="{}"></progress> {}/{}',
-            job.items_total,
-            job.items_done,
-            job.items_done,
-            job.items_total,
-        )
+        return progress_html(job.items_done, job.items_total)
 
     def has_add_permission(self, request):
         return False

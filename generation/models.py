@@ -51,16 +51,5 @@ class GenerationJob(BackgroundJob):
     task_name = "generation.generate_outputs"
     task_id_argument = "job_id"
 
-    class Meta:
-        ordering = ["-queued_at", "-id"]
-
     def __str__(self) -> str:
         return f"job {self.pk}: {self.hosted.system.name} ({self.status})"
-
-    @property
-    def percent_done(self) -> int:
-        return round(100 * self.items_done / self.items_total) if self.items_total else 0
-
-    @property
-    def items_per_second(self) -> float | None:
-        return self.items_done / self.seconds if self.seconds else None

@@ -5,28 +5,50 @@ batch in flight; a rerun generates only what is still missing, and the unique co
 (item, system) keeps two workers racing for one item from writing it twice.
 """
 
-import logging
 import time
-from contextlib import suppress
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from annotation.models import CampaignCriterion, Item, Output
-from evalsite.jobs import ClaimLost, Heartbeat
+from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
 
 from .models import GenerationJob, HostedSystem
 from .secret_env import secret_env_policy
 
-log = logging.getLogger(__name__)
 MAX_ITEM_ERRORS = 50
 _backends: dict[tuple, Backend] = {}
 
 
+def lacks_output_of(system) -> Exists:
+    """For filtering items: no output of `system` (an id, or a reference to an outer
+    query's system) yet. What a hosted system generates, and what its admin counts."""
+    return ~Exists(Output.objects.filter(item=OuterRef("pk"), system=system))
+
+
 def missing_items(hosted: HostedSystem):
     campaign_items = Item.objects.filter(campaign_id=hosted.system.campaign_id)
-    return campaign_items.exclude(outputs__system_id=hosted.system_id).order_by("id")
+    return campaign_items.filter(lacks_output_of(hosted.system_id)).order_by("id")
+
+
+def missing_items_count() -> Coalesce:
+    """The number of missing items, as an annotation of HostedSystem rows."""
+    items = Item.objects.filter(campaign=OuterRef("system__campaign"))
+    missing = items.filter(lacks_output_of(OuterRef(OuterRef("system"))))
+    return _count(missing, "campaign")
+
+
+def output_count() -> Coalesce:
+    """The number of outputs of the system, as an annotation of HostedSystem rows."""
+    return _count(Output.objects.filter(system=OuterRef("system")), "system")
+
+
+def _count(rows, group: str) -> Coalesce:
+    counted = rows.order_by().values(group).annotate(n=Count("pk")).values("n")
+    return Coalesce(Subquery(counted), 0)
 
 
 def backend_for(hosted: HostedSystem) -> Backend:
@@ -38,9 +60,14 @@ def backend_for(hosted: HostedSystem) -> Backend:
     return _backends[key]
 
 
+def new_job(hosted: HostedSystem) -> GenerationJob:
+    """A queued job for what the system lacks now (a worker counts again when it starts)."""
+    return GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
+
+
 def request_generation(hosted: HostedSystem) -> GenerationJob:
     """Queue a job for the generation workers once this transaction commits."""
-    job = GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
+    job = new_job(hosted)
     job.send_to_worker()
     return job
 
@@ -55,19 +82,15 @@ def run_job(job: GenerationJob, on_batch=None) -> bool:
     job.items_done = job.outputs_created = job.items_failed = 0
     job.item_errors = []
     started = time.perf_counter()
-    try:
-        with Heartbeat(job, token) as heartbeat:
-            generate_missing(job, token, heartbeat, on_batch)
-    except ClaimLost:
-        log.warning("generation job %s was taken over by another worker", job.pk)
-        return False
-    except Exception as error:
-        log.exception("generation job %s failed", job.pk)
-        with suppress(ClaimLost):
-            finish(job, token, GenerationJob.Status.FAILED, started, error=str(error)[:2000])
-        raise
-    finish(job, token, GenerationJob.Status.DONE, started)
-    return True
+
+    def seconds() -> dict:
+        return {"seconds": time.perf_counter() - started}
+
+    def work(heartbeat: Heartbeat) -> None:
+        generate_missing(job, token, heartbeat, on_batch)
+        job.finish_as_holder(token, GenerationJob.Status.DONE, error="", **seconds())
+
+    return work_as_holder(job, token, work, failure_fields=seconds)
 
 
 def generate_missing(job: GenerationJob, token: str, heartbeat: Heartbeat, on_batch=None) -> None:
@@ -112,7 +135,9 @@ def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> No
         job.outputs_created += batch_outputs.count() - before
         job.items_failed += len(errors)
         job.item_errors = (job.item_errors + errors)[:MAX_ITEM_ERRORS]
-        CampaignCriterion.objects.filter(campaign_id=job.hosted.system.campaign_id).record_pool_change()
+        CampaignCriterion.objects.filter(
+            campaign_id=job.hosted.system.campaign_id
+        ).record_pool_change()
         # Outputs and progress commit only while this worker holds the job.
         job.update_as_holder(
             token,
@@ -121,7 +146,3 @@ def save_batch(job: GenerationJob, token: str, batch: list, results: list) -> No
             items_failed=job.items_failed,
             item_errors=job.item_errors,
         )
-
-
-def finish(job: GenerationJob, token: str, status: str, started: float, error: str = "") -> None:
-    job.finish_as_holder(token, status, seconds=time.perf_counter() - started, error=error)

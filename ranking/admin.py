@@ -3,6 +3,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
+from evalsite.job_admin import progress_html
+
 from .models import RankingRun, SystemResult
 from .service import request_ranking
 
@@ -25,7 +27,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "campaign",
         "criterion",
         "protocol",
-        "runs",
+        "repetitions",
         "seed",
         "status",
         "progress_bar",
@@ -49,18 +51,13 @@ class RankingRunAdmin(admin.ModelAdmin):
         "compute_seconds",
         "error",
     ]
-    fields = ["campaign", "criterion", "protocol", "runs", "seed", *readonly_fields]
+    fields = ["campaign", "criterion", "protocol", "repetitions", "seed", *readonly_fields]
     inlines = [SystemResultInline]
     actions = ["queue_again"]
 
     @admin.display(description="progress")
     def progress_bar(self, run):
-        return format_html(
-            '<progress max="{}" value="{}"></progress> {}%',
-            run.runs,
-            run.progress,
-            run.percent_done,
-        )
+        return progress_html(run.progress, run.repetitions)
 
     @admin.display(description="")
     def results_link(self, run):
@@ -71,7 +68,9 @@ class RankingRunAdmin(admin.ModelAdmin):
     def queue_again(self, request, queryset):
         with transaction.atomic():
             for run in queryset:
-                request_ranking(run.campaign, run.criterion, run.protocol, run.runs, run.seed)
+                request_ranking(
+                    run.campaign, run.criterion, run.protocol, run.repetitions, run.seed
+                )
         self.message_user(request, f"{queryset.count()} run(s) queued.")
 
     def save_model(self, request, obj, form, change):

@@ -16,7 +16,6 @@ class Bar:
     width: float
     rank_lo: int
     rank_hi: int
-    mean_x: float
 
 
 @dataclass(frozen=True)
@@ -62,7 +61,6 @@ def rank_chart(rows) -> RankChart:
             max((row.rank_hi - row.rank_lo + 1) * step, 2),
             row.rank_lo,
             row.rank_hi,
-            x_of((row.rank_lo + row.rank_hi) / 2) + step / 2,
         )
         for i, row in enumerate(rows)
     ]

@@ -1,6 +1,6 @@
 from django import forms
 
-from .models import Protocol
+from .models import Protocol, RankingRun
 
 
 class ProtocolForm(forms.Form):
@@ -12,7 +12,11 @@ class ProtocolForm(forms.Form):
         return Protocol.E2E
 
 
-class RecomputeForm(forms.Form):
-    protocol = forms.ChoiceField(choices=Protocol.choices)
-    runs = forms.IntegerField(min_value=10, max_value=10_000, initial=200)
+class RecomputeForm(forms.ModelForm):
+    """What a ranking run is asked for; the limits on repetitions are the model field's."""
+
     seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0)
+
+    class Meta:
+        model = RankingRun
+        fields = ["protocol", "repetitions", "seed"]

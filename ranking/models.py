@@ -4,10 +4,19 @@ A run's results are written in the same transaction that marks it done, so a fai
 run never shows half of its results; the results page reads the newest finished run.
 """
 
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from annotation.models import Campaign, Criterion, System
+from annotation.models import Campaign, CampaignCriterion, Criterion, System
 from evalsite.jobs import BackgroundJob, JobQuerySet
+
+# How often a ranking run repeats the TrueSkill run (R): the limits the results page has
+# always had. With fewer, a 95% rank range rests on a handful of runs; with more, a run on
+# the E2E ratings holds a worker for many minutes. The admin, the results page's form and
+# the rank command all check them through the model field's validators.
+MIN_REPETITIONS = 10
+MAX_REPETITIONS = 10_000
+DEFAULT_REPETITIONS = 200  # as E2E
 
 
 class Protocol(models.TextChoices):
@@ -16,20 +25,31 @@ class Protocol(models.TextChoices):
 
 
 class RankingRunQuerySet(JobQuerySet):
-    def for_task(self, campaign, criterion: str, protocol: str):
-        return self.filter(campaign=campaign, criterion=criterion, protocol=protocol)
+    def for_criterion(self, criterion: CampaignCriterion, protocol: str):
+        """The runs of a campaign's criterion under one protocol."""
+        return self.filter(
+            campaign_id=criterion.campaign_id, criterion=criterion.criterion, protocol=protocol
+        )
 
     def finished(self):
         return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
+
+    def latest_done(self) -> "RankingRun | None":
+        """The newest finished run: the one results pages and exports show."""
+        return self.finished().first()
 
 
 class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.E2E)
-    runs = models.PositiveIntegerField(default=200)
+    repetitions = models.PositiveIntegerField(
+        default=DEFAULT_REPETITIONS,
+        validators=[MinValueValidator(MIN_REPETITIONS), MaxValueValidator(MAX_REPETITIONS)],
+        help_text="times the TrueSkill run is repeated with other random draws (R)",
+    )
     seed = models.BigIntegerField(default=0)
-    progress = models.PositiveIntegerField(default=0, help_text="bootstrap runs done")
+    progress = models.PositiveIntegerField(default=0, help_text="repetitions done")
     judgments = models.PositiveIntegerField(default=0)
     hits = models.PositiveIntegerField(default=0)
     comparisons = models.PositiveIntegerField(default=0)
@@ -44,16 +64,12 @@ class RankingRun(BackgroundJob):
     task_name = "ranking.compute_ranking"
     task_id_argument = "run_id"
 
-    class Meta:
-        ordering = ["-queued_at", "-id"]
+    class Meta(BackgroundJob.Meta):
         indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
 
     def __str__(self) -> str:
-        return f"{self.campaign.slug}/{self.criterion} {self.protocol} x{self.runs} ({self.status})"
-
-    @property
-    def percent_done(self) -> int:
-        return round(100 * self.progress / self.runs) if self.runs else 0
+        where = f"{self.campaign.slug}/{self.criterion}"
+        return f"{where} {self.protocol} x{self.repetitions} ({self.status})"
 
 
 class SystemResult(models.Model):

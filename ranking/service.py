@@ -4,9 +4,7 @@ Systems are numbered in order of first appearance in the judgments (HIT by HIT, 
 position), because the E2E protocol breaks ties in sigma by that order.
 """
 
-import logging
 import time
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -17,12 +15,10 @@ from django.db.models import Max
 from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
-from evalsite.jobs import ClaimLost, Heartbeat
+from evalsite.jobs import Heartbeat, work_as_holder
 from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
 
-from .models import Protocol, RankingRun, SystemResult
-
-log = logging.getLogger(__name__)
+from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
 
 class NothingToRank(ValueError):
@@ -37,35 +33,40 @@ class RankingInput:
     hits: int
 
 
-def load_ranking_input(campaign: Campaign, criterion: str) -> RankingInput:
+# One submitted assignment's judgments: (system index, score) per slot, in slot order.
+Scores = list[tuple[int, float]]
+
+
+def load_ranking_input(criterion: CampaignCriterion) -> RankingInput:
     rows = (
         Judgment.objects.counted()
-        .for_criterion(campaign, criterion)
+        .for_criterion(criterion)
         .order_by("assignment__hit_id", "assignment_id", "slot__position")
         .values_list("assignment_id", "slot__output__system_id", "score")
     )
-    pages: dict[int, list[tuple[int, float]]] = {}
+    assignments: dict[int, Scores] = {}
     system_index: dict[int, int] = {}
     for assignment_id, system_id, score in rows.iterator(chunk_size=10_000):
         index = system_index.setdefault(system_id, len(system_index))
-        pages.setdefault(assignment_id, []).append((index, score))
-    systems, scores = hit_arrays(list(pages.values()))
+        assignments.setdefault(assignment_id, []).append((index, score))
+    systems, scores = hit_arrays(list(assignments.values()))
     return RankingInput(
         system_ids=list(system_index),
         comparisons=comparisons_from_hits(systems, scores),
-        judgments=sum(len(page) for page in pages.values()),
-        hits=len(pages),
+        judgments=sum(len(judged) for judged in assignments.values()),
+        hits=len(assignments),
     )
 
 
-def hit_arrays(pages: list[list[tuple[int, float]]]) -> tuple[np.ndarray, np.ndarray]:
-    """(H, k) arrays of system indices and scores; shorter pages padded with -1 and NaN."""
-    width = max((len(page) for page in pages), default=0)
-    systems = np.full((len(pages), width), -1, dtype=np.int32)
-    scores = np.full((len(pages), width), np.nan)
-    for row, page in enumerate(pages):
-        systems[row, : len(page)] = [index for index, _ in page]
-        scores[row, : len(page)] = [score for _, score in page]
+def hit_arrays(assignments: list[Scores]) -> tuple[np.ndarray, np.ndarray]:
+    """(H, k) arrays of system indices and scores, a row per assignment; shorter rows
+    padded with -1 and NaN."""
+    width = max((len(judged) for judged in assignments), default=0)
+    systems = np.full((len(assignments), width), -1, dtype=np.int32)
+    scores = np.full((len(assignments), width), np.nan)
+    for row, judged in enumerate(assignments):
+        systems[row, : len(judged)] = [index for index, _ in judged]
+        scores[row, : len(judged)] = [score for _, score in judged]
     return systems, scores
 
 
@@ -74,14 +75,18 @@ def hit_arrays(pages: list[list[tuple[int, float]]]) -> tuple[np.ndarray, np.nda
 
 def request_ranking(
     campaign: Campaign,
-    criterion: str,
+    criterion_name: str,
     protocol: str = Protocol.E2E,
-    runs: int = 200,
+    repetitions: int = DEFAULT_REPETITIONS,
     seed: int = 0,
 ) -> RankingRun:
     """Create a queued run and send it to a worker once this transaction commits."""
     run = RankingRun.objects.create(
-        campaign=campaign, criterion=criterion, protocol=protocol, runs=runs, seed=seed
+        campaign=campaign,
+        criterion=criterion_name,
+        protocol=protocol,
+        repetitions=repetitions,
+        seed=seed,
     )
     run.send_to_worker()
     return run
@@ -96,25 +101,25 @@ def queue_due_rankings() -> list[RankingRun]:
     for criterion_id in changed:
         with transaction.atomic():
             # Two sweeps (two beats by mistake, a manual one) must not both queue a run.
-            task = (
+            criterion = (
                 CampaignCriterion.objects.select_for_update(of=("self",), skip_locked=True)
                 .select_related("campaign")
                 .filter(pk=criterion_id)
                 .first()
             )
-            if task is not None:
+            if criterion is not None:
                 queued += [
-                    request_ranking(task.campaign, task.criterion, protocol)
+                    request_ranking(criterion.campaign, criterion.criterion, protocol)
                     for protocol in Protocol.values
-                    if ranking_is_due(task, protocol)
+                    if ranking_is_due(criterion, protocol)
                 ]
     return queued
 
 
-def ranking_is_due(task: CampaignCriterion, protocol: str) -> bool:
-    runs = RankingRun.objects.for_task(task.campaign, task.criterion, protocol)
+def ranking_is_due(criterion: CampaignCriterion, protocol: str) -> bool:
+    runs = RankingRun.objects.for_criterion(criterion, protocol)
     covered = runs.aggregate(version=Max("judgments_version"))["version"] or 0
-    if task.judgments_version <= covered or runs.pending().exists():
+    if criterion.judgments_version <= covered or runs.pending().exists():
         return False
     debounce = timezone.now() - timedelta(seconds=settings.RANKING_DEBOUNCE_SECONDS)
     return not runs.filter(queued_at__gt=debounce).exists()
@@ -128,32 +133,24 @@ def execute_run(run: RankingRun) -> bool:
     token = run.claim(progress=0)
     if token is None:
         return False
-    try:
-        with Heartbeat(run, token) as heartbeat:
-            compute_and_store(run, token, heartbeat)
-    except ClaimLost:
-        log.warning("ranking run %s was taken over by another worker", run.pk)
-        return False
-    except Exception as error:
-        log.exception("ranking run %s failed", run.pk)
-        with suppress(ClaimLost):
-            run.finish_as_holder(token, RankingRun.Status.FAILED, error=str(error)[:2000])
-        if not isinstance(error, NothingToRank):
-            raise
-    return True
+    return work_as_holder(
+        run,
+        token,
+        lambda heartbeat: compute_and_store(run, token, heartbeat),
+        expected=(NothingToRank,),
+    )
 
 
 def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
     started = time.perf_counter()
-    # Read before the judgments: the run then covers at least this version.
-    version = (
-        CampaignCriterion.objects.filter(campaign_id=run.campaign_id, criterion=run.criterion)
-        .values_list("judgments_version", flat=True)
-        .first()
-        or 0
-    )
-    data = load_ranking_input(run.campaign, run.criterion)
-    run.update_as_holder(token, judgments_version=version)
+    # Read before the judgments (with its version): the run then covers at least that one.
+    criterion = CampaignCriterion.objects.filter(
+        campaign_id=run.campaign_id, criterion=run.criterion
+    ).first()
+    if criterion is None:
+        raise NothingToRank(f"the campaign has no {run.criterion} criterion")
+    data = load_ranking_input(criterion)
+    run.update_as_holder(token, judgments_version=criterion.judgments_version)
     if len(data.system_ids) < 2 or len(data.comparisons.winner) == 0:
         raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     loaded = time.perf_counter()
@@ -161,7 +158,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         data.comparisons,
         len(data.system_ids),
         protocol=run.protocol,
-        runs=run.runs,
+        runs=run.repetitions,
         seed=run.seed,
         progress=progress_writer(run, token, heartbeat),
     )
@@ -184,7 +181,7 @@ def store_results(run, token, data: RankingInput, ranking, load_seconds, compute
     run.finish_as_holder(
         token,
         RankingRun.Status.DONE,
-        progress=run.runs,
+        progress=run.repetitions,
         judgments=data.judgments,
         hits=data.hits,
         comparisons=len(data.comparisons.winner),

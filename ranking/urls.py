@@ -6,7 +6,7 @@ app_name = "ranking"
 
 urlpatterns = [
     path("<slug:slug>/", views.campaign_results, name="campaign"),
-    path("<slug:slug>/<str:criterion>/", views.results, name="results"),
-    path("<slug:slug>/<str:criterion>/recompute/", views.recompute, name="recompute"),
-    path("<slug:slug>/<str:criterion>/csv/", views.results_csv, name="csv"),
+    path("<slug:slug>/<str:criterion_name>/", views.results, name="results"),
+    path("<slug:slug>/<str:criterion_name>/recompute/", views.recompute, name="recompute"),
+    path("<slug:slug>/<str:criterion_name>/csv/", views.results_csv, name="csv"),
 ]

@@ -1,6 +1,6 @@
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -14,33 +14,28 @@ from .models import Protocol, RankingRun
 from .service import request_ranking
 
 
-def _get_task(slug: str, criterion: str) -> CampaignCriterion:
+def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
     return get_object_or_404(
         CampaignCriterion.objects.select_related("campaign"),
         campaign__slug=slug,
-        criterion=criterion,
+        criterion=criterion_name,
     )
-
-
-def _latest_run(task: CampaignCriterion, protocol: str) -> RankingRun | None:
-    runs = RankingRun.objects.for_task(task.campaign, task.criterion, protocol)
-    return runs.finished().first()
 
 
 @staff_member_required
 @require_GET
-def results(request, slug: str, criterion: str):
-    task = _get_task(slug, criterion)
+def results(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
     protocol = ProtocolForm(request.GET).chosen()
-    run = _latest_run(task, protocol)
+    runs = RankingRun.objects.for_criterion(criterion, protocol)
+    run = runs.latest_done()
     rows = list(run.results.select_related("system")) if run else []
-    runs = RankingRun.objects.for_task(task.campaign, criterion, protocol)
     pending = runs.pending().first()
-    judgments = Judgment.objects.for_criterion(task.campaign, criterion).submitted_per_system()
+    judgments = Judgment.objects.for_criterion(criterion).submitted_per_system()
     context = {
         "judgment_chart": judgment_chart(judgments) if judgments else None,
-        "task": task,
-        "campaign": task.campaign,
+        "criterion": criterion,
+        "campaign": criterion.campaign,
         "protocol": protocol,
         "run": run,
         "rows": rows,
@@ -56,27 +51,27 @@ def results(request, slug: str, criterion: str):
 
 @staff_member_required
 @require_POST
-def recompute(request, slug: str, criterion: str):
-    task = _get_task(slug, criterion)
+def recompute(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
     form = RecomputeForm(request.POST)
     if not form.is_valid():
         return HttpResponse(f"Invalid request: {form.errors.as_text()}", status=400)
     with transaction.atomic():
-        request_ranking(task.campaign, criterion, **form.cleaned_data)
-    url = reverse("ranking:results", args=[slug, criterion])
+        request_ranking(criterion.campaign, criterion.criterion, **form.cleaned_data)
+    url = reverse("ranking:results", args=[slug, criterion_name])
     return redirect(f"{url}?protocol={form.cleaned_data['protocol']}")
 
 
 @staff_member_required
 @require_GET
-def results_csv(request, slug: str, criterion: str):
-    task = _get_task(slug, criterion)
+def results_csv(request, slug: str, criterion_name: str):
+    criterion = _criterion_or_404(slug, criterion_name)
     protocol = ProtocolForm(request.GET).chosen()
-    run = get_object_or_404(
-        RankingRun.objects.for_task(task.campaign, criterion, protocol).finished()[:1]
-    )
+    run = RankingRun.objects.for_criterion(criterion, protocol).latest_done()
+    if run is None:
+        raise Http404("No finished ranking run for this criterion and protocol.")
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    filename = f"{slug}-{criterion}-{protocol}-ranking.csv"
+    filename = f"{slug}-{criterion_name}-{protocol}-ranking.csv"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     write_csv(response, run)
     return response

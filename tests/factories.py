@@ -1,6 +1,9 @@
 """Plain factories: make_<thing>(**overrides) returns a saved row with sensible defaults."""
 
 import itertools
+from datetime import timedelta
+
+from django.utils import timezone
 
 from annotation.models import (
     Annotator,
@@ -106,10 +109,6 @@ def make_system_set(campaign=None, systems: int = 5, items: int = 3):
 
 def make_assignment(hit, annotator=None, **overrides) -> Assignment:
     """An open assignment of `hit`, given out now with a 30-minute timeout."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     now = timezone.now()
     fields = {"started_at": now, "expires_at": now + timedelta(minutes=30)}
     fields.update(overrides)

@@ -7,6 +7,7 @@ cache when any of them changes, since numba itself would not notice.
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -48,6 +49,18 @@ class PairPools:
     partner: np.ndarray  # float64[n, n]: 1.0 where counts > 0, else 0.0
     offsets: np.ndarray  # int64[n, n]
     games: np.ndarray  # int32[n_comparisons, 3], see `games`, grouped by pair
+
+
+class KernelParams(NamedTuple):
+    """TrueSkillParams as the kernels take them: plain numbers, for numba specialises on
+    their types (not on a dataclass), and variances where the formulas square."""
+
+    mu0: float
+    var0: float  # sigma0 ** 2
+    beta2: float
+    tau2: float
+    draw_margin: float
+    exact: bool
 
 
 def e2e_params(n_comparisons: int, backend: Backend = "package") -> TrueSkillParams:
@@ -160,17 +173,25 @@ def _first_above(cum, target):
 
 
 @numba.njit(cache=True)
-def _apply(games, j, mu, var, ts):
-    _, _, beta2, tau2, margin, exact = ts
+def _apply(games, j, mu, var, constants):
     winner, loser, drawn = games[j, 0], games[j, 1], games[j, 2] != 0
-    return rate_1vs1(mu, var, winner, loser, drawn, beta2, tau2, margin, exact)
+    return rate_1vs1(
+        mu,
+        var,
+        winner,
+        loser,
+        drawn,
+        constants.beta2,
+        constants.tau2,
+        constants.draw_margin,
+        constants.exact,
+    )
 
 
 @numba.njit(cache=True)
-def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var, ts):
-    mu0, var0 = ts[0], ts[1]
-    mu[:] = mu0
-    var[:] = var0
+def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var, constants):
+    mu[:] = constants.mu0
+    var[:] = constants.var0
     n = mu.shape[0]
     cum, up, down = np.empty(n), np.empty(n), np.empty(n)
     center, ok = _recenter(mu, up, down)
@@ -180,7 +201,7 @@ def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var,
             break  # no comparisons at all
         state, b = _draw_opponent(state, a, up, down, partner, cum)
         state, i = next_index(state, counts[a, b])
-        ok &= _apply(games, offsets[a, b] + i, mu, var, ts)
+        ok &= _apply(games, offsets[a, b] + i, mu, var, constants)
         _set_factors(mu, center, up, down, a)
         _set_factors(mu, center, up, down, b)
         if max(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
@@ -190,35 +211,34 @@ def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var,
 
 
 @numba.njit(cache=True, parallel=True)
-def _e2e_runs(seeds, pools, active, n_updates, mu, var, ts):
+def _e2e_runs(seeds, pools, active, n_updates, mu, var, constants):
     counts, partner, offsets, games = pools
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
         ok[r] = _e2e_run(
-            seeds[r], counts, partner, offsets, games, active, n_updates, mu[r], var[r], ts
+            seeds[r], counts, partner, offsets, games, active, n_updates, mu[r], var[r], constants
         )
     return ok
 
 
 @numba.njit(cache=True)
-def _bootstrap_run(state, games, n_updates, mu, var, ts):
-    mu0, var0 = ts[0], ts[1]
-    mu[:] = mu0
-    var[:] = var0
+def _bootstrap_run(state, games, n_updates, mu, var, constants):
+    mu[:] = constants.mu0
+    var[:] = constants.var0
     ok = True
     if games.shape[0] == 0:
         return ok
     for _ in range(n_updates):
         state, j = next_index(state, games.shape[0])
-        ok &= _apply(games, j, mu, var, ts)
+        ok &= _apply(games, j, mu, var, constants)
     return ok
 
 
 @numba.njit(cache=True, parallel=True)
-def _bootstrap_runs(seeds, games, n_updates, mu, var, ts):
+def _bootstrap_runs(seeds, games, n_updates, mu, var, constants):
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
-        ok[r] = _bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], ts)
+        ok[r] = _bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], constants)
     return ok
 
 
@@ -244,11 +264,11 @@ def e2e_protocol(
     params = e2e_params(len(comparisons), backend)
     pools = pair_pools(comparisons, n_systems)
     per_system = comparisons.per_system(n_systems)
-    n_updates, ts = len(comparisons) + 1, _kernel_params(params)
+    n_updates, constants = len(comparisons) + 1, _kernel_params(params)
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
         pool = (pools.counts, pools.partner, pools.offsets, pools.games)
-        return _e2e_runs(seeds, pool, per_system > 0, n_updates, mu, var, ts)
+        return _e2e_runs(seeds, pool, per_system > 0, n_updates, mu, var, constants)
 
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     return RunsResult("e2e", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
@@ -270,11 +290,11 @@ def bootstrap_protocol(
     """
     _check(comparisons, n_systems, runs)
     params = e2e_params(len(comparisons), backend)
-    n_updates, ts = len(comparisons) + 1, _kernel_params(params)
+    n_updates, constants = len(comparisons) + 1, _kernel_params(params)
     all_games = games(comparisons)
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        return _bootstrap_runs(seeds, all_games, n_updates, mu, var, ts)
+        return _bootstrap_runs(seeds, all_games, n_updates, mu, var, constants)
 
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     per_system = comparisons.per_system(n_systems)
@@ -294,15 +314,14 @@ def _check(comparisons: Comparisons, n_systems: int, runs: int) -> None:
         raise ValueError(f"system indices must lie in [0, {n_systems})")
 
 
-def _kernel_params(params: TrueSkillParams) -> tuple:
-    # A plain tuple: numba specialises on its types, not on the dataclass.
-    return (
-        float(params.mu),
-        float(params.sigma**2),
-        float(params.beta**2),
-        float(params.tau**2),
-        float(params.draw_margin()),
-        bool(params.exact),
+def _kernel_params(params: TrueSkillParams) -> KernelParams:
+    return KernelParams(
+        mu0=float(params.mu),
+        var0=float(params.sigma**2),
+        beta2=float(params.beta**2),
+        tau2=float(params.tau**2),
+        draw_margin=float(params.draw_margin()),
+        exact=bool(params.exact),
     )
 
 

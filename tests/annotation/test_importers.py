@@ -6,6 +6,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from annotation import importers, ratings_import
 from annotation.importers import import_items, import_outputs
 from annotation.models import Annotator, Assignment, DataFile, Hit, Item, Judgment, Output, System
 from annotation.ratings_import import import_ratings
@@ -462,8 +463,6 @@ def test_import_items_size_limit_holds_while_reading(settings):
 
 @pytest.fixture
 def small_batches(monkeypatch):
-    from annotation import importers, ratings_import
-
     for module in (importers, ratings_import):
         monkeypatch.setattr(module, "BATCH_ROWS", 2)
 

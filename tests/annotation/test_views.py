@@ -595,13 +595,6 @@ def test_done_wrong_method_is_405(campaign, worker):
     assert worker.send("POST", url("done", campaign)).status_code == 405
 
 
-def test_home_lists_open_campaigns_not_drafts(stranger):
-    make_campaign(name="Visible campaign")
-    make_campaign(name="Hidden draft", status=Campaign.Status.DRAFT)
-    page = stranger.get("/").content.decode()
-    assert "Visible campaign" in page and "Hidden draft" not in page
-
-
 @pytest.mark.parametrize("kind", sorted(INPUTS))
 def test_hit_every_input_kind_shows_for_quality_and_never_for_naturalness(worker, kind):
     data, fragments = INPUTS[kind]

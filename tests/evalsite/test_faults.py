@@ -91,9 +91,11 @@ def finished(model, pk):
     return job if job.status in ("done", "failed") else None
 
 
-def long_ranking_run(hits: int = 300, runs: int = 10_000) -> RankingRun:
+def long_ranking_run(hits: int = 300, repetitions: int = 10_000) -> RankingRun:
     campaign = make_bulk_judged_campaign(hits)
-    return RankingRun.objects.create(campaign=campaign, criterion="quality", runs=runs, seed=5)
+    return RankingRun.objects.create(
+        campaign=campaign, criterion="quality", repetitions=repetitions, seed=5
+    )
 
 
 def test_killed_pool_child_ranking_run_is_completed_once(workers):
@@ -215,7 +217,7 @@ def test_broker_killed_and_restarted_loses_no_ranking(workers, redis):
     campaign = small_open_campaign()
     score = {"sys0": 300, "sys1": 200, "sys2": 100}.get
     judge_hits(campaign, 10, score)
-    long_run = long_ranking_run(hits=300, runs=10_000)
+    long_run = long_ranking_run(hits=300, repetitions=10_000)
     wait_until(
         lambda: running_with_progress(RankingRun, long_run.pk, "progress", 1),
         timeout=120,

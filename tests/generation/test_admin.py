@@ -1,12 +1,14 @@
 import json
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from generation.models import GenerationJob, HostedSystem
 from generation.service import run_job
 from tests.client import changelist_rows
-from tests.factories import make_output, make_system, make_system_set
+from tests.factories import make_item, make_output, make_system, make_system_set
 
 pytestmark = pytest.mark.django_db
 
@@ -119,3 +121,16 @@ def test_admin_add_without_csrf_token_is_refused(organiser):
     add = reverse("admin:generation_hostedsystem_add")
     assert organiser.post(add, data).status_code == 403
     assert not HostedSystem.objects.exists()
+
+
+def test_admin_hosted_systems_count_outputs_and_missing_items_per_page_not_per_row(organiser):
+    hosted = make_hosted(items=12, with_output=10)
+    with CaptureQueriesContext(connection) as one_row:
+        organiser.get(HOSTED_LIST)
+    other = HostedSystem.objects.create(system=make_system(), backend="template-e2e")
+    make_item(other.system.campaign)
+    with CaptureQueriesContext(connection) as two_rows:
+        rows = changelist_rows(organiser.get(HOSTED_LIST))
+    assert len(two_rows) == len(one_row)
+    counts = {row["system"]: (row["outputs"], row["missing"]) for row in rows}
+    assert counts == {str(hosted.system): ("10", "2"), str(other.system): ("0", "1")}

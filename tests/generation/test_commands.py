@@ -1,8 +1,10 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Output
+from annotation.assignment import next_assignment
+from annotation.models import Campaign, Output
 from generation.models import GenerationJob
+from tests.factories import make_annotator
 
 pytestmark = pytest.mark.django_db
 
@@ -36,10 +38,6 @@ def test_generate_unknown_system_is_an_error():
 
 
 def test_demo_gives_work_before_and_after_its_hosted_system_generates():
-    from annotation.assignment import next_assignment
-    from annotation.models import Campaign
-    from tests.factories import make_annotator
-
     call_command("demo")
     quality = Campaign.objects.get(slug="demo").criteria.get(criterion="quality")
     before = next_assignment(make_annotator(quality.campaign), quality)

@@ -2,8 +2,8 @@ import pytest
 from django.core.exceptions import ValidationError
 
 from annotation.models import Output
-from generation.models import GenerationJob, HostedSystem
-from generation.service import backend_for, missing_items, run_job
+from generation.models import HostedSystem
+from generation.service import backend_for, new_job, run_job
 from tests.factories import make_campaign, make_item, make_system
 
 pytestmark = pytest.mark.django_db
@@ -17,16 +17,13 @@ def hosted_template(items: int = 5, batch_size: int = 2) -> HostedSystem:
     return HostedSystem.objects.create(system=system, backend="template-e2e", batch_size=batch_size)
 
 
-def new_job(hosted) -> GenerationJob:
-    return GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
-
-
 def test_run_job_creates_one_output_per_missing_item():
     hosted = hosted_template(items=5)
     job = new_job(hosted)
     assert run_job(job)
     job.refresh_from_db()
     assert (job.status, job.items_done, job.outputs_created, job.items_failed) == ("done", 5, 5, 0)
+    assert job.seconds is not None and job.error == ""
     outputs = Output.objects.filter(system=hosted.system)
     assert outputs.count() == 5
     assert all(o.origin == "generated" and "Thai" in o.text for o in outputs)
@@ -107,4 +104,5 @@ def test_worker_refuses_a_key_variable_saved_before_the_rule(monkeypatch):
         run_job(job)
     job.refresh_from_db()
     assert job.status == "failed" and "HOSTED_SECRET_ENV_PREFIX" in job.error
+    assert job.seconds is not None and job.finished_at is not None
     assert not Output.objects.filter(system=hosted.system).exists()

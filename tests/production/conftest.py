@@ -189,9 +189,19 @@ def manage(bin_dir: Path, env: dict, *arguments: str) -> None:
     )
 
 
+# The first organiser, made as the README says (createsuperuser, here without prompts).
+ORGANISER = {"username": "organiser", "password": secrets.token_urlsafe(16)}
+
+
 def prepare(bin_dir: Path, env: dict) -> None:
     """What a deployment runs before starting the processes, and the demo campaign."""
     manage(bin_dir, env, "migrate", "--noinput")
+    organiser = {
+        "DJANGO_SUPERUSER_USERNAME": ORGANISER["username"],
+        "DJANGO_SUPERUSER_PASSWORD": ORGANISER["password"],
+        "DJANGO_SUPERUSER_EMAIL": "organiser@example.org",
+    }
+    manage(bin_dir, {**env, **organiser}, "createsuperuser", "--noinput")
     manage(bin_dir, env, "collectstatic", "--noinput")
     manage(bin_dir, env, "demo")
     manage(bin_dir, env, "shell", "-c", NO_MINIMUM)

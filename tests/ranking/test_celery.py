@@ -28,7 +28,7 @@ def finished(run_id):
 def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, admin_client):
     campaign = judged_campaign()
     url = reverse("ranking:recompute", args=[campaign.slug, "quality"])
-    admin_client.post(url, {"protocol": "e2e", "runs": 200, "seed": 1})
+    admin_client.post(url, {"protocol": "e2e", "repetitions": 200, "seed": 1})
     requested = RankingRun.objects.get(seed=1)  # the sweep queues its own (seed 0) too
     run = wait_until(
         lambda: finished(requested.pk),

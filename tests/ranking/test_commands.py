@@ -67,3 +67,11 @@ def test_rank_without_judgments_reports_why(capsys):
     with pytest.raises(CommandError, match="no comparisons yet"):
         call_command("rank", "demo", "--runs", "10")
     assert RankingRun.objects.get().status == "failed"
+
+
+@pytest.mark.parametrize("repetitions", ["0", "9", "10001", "1000000000"])
+def test_rank_refuses_repetitions_out_of_range(repetitions):
+    call_command("demo")
+    with pytest.raises(CommandError, match="--repetitions: Ensure this value is"):
+        call_command("rank", "demo", "--runs", repetitions)
+    assert not RankingRun.objects.exists()

@@ -27,11 +27,18 @@ def judged_campaign(hits: int = 30, seed: int = 1):
     return campaign, systems
 
 
+def quality_run(campaign, **fields) -> RankingRun:
+    """A quality ranking run of 10 repetitions, unless `fields` say otherwise."""
+    return RankingRun.objects.create(
+        **{"campaign": campaign, "criterion": "quality", "repetitions": 10, **fields}
+    )
+
+
 def test_load_ranking_input_numbers_systems_by_first_appearance():
     campaign, systems, items = make_system_set(systems=3, items=2)
     first = list(items[0].outputs.order_by("system__name"))
     make_judged_hit([first[2], first[0], first[1]], [10, 20, 20])
-    data = load_ranking_input(campaign, "quality")
+    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
     assert data.system_ids == [systems[2].pk, systems[0].pk, systems[1].pk]
     assert (data.hits, data.judgments, len(data.comparisons.winner)) == (1, 3, 3)
     assert data.comparisons.draw.sum() == 1
@@ -45,12 +52,12 @@ def test_load_ranking_input_leaves_out_flagged_and_excluded():
     Assignment.objects.filter(pk=flagged.pk).update(flag=Assignment.Flag.TOO_FAST)
     excluded = make_annotator(campaign, is_excluded=True)
     make_judged_hit(outputs[2], [1, 2, 3], annotator=excluded)
-    assert load_ranking_input(campaign, "quality").hits == 1
+    assert load_ranking_input(campaign.criteria.get(criterion="quality")).hits == 1
 
 
 def test_execute_run_stores_results_best_first():
     campaign, systems = judged_campaign()
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=50, seed=3)
+    run = quality_run(campaign, repetitions=50, seed=3)
     assert execute_run(run)
     run.refresh_from_db()
     assert run.status == "done" and run.progress == 50
@@ -65,7 +72,7 @@ def test_execute_run_same_seed_same_results():
     campaign, _ = judged_campaign()
     mus = []
     for _ in range(2):
-        run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=20, seed=9)
+        run = quality_run(campaign, repetitions=20, seed=9)
         execute_run(run)
         mus.append([r.mu for r in run.results.order_by("position")])
     assert mus[0] == mus[1]
@@ -73,9 +80,9 @@ def test_execute_run_same_seed_same_results():
 
 def test_execute_run_without_judgments_fails_and_keeps_previous_results():
     campaign, _ = judged_campaign(hits=5)
-    good = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    good = quality_run(campaign)
     execute_run(good)
-    empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", runs=10)
+    empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", repetitions=10)
     execute_run(empty)
     empty.refresh_from_db()
     assert empty.status == "failed" and "no comparisons yet" in empty.error
@@ -85,7 +92,7 @@ def test_execute_run_without_judgments_fails_and_keeps_previous_results():
 
 def test_execute_run_is_claimed_once():
     campaign, _ = judged_campaign(hits=5)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    run = quality_run(campaign)
     assert execute_run(run)
     assert not execute_run(run)
     assert run.results.count() == 3
@@ -94,16 +101,8 @@ def test_execute_run_is_claimed_once():
 def test_execute_run_takes_over_a_run_whose_worker_died():
     campaign, _ = judged_campaign(hits=5)
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
-    dead = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", runs=10, status="running", heartbeat_at=long_ago
-    )
-    busy = RankingRun.objects.create(
-        campaign=campaign,
-        criterion="quality",
-        runs=10,
-        status="running",
-        heartbeat_at=timezone.now(),
-    )
+    dead = quality_run(campaign, status="running", heartbeat_at=long_ago)
+    busy = quality_run(campaign, status="running", heartbeat_at=timezone.now())
     assert execute_run(dead)
     assert not execute_run(busy)
     dead.refresh_from_db()
@@ -116,13 +115,13 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
     """The race: a stalled worker's run is taken over and finished by another; the first
     one finishes late and must neither store results nor turn the run into a failure."""
     campaign, _ = judged_campaign(hits=5)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=10)
+    run = quality_run(campaign)
     stalled_token = run.claim()
     RankingRun.objects.filter(pk=run.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     )
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
-    data = load_ranking_input(campaign, "quality")
+    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
     ranking = rank_systems(data.comparisons, len(data.system_ids), runs=10, seed=0)
     with pytest.raises(ClaimLost):
         store_results(run, stalled_token, data, ranking, 0.0, 0.0)
@@ -133,12 +132,8 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
 def test_execute_run_gives_up_on_a_run_that_keeps_killing_its_workers():
     campaign, _ = judged_campaign(hits=5)
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
-    run = RankingRun.objects.create(
-        campaign=campaign,
-        criterion="quality",
-        status="running",
-        heartbeat_at=long_ago,
-        attempts=settings.JOB_MAX_ATTEMPTS,
+    run = quality_run(
+        campaign, status="running", heartbeat_at=long_ago, attempts=settings.JOB_MAX_ATTEMPTS
     )
     assert not execute_run(run)
     run.refresh_from_db()
@@ -209,17 +204,11 @@ def test_sweep_sends_again_runs_whose_message_or_worker_was_lost(
 ):
     campaign, _ = judged_campaign(hits=1)
     long_ago = timezone.now() - timedelta(hours=1)
-    unsent = RankingRun.objects.create(campaign=campaign, criterion="quality")
-    lost = RankingRun.objects.create(campaign=campaign, criterion="quality", sent_at=long_ago)
-    just_sent = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", sent_at=timezone.now()
-    )
-    abandoned = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", status="running", heartbeat_at=long_ago
-    )
-    alive = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", status="running", heartbeat_at=timezone.now()
-    )
+    unsent = quality_run(campaign)
+    lost = quality_run(campaign, sent_at=long_ago)
+    just_sent = quality_run(campaign, sent_at=timezone.now())
+    abandoned = quality_run(campaign, status="running", heartbeat_at=long_ago)
+    alive = quality_run(campaign, status="running", heartbeat_at=timezone.now())
     needing = set(RankingRun.objects.needing_a_worker())
     assert needing == {unsent, lost, abandoned}
     assert just_sent not in needing and alive not in needing

@@ -1,8 +1,11 @@
 import csv
 import io
+from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
+from django.utils import timezone
 
 from ranking.models import RankingRun
 from ranking.service import execute_run
@@ -11,12 +14,14 @@ from tests.factories import make_campaign, make_judged_hit, make_system_set
 pytestmark = pytest.mark.django_db
 
 
-def ranked_campaign(runs: int = 20):
+def ranked_campaign(repetitions: int = 20):
     campaign, systems, items = make_system_set(systems=3, items=6)
     for item in items:
         outputs = list(item.outputs.order_by("system__name"))
         make_judged_hit(outputs, [300, 100, 50])
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", runs=runs, seed=1)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", repetitions=repetitions, seed=1
+    )
     execute_run(run)
     return campaign, run
 
@@ -88,18 +93,20 @@ def test_recompute_queues_a_run(admin_client, django_capture_on_commit_callbacks
     with django_capture_on_commit_callbacks() as callbacks:
         response = admin_client.post(
             results_url(campaign, name="recompute"),
-            {"protocol": "bootstrap", "runs": 100, "seed": 5},
+            {"protocol": "bootstrap", "repetitions": 100, "seed": 5},
         )
     assert response.status_code == 302
     run = RankingRun.objects.get(protocol="bootstrap")
-    assert (run.status, run.runs, run.seed) == ("queued", 100, 5)
+    assert (run.status, run.repetitions, run.seed) == ("queued", 100, 5)
     assert len(callbacks) == 1
 
 
-def test_recompute_rejects_bad_numbers(admin_client):
+@pytest.mark.parametrize("repetitions", [0, 9, 10_001, 10**9])
+def test_recompute_rejects_bad_numbers(admin_client, repetitions):
     campaign, _ = ranked_campaign()
     response = admin_client.post(
-        results_url(campaign, name="recompute"), {"protocol": "e2e", "runs": 0, "seed": 5}
+        results_url(campaign, name="recompute"),
+        {"protocol": "e2e", "repetitions": repetitions, "seed": 5},
     )
     assert response.status_code == 400
     assert RankingRun.objects.count() == 1
@@ -116,18 +123,13 @@ def test_results_page_charts_judgments_used_and_left_out(admin_client):
 
 
 def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(admin_client):
-    from datetime import timedelta
-
-    from django.conf import settings
-    from django.utils import timezone
-
     campaign, finished = ranked_campaign()
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     RankingRun.objects.create(
         campaign=campaign,
         criterion="quality",
         status="running",
-        runs=10_000,
+        repetitions=10_000,
         progress=1_000,
         heartbeat_at=long_ago,
     )

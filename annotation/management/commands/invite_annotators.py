@@ -18,7 +18,6 @@ class Command(BaseCommand):
         root = settings.SITE_ROOT.rstrip("/")
         for name in names:
             annotator = invite(campaign, name)
-            for task in campaign.criteria.all():
-                self.stdout.write(
-                    f"{name}\t{task.criterion}\t{root}{invite_path(annotator, task.criterion)}"
-                )
+            for criterion in campaign.criteria.all():
+                link = root + invite_path(annotator, criterion.criterion)
+                self.stdout.write(f"{name}\t{criterion.criterion}\t{link}")

@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from generation.models import GenerationJob, HostedSystem
-from generation.service import missing_items, request_generation, run_job
+from generation.service import new_job, request_generation, run_job
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
                 job = request_generation(hosted)
             self.stdout.write(f"Queued job {job.pk} for {job.items_total} items.")
             return
-        job = GenerationJob.objects.create(hosted=hosted, items_total=missing_items(hosted).count())
+        job = new_job(hosted)
         run_job(job, on_batch=self.print_progress)
         job.refresh_from_db()
         self.stdout.write("")

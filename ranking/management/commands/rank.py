@@ -1,11 +1,12 @@
 import sys
 from pathlib import Path
 
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
 from ranking.export import write_csv
-from ranking.models import Protocol, RankingRun
+from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun
 from ranking.service import execute_run
 
 
@@ -16,22 +17,41 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("campaign", help="campaign slug")
-        parser.add_argument("--criterion", choices=Criterion.values, default=Criterion.QUALITY)
-        parser.add_argument("--runs", type=int, default=200)
+        parser.add_argument("slug", metavar="campaign", help="campaign slug")
+        parser.add_argument(
+            "--criterion",
+            dest="criterion_name",
+            choices=Criterion.values,
+            default=Criterion.QUALITY,
+        )
+        parser.add_argument(
+            "--repetitions",
+            "--runs",
+            type=int,
+            default=DEFAULT_REPETITIONS,
+            help="how often the TrueSkill run is repeated (R)",
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--protocol", choices=Protocol.values, default=Protocol.E2E)
         parser.add_argument("--csv", help="also write the CSV here ('-' for standard output)")
 
-    def handle(self, campaign, criterion, runs, seed, protocol, csv, **options):
-        campaign_row = Campaign.objects.filter(slug=campaign).first()
-        if campaign_row is None:
-            raise CommandError(f"no campaign '{campaign}'")
-        if runs < 1:
-            raise CommandError("--runs must be at least 1")
-        run = RankingRun.objects.create(
-            campaign=campaign_row, criterion=criterion, protocol=protocol, runs=runs, seed=seed
+    def handle(self, slug, criterion_name, repetitions, seed, protocol, csv, **options):
+        campaign = Campaign.objects.filter(slug=slug).first()
+        if campaign is None:
+            raise CommandError(f"no campaign '{slug}'")
+        run = RankingRun(
+            campaign=campaign,
+            criterion=criterion_name,
+            protocol=protocol,
+            repetitions=repetitions,
+            seed=seed,
         )
+        try:
+            run.full_clean()
+        except ValidationError as error:
+            errors = [f"--{name}: {' '.join(e)}" for name, e in error.message_dict.items()]
+            raise CommandError("; ".join(errors)) from None
+        run.save()
         execute_run(run)
         run.refresh_from_db()
         if run.status != RankingRun.Status.DONE:
@@ -42,7 +62,7 @@ class Command(BaseCommand):
 
     def print_table(self, run: RankingRun) -> None:
         self.stdout.write(
-            f"{run.get_protocol_display()}; {run.runs} runs, seed {run.seed}; "
+            f"{run.get_protocol_display()}; {run.repetitions} runs, seed {run.seed}; "
             f"{run.judgments} judgments, {run.hits} HITs, {run.comparisons} comparisons; "
             f"{run.compute_seconds:.2f} s"
         )

@@ -1,6 +1,7 @@
 """`manage.py serve`: the one-machine platform stops whole, and makes admin/admin only in
 development."""
 
+import io
 import os
 import signal
 import subprocess
@@ -9,8 +10,10 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import get_commands
+from django.urls import reverse
 
-from annotation.management.commands.serve import WORKER_STOP_SECONDS, Command
+from evalsite.management.commands.serve import WORKER_STOP_SECONDS, Command
 from tests.conftest import wait_until
 from tests.processes import REPO, free_port, kill_group, wait_for_line, wait_for_port
 
@@ -95,3 +98,17 @@ def test_serve_makes_the_admin_account_only_under_debug(settings):
     settings.DEBUG = True
     Command().ensure_organiser()
     assert users.get().username == "admin"
+
+
+def test_serve_is_a_project_command():
+    assert get_commands()["serve"] == "evalsite"
+
+
+def test_serve_prints_the_demo_start_pages_by_their_urls():
+    out = io.StringIO()
+    Command(stdout=out).print_start_pages("127.0.0.1:8000")
+    printed = out.getvalue()
+    entry = reverse("annotation:entry", args=["demo", "quality"])
+    assert f"http://127.0.0.1:8000{entry}?PROLIFIC_PID=try-me" in printed
+    assert f"http://127.0.0.1:8000{reverse('admin:index')} " in printed
+    assert "`manage.py generate demo e2e-template`" in printed

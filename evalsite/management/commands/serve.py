@@ -5,9 +5,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
+from django.urls import reverse
 
-from annotation.models import Campaign
+from annotation.demo import DEMO_SLUG
+from annotation.models import Campaign, Criterion
 from evalsite.celery import worker_command
+from generation.demo import DEMO_SYSTEM
 
 WORKER_STOP_SECONDS = 30
 
@@ -36,7 +39,7 @@ class Command(BaseCommand):
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, exit_on_signal)
         call_command("migrate", verbosity=0)
-        if not no_demo and not Campaign.objects.filter(slug="demo").exists():
+        if not no_demo and not Campaign.objects.filter(slug=DEMO_SLUG).exists():
             call_command("demo")
         self.ensure_organiser()
         worker = None
@@ -60,12 +63,14 @@ class Command(BaseCommand):
             if settings.DEBUG
             else "make an account with `manage.py createsuperuser`"
         )
+        entry = reverse("annotation:entry", args=[DEMO_SLUG, Criterion.QUALITY])
         self.stdout.write(
             self.style.SUCCESS(
-                f"Annotators: http://{addrport}/annotate/demo/quality/?PROLIFIC_PID=try-me\n"
-                f"Organisers: http://{addrport}/admin/ ({organiser})\n"
-                "The demo's hosted system e2e-template gets its outputs from the admin "
-                "(Hosted systems, 'Generate outputs') or `manage.py generate demo e2e-template`."
+                f"Annotators: http://{addrport}{entry}?PROLIFIC_PID=try-me\n"
+                f"Organisers: http://{addrport}{reverse('admin:index')} ({organiser})\n"
+                f"The demo's hosted system {DEMO_SYSTEM} gets its outputs from the admin "
+                "(Hosted systems, 'Generate outputs') or "
+                f"`manage.py generate {DEMO_SLUG} {DEMO_SYSTEM}`."
             )
         )
 

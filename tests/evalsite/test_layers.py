@@ -1,0 +1,50 @@
+"""The direction of dependence (docs/architecture.md): ranking and generation use
+annotation, the project uses all three, annotation knows neither of the others (not by
+import, not by URL), and nlgdata, which all may use, uses none of them."""
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def imported_modules(app: str) -> dict[str, set[str]]:
+    found = {}
+    for path in (REPO / app).rglob("*.py"):
+        modules = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                modules.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules.add(node.module)
+        found[str(path.relative_to(REPO))] = modules
+    return found
+
+
+@pytest.mark.parametrize(
+    "app, forbidden",
+    [
+        ("annotation", ("ranking", "generation", "evalsite")),
+        ("ranking", ("generation",)),
+        ("generation", ("ranking",)),
+        ("ranking/engine", ("django", "annotation", "evalsite")),
+        ("generation/backends", ("django", "annotation", "evalsite")),
+        ("nlgdata", ("django", "annotation", "ranking", "generation", "evalsite")),
+    ],
+)
+def test_app_imports_only_what_it_may(app, forbidden):
+    wrong = {
+        path: sorted(m for m in modules if m.split(".")[0] in forbidden)
+        for path, modules in imported_modules(app).items()
+    }
+    assert {path: mods for path, mods in wrong.items() if mods} == {}
+
+
+def test_annotation_templates_name_no_other_app():
+    other = re.compile(r"""['"](ranking|generation):|/results/""")
+    for path in (REPO / "templates" / "annotation").rglob("*"):
+        if path.is_file():
+            assert not other.search(path.read_text()), path
