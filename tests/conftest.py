@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: the E2E data in ../shared and a real Celery worker."""
+"""Fixtures shared by the whole suite: the E2E data in ../shared, a real Celery worker, and
+the people of the view tests (tests/world.py)."""
 
 import os
 import time
@@ -30,14 +31,6 @@ def e2e_data() -> Path:
 def client() -> HttpsClient:
     """pytest-django's `client`, over HTTPS (see tests/client.py)."""
     return HttpsClient()
-
-
-@pytest.fixture
-def admin_client(db, admin_user) -> HttpsClient:
-    """pytest-django's `admin_client`, over HTTPS."""
-    client = HttpsClient()
-    client.force_login(admin_user)
-    return client
 
 
 def database_url_for(db: dict) -> str:
