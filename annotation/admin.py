@@ -38,14 +38,13 @@ class DataFileInline(admin.TabularInline):
     model = DataFile
     extra = 0
     can_delete = False
-    fields = ["kind", "name", "system", "rows", "summary", "imported_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("kind", "name", "system", "rows", "summary", "imported_at")
 
     def has_add_permission(self, request, obj=None):
         return False
 
 
-class RecountAfterEdits:
+class RecountAfterEdits(admin.ModelAdmin):
     """Admin edits and deletions of what the hand-out counts (items, systems, outputs,
     HITs, assignments, a campaign's HIT size) are rare and may change anything: the next
     hand-out in the campaign counts again from the rows."""
@@ -79,7 +78,7 @@ class RecountAfterEdits:
 
 
 @admin.register(Campaign)
-class CampaignAdmin(RecountAfterEdits, admin.ModelAdmin):
+class CampaignAdmin(RecountAfterEdits):
     campaign_lookup = "pk"
     list_display = ["name", "slug", "status", "item_count", "system_count", "hit_count", "links"]
     list_filter = ["status"]
@@ -178,7 +177,7 @@ def import_uploaded(campaign: Campaign, data: dict, user):
 
 
 @admin.register(Item)
-class ItemAdmin(RecountAfterEdits, admin.ModelAdmin):
+class ItemAdmin(RecountAfterEdits):
     list_display = ["external_id", "campaign", "input_kind", "input_key_short", "output_count"]
     list_filter = ["campaign", "input_kind"]
     search_fields = ["external_id", "input_key"]
@@ -197,7 +196,7 @@ class ItemAdmin(RecountAfterEdits, admin.ModelAdmin):
 
 
 @admin.register(System)
-class SystemAdmin(RecountAfterEdits, admin.ModelAdmin):
+class SystemAdmin(RecountAfterEdits):
     list_display = [
         "name",
         "label",
@@ -238,7 +237,7 @@ class SystemAdmin(RecountAfterEdits, admin.ModelAdmin):
 
 
 @admin.register(Output)
-class OutputAdmin(RecountAfterEdits, admin.ModelAdmin):
+class OutputAdmin(RecountAfterEdits):
     campaign_lookup = "item__campaign"
     list_display = ["id", "system", "item", "origin", "text", "created_at"]
     list_filter = ["origin", "system__campaign", "system"]
@@ -302,7 +301,7 @@ class HitOutputInline(admin.TabularInline):
 
 
 @admin.register(Hit)
-class HitAdmin(RecountAfterEdits, admin.ModelAdmin):
+class HitAdmin(RecountAfterEdits):
     list_display = ["id", "campaign", "criterion", "item", "external_id", "created_at"]
     list_filter = ["campaign", "criterion"]
     search_fields = ["external_id", "item__external_id"]
@@ -314,15 +313,14 @@ class JudgmentInline(admin.TabularInline):
     model = Judgment
     extra = 0
     can_delete = False
-    fields = [
+    fields = readonly_fields = (
         "slot",
         "system",
         "score",
         "adds_information",
         "misses_information",
         "reflects_perfectly",
-    ]
-    readonly_fields = fields
+    )
 
     @admin.display(description="system")
     def system(self, judgment):
@@ -333,7 +331,7 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(RecountAfterEdits, admin.ModelAdmin):
+class AssignmentAdmin(RecountAfterEdits):
     campaign_lookup = "hit__campaign"
     list_display = [
         "id",
