@@ -39,8 +39,7 @@ class DataFileInline(admin.TabularInline):
     model = DataFile
     extra = 0
     can_delete = False
-    fields = ["kind", "name", "system", "rows", "summary", "imported_at"]
-    readonly_fields = fields
+    fields = readonly_fields = ("kind", "name", "system", "rows", "summary", "imported_at")
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -56,7 +55,7 @@ def count_of(rows: QuerySet, outer: str):
     return Coalesce(Subquery(counted.values("n")), 0)
 
 
-class RecountAfterEdits:
+class RecountAfterEdits(admin.ModelAdmin):
     """Admin edits and deletions of what the hand-out counts (items, systems, outputs,
     HITs, assignments, a campaign's HIT size) are rare and may change anything: the next
     hand-out in the campaign counts again from the rows."""
@@ -90,7 +89,7 @@ class RecountAfterEdits:
 
 
 @admin.register(Campaign)
-class CampaignAdmin(RecountAfterEdits, admin.ModelAdmin):
+class CampaignAdmin(RecountAfterEdits):
     campaign_lookup = "pk"
     list_display = ["name", "slug", "status", "item_count", "system_count", "hit_count", "links"]
     list_filter = ["status"]
@@ -189,7 +188,7 @@ def import_uploaded(campaign: Campaign, data: dict, user):
 
 
 @admin.register(Item)
-class ItemAdmin(RecountAfterEdits, admin.ModelAdmin):
+class ItemAdmin(RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     list_display = ["external_id", "campaign", "input_kind", "input_key_short", "output_count"]
@@ -210,7 +209,7 @@ class ItemAdmin(RecountAfterEdits, admin.ModelAdmin):
 
 
 @admin.register(System)
-class SystemAdmin(RecountAfterEdits, admin.ModelAdmin):
+class SystemAdmin(RecountAfterEdits):
     list_display = [
         "name",
         "label",
@@ -252,7 +251,7 @@ class SystemAdmin(RecountAfterEdits, admin.ModelAdmin):
 
 
 @admin.register(Output)
-class OutputAdmin(RecountAfterEdits, admin.ModelAdmin):
+class OutputAdmin(RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "item__campaign"
@@ -319,7 +318,7 @@ class HitOutputInline(admin.TabularInline):
 
 
 @admin.register(Hit)
-class HitAdmin(RecountAfterEdits, admin.ModelAdmin):
+class HitAdmin(RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     list_display = ["id", "campaign", "criterion", "item", "external_id", "created_at"]
@@ -334,15 +333,14 @@ class JudgmentInline(admin.TabularInline):
     model = Judgment
     extra = 0
     can_delete = False
-    fields = [
+    fields = readonly_fields = (
         "slot",
         "system",
         "score",
         "adds_information",
         "misses_information",
         "reflects_perfectly",
-    ]
-    readonly_fields = fields
+    )
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("slot__output__system")
@@ -356,7 +354,7 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(RecountAfterEdits, admin.ModelAdmin):
+class AssignmentAdmin(RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "hit__campaign"

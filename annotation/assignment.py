@@ -35,6 +35,7 @@ from .loads import shift_loads, sync_pool
 from .models import (
     Annotator,
     Assignment,
+    AssignmentQuerySet,
     CampaignCriterion,
     Hit,
     HitOutput,
@@ -58,13 +59,13 @@ def lock_criterion(criterion: CampaignCriterion) -> CampaignCriterion:
     )
 
 
-def assignments_in(criterion: CampaignCriterion) -> QuerySet:
+def assignments_in(criterion: CampaignCriterion) -> AssignmentQuerySet:
     return Assignment.objects.filter(
         hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
     )
 
 
-def live_assignments(criterion: CampaignCriterion) -> QuerySet:
+def live_assignments(criterion: CampaignCriterion) -> AssignmentQuerySet:
     """Assignments that count towards balance: open ones, and submitted ones rankings use."""
     return assignments_in(criterion).live()
 
@@ -136,8 +137,8 @@ class Mine:
 
     @classmethod
     def of(cls, annotator: Annotator, criterion: CampaignCriterion) -> "Mine":
-        rows = assignments_in(criterion).filter(annotator=annotator)
-        rows = list(rows.values_list("pk", "status", "hit__item_id"))
+        mine = assignments_in(criterion).filter(annotator=annotator)
+        rows = list(mine.values_list("pk", "status", "hit__item_id"))
         active = [pk for pk, status, _ in rows if status == Assignment.Status.ASSIGNED]
         taken = sum(status != Assignment.Status.EXPIRED for _, status, _ in rows)
         seen = frozenset(item_id for _, _, item_id in rows)
@@ -215,7 +216,7 @@ def choose_outputs(
     on_item = system_loads_on(item_id, criterion) if shown_before else {}
     random.shuffle(outputs)  # the sort is stable: equal loads stay in random order
     outputs.sort(key=lambda o: (o.load or 0, on_item.get(o.system_id, 0)))
-    return outputs[:k]
+    return outputs[:k]  # type: ignore[return-value]  # Outputs, with their load annotated
 
 
 def build_hit(item_id: int, criterion: CampaignCriterion, outputs: list[Output]) -> Hit:

@@ -91,7 +91,8 @@ class MagnitudeField(forms.CharField):
             spellcheck="false",
         )
 
-    def to_python(self, value) -> int | None:
+    # The field reads text (CharField: stripped, no length limit) and gives back a number.
+    def to_python(self, value) -> int | None:  # type: ignore[override]
         value = super().to_python(value)
         if value in self.empty_values:
             return None
@@ -144,7 +145,8 @@ class HitForm(SubmissionKeyForm):
                     self.fields[f"{mark}_{sentence.key}"] = field
 
     def clean(self):
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if self.coverage:
             for sentence in self.shown:
                 key = sentence.key
@@ -174,7 +176,7 @@ class HitForm(SubmissionKeyForm):
             for name in [f"score_{s.key}", *(f"{m}_{s.key}" for m in COVERAGE_MARKS)]:
                 if name in self.errors:
                     field = self[name]
-                    errors += [(s.label, e, field.id_for_label) for e in field.errors]
+                    errors += [(s.label, str(e), field.id_for_label) for e in field.errors]
         return errors
 
     def rows(self) -> list[dict]:

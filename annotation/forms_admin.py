@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 from django.conf import settings
 
@@ -22,7 +24,8 @@ class DataFileUploadForm(forms.Form):
     def __init__(self, *args, campaign, **kwargs):
         super().__init__(*args, **kwargs)
         self.campaign = campaign
-        self.fields["system"].queryset = campaign.systems.all()
+        system = cast(forms.ModelChoiceField, self.fields["system"])
+        system.queryset = campaign.systems.all()
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -37,7 +40,8 @@ class DataFileUploadForm(forms.Form):
         return name
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         is_outputs = cleaned.get("kind") == DataFile.Kind.OUTPUTS
         has_system = cleaned.get("system") or cleaned.get("new_system")
         if is_outputs and not has_system:

@@ -22,7 +22,7 @@ class Criterion(models.TextChoices):
     NATURALNESS = "naturalness", "Naturalness"
 
 
-DEFAULT_QUESTIONS = {
+DEFAULT_QUESTIONS: dict[str, str] = {
     Criterion.QUALITY: (
         "How do you judge the overall quality of the utterance in terms of its grammatical "
         "correctness, fluency, adequacy and other important factors?"
@@ -31,8 +31,9 @@ DEFAULT_QUESTIONS = {
 }
 
 
-# Choices for the admin, made from the one list of kinds (nlgdata.inputs.KINDS).
-InputKind = models.TextChoices(
+# Choices for the admin, made from the one list of kinds (nlgdata.inputs.KINDS). The stubs
+# describe the enum functional API with plain values, not these (value, label) pairs.
+InputKind = models.TextChoices(  # type: ignore[call-overload]
     "InputKind", [(name.upper(), (name, kind.label)) for name, kind in KINDS.items()]
 )
 

@@ -45,7 +45,7 @@ from .models import (
     System,
 )
 
-SCORE_COLUMNS = {Criterion.QUALITY: "quality", Criterion.NATURALNESS: "natur"}
+SCORE_COLUMNS: dict[str, str] = {Criterion.QUALITY: "quality", Criterion.NATURALNESS: "natur"}
 TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
 
 
@@ -115,8 +115,9 @@ def parse_score(value: str, file_name: str, line: int, column: str) -> float:
 def parse_coverage(value: str, file_name: str, line: int, column: str) -> tuple:
     """(adds, misses, perfect) from a `check` cell: empty, or words joined by commas or lines."""
     words = {part.strip() for part in re.split(r"[\n,]", value) if part.strip()}
-    marks = {E2E_COVERAGE_WORDS.get(word) for word in words}
-    if None in marks or not coverage_allowed(marks):
+    unknown = words - E2E_COVERAGE_WORDS.keys()
+    marks = {E2E_COVERAGE_WORDS[word] for word in words - unknown}
+    if unknown or not coverage_allowed(marks):
         raise DataFileError(
             file_name, f"{value!r}: expected ok, added, missing or added+missing", line, column
         )

@@ -3,6 +3,7 @@ that its template in templates/annotation/inputs/ lays out. Every value is text 
 template to escape; nothing here is marked safe."""
 
 import re
+from typing import Any
 
 from nlgdata.text import humanise_entity, label
 
@@ -50,7 +51,7 @@ def boxscore_context(data: dict) -> dict:
     """A line score (one row per team) and a box score per team (one row per player)."""
     sides = [("visitor", data["visitor"]), ("home", data["home"])]
     team_columns = stat_columns([team for _, team in sides], {"city", "name"})
-    teams = [
+    teams: list[dict[str, Any]] = [
         {
             "side": side,
             "name": cell(f"{team['city']} {team['name']}"),

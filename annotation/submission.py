@@ -17,14 +17,14 @@ import string
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q
 from django.utils import timezone
 
 from nlgdata.text import normalise
 
 from .assignment import lock_criterion
 from .loads import lock_criteria, shift_loads
-from .models import Assignment, CampaignCriterion, Hit, HitOutput, Judgment
+from .models import Assignment, AssignmentQuerySet, CampaignCriterion, Hit, HitOutput, Judgment
 
 
 @dataclass
@@ -128,13 +128,13 @@ def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key:
 def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:
     """Too fast: submitted sooner than the campaign's minimum after the HIT was given out.
     Flagged HITs are kept, and shown to organisers, but rankings leave them out."""
-    minimum = criterion.campaign.min_seconds_per_hit
-    if minimum and assignment.seconds_taken < minimum:
+    minimum, taken = criterion.campaign.min_seconds_per_hit, assignment.seconds_taken
+    if minimum and taken is not None and taken < minimum:
         return Assignment.Flag.TOO_FAST
     return Assignment.Flag.NONE
 
 
-def clear_flags(assignments: QuerySet) -> int:
+def clear_flags(assignments: AssignmentQuerySet) -> int:
     """Count flagged HITs in rankings after all (an organiser's decision); the number of
     assignments unflagged."""
     flagged = assignments.flagged()

@@ -30,7 +30,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
+
+import django
+from django.core.management import call_command
 
 REPO = Path(__file__).resolve().parent.parent
 WORDS = (
@@ -95,19 +99,16 @@ def child(variant: str, items: Path, work: Path, rev: str, trace: bool) -> dict:
         DJANGO_SETTINGS_MODULE="evalsite.settings",
     )
     sys.path[:0] = [str(REPO), str(work)]
-    import django
-
     django.setup()
-    from django.core.management import call_command
-
-    from annotation.models import Campaign
+    # Models can be imported only once the apps are set up, on this process's own database.
+    from annotation.models import Campaign  # noqa: PLC0415
 
     call_command("migrate", verbosity=0)
     campaign = Campaign.objects.create(slug="bench", name="bench")
     if variant == "before":
         module = importlib.import_module(f"{before_package(rev, work)}.importers")
     else:
-        from annotation import importers as module
+        from annotation import importers as module  # noqa: PLC0415
     return measure(lambda: run_import(module, variant, campaign, items), trace)
 
 
@@ -119,8 +120,6 @@ def run_import(module, variant: str, campaign, items: Path):
 
 
 def measure(work, trace: bool) -> dict:
-    import tracemalloc
-
     baseline = current_rss_mib()
     if trace:
         tracemalloc.start()

@@ -61,7 +61,14 @@ class JobQuerySet(models.QuerySet):
         return self.filter(queued | abandoned_q()).filter(not_sent_lately)
 
 
+JobManager = models.Manager.from_queryset(JobQuerySet)
+
+
 class BackgroundJob(models.Model):
+    # Each kind of job sets its own manager over a JobQuerySet (or a subclass of it); the
+    # annotation tells the type checker what the base's methods may rely on.
+    objects: JobManager
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
         RUNNING = "running", "Running"

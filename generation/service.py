@@ -10,6 +10,7 @@ import time
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.expressions import NegatedExpression
 from django.db.models.functions import Coalesce
 
 from annotation.models import CampaignCriterion, Item, Output
@@ -23,7 +24,7 @@ MAX_ITEM_ERRORS = 50
 _backends: dict[tuple, Backend] = {}
 
 
-def lacks_output_of(system) -> Exists:
+def lacks_output_of(system) -> NegatedExpression:
     """For filtering items: no output of `system` (an id, or a reference to an outer
     query's system) yet. What a hosted system generates, and what its admin counts."""
     return ~Exists(Output.objects.filter(item=OuterRef("pk"), system=system))

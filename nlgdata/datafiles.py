@@ -15,7 +15,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, TypeVar
+from typing import TYPE_CHECKING, BinaryIO, TypeVar
+
+if TYPE_CHECKING:
+    from _csv import Reader as CsvReader  # what csv.reader() returns
 
 CHUNK_BYTES = 1024 * 1024
 # No row of any format we read comes near this; a longer one is a broken or hostile file.
@@ -82,7 +85,13 @@ def check_file(file: BinaryIO, file_name: str, max_bytes: int) -> Checked:
     return Checked(digest.hexdigest(), first)
 
 
-def _decode(decoder, chunk: bytes, file_name: str, lines: int, final: bool = False) -> str:
+def _decode(
+    decoder: codecs.IncrementalDecoder,
+    chunk: bytes,
+    file_name: str,
+    lines: int,
+    final: bool = False,
+) -> str:
     try:
         return decoder.decode(chunk, final)
     except UnicodeDecodeError as error:
@@ -163,7 +172,7 @@ def _csv_lines(lines: Iterable[str]) -> Iterator[str]:
             yield line
 
 
-def _table_rows(reader, header: list[str], file_name: str) -> Iterator[Row]:
+def _table_rows(reader: "CsvReader", header: list[str], file_name: str) -> Iterator[Row]:
     last_line = 1
     while True:
         try:
@@ -192,13 +201,13 @@ class Refused:
         self.message = message
 
 
-def _parse_int(text: str):
+def _parse_int(text: str) -> int | Refused:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
         return Refused(f"{text[:12]}… is a number of more than {MAX_INT_DIGITS} digits")
     return int(text)
 
 
-def _parse_float(text: str):
+def _parse_float(text: str) -> float | Refused:
     value = float(text)
     return value if math.isfinite(value) else Refused(f"{text[:20]} is too large a number")
 
@@ -235,12 +244,13 @@ def parse_json_line(raw: str, file_name: str, line: int) -> dict:
     return value
 
 
-def find_problem(value, depth: int) -> tuple[list, str] | None:
+def find_problem(value: object, depth: int) -> tuple[list, str] | None:
     """The path to the first value that cannot be stored, and why; None if all can."""
     if isinstance(value, str):
         return text_problem(value)
     if isinstance(value, Refused):
         return [], value.message
+    members: Iterable[tuple[object, object]]
     if isinstance(value, dict):
         members = value.items()
     elif isinstance(value, list):

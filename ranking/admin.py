@@ -13,8 +13,16 @@ class SystemResultInline(admin.TabularInline):
     model = SystemResult
     extra = 0
     can_delete = False
-    fields = ["position", "cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
-    readonly_fields = fields
+    fields = readonly_fields = (
+        "position",
+        "cluster",
+        "system",
+        "mu",
+        "sigma",
+        "rank_lo",
+        "rank_hi",
+        "comparisons",
+    )
 
     def has_add_permission(self, request, obj=None):
         return False

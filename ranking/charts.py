@@ -76,7 +76,8 @@ def rank_chart(rows) -> RankChart:
 
 
 def cluster_bands(rows) -> list[Band]:
-    bands, start = [], 0
+    bands: list[Band] = []
+    start = 0
     for i, row in enumerate(rows):
         last = i + 1 == len(rows) or rows[i + 1].cluster != row.cluster
         if last:

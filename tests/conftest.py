@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: the E2E data in ../shared and a real Celery worker."""
+"""Fixtures shared by the whole suite: the E2E data in ../shared, a real Celery worker, and
+the people of the view tests (tests/world.py)."""
 
 import os
 import time
@@ -7,8 +8,12 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from evalsite.celery import app
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
+
+# The people of the view tests: organiser, worker, stranger, ... (see tests/world.py).
+pytest_plugins = ["tests.world"]
 
 REPO = Path(__file__).resolve().parent.parent
 E2E_DATA = REPO.parent / "shared" / "data" / "e2e"
@@ -26,14 +31,6 @@ def e2e_data() -> Path:
 def client() -> HttpsClient:
     """pytest-django's `client`, over HTTPS (see tests/client.py)."""
     return HttpsClient()
-
-
-@pytest.fixture
-def admin_client(db, admin_user) -> HttpsClient:
-    """pytest-django's `admin_client`, over HTTPS."""
-    client = HttpsClient()
-    client.force_login(admin_user)
-    return client
 
 
 def database_url_for(db: dict) -> str:
@@ -75,8 +72,6 @@ def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
     Tests that use it must commit their data (transactional_db): the worker is another
     process with its own connection.
     """
-    from evalsite.celery import app
-
     with django_db_blocker.unblock():
         env = worker_environment()
     app.control.purge()

@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from evalsite.celery import worker_command
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -106,8 +108,6 @@ def redis_available() -> bool:
 def start_worker(env: dict, log: Path, *options: str) -> subprocess.Popen:
     """A `celery worker` with embedded beat, in its own session so that it can be killed
     whole; returns once it says it is ready."""
-    from evalsite.celery import worker_command
-
     with log.open("a") as out:
         worker = subprocess.Popen(
             worker_command("--without-heartbeat", "--without-mingle", "--without-gossip", *options),

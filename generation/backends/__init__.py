@@ -50,7 +50,7 @@ def make_backend(
 def _transformers_backend(settings: TransformersSettings) -> Backend:
     # Imported here: torch and transformers are the optional "generation" extra.
     try:
-        from .transformers_backend import TransformersBackend
+        from .transformers_backend import TransformersBackend  # noqa: PLC0415
     except ImportError as exc:
         raise ImportError(
             "the transformers backend needs torch and transformers: "

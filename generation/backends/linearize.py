@@ -19,8 +19,7 @@ from nlgdata.inputs import InputError, format_mr
 
 from .base import TypedInput
 
-_BOXSCORE_STATS = ("MIN", "PTS", "REB", "AST", "STL", "BLK", "TO", "FGM", "FGA", "FG3M", "FG3A")
-_BOXSCORE_STATS += ("FTM", "FTA", "PF")
+_BOXSCORE_STATS = tuple("MIN PTS REB AST STL BLK TO FGM FGA FG3M FG3A FTM FTA PF".split())
 
 
 def linearize(item: TypedInput) -> str:

@@ -35,6 +35,9 @@ class MeaningRepresentation:
     def has(self, attribute: str) -> bool:
         return attribute in self.attributes
 
+    def __getitem__(self, attribute: str) -> str:
+        return self.attributes[attribute]
+
     @classmethod
     def from_input(cls, data: dict[str, Any]) -> MeaningRepresentation:
         """The attributes of an `mr` input, under their E2E names; a name is required."""
@@ -68,9 +71,9 @@ def _introduction(mr: MeaningRepresentation) -> str:
         venue = f"family-friendly {venue}"
     parts = [f"{mr.get('name')} is {with_article(venue)}"]
     if mr.has("food"):
-        parts.append(f"which serves {_food_phrase(mr.get('food'))}")
+        parts.append(f"which serves {_food_phrase(mr['food'])}")
     if mr.has("priceRange"):
-        parts.append(_price_phrase(mr.get("priceRange")))
+        parts.append(_price_phrase(mr["priceRange"]))
     if _location_joins_intro(mr):
         parts.append(f"located {_location_phrase(mr)}")
     return sentence(" ".join(parts))
@@ -83,7 +86,7 @@ def _location_joins_intro(mr: MeaningRepresentation) -> bool:
 
 
 def _rating_and_location(mr: MeaningRepresentation, *, location_in_intro: bool) -> str:
-    rating = _rating_phrase(mr.get("customer rating")) if mr.has("customer rating") else ""
+    rating = _rating_phrase(mr["customer rating"]) if mr.has("customer rating") else ""
     location = "" if location_in_intro else _location_phrase(mr)
     if rating and location:
         return sentence(f"it has {rating} and is located {location}")

@@ -88,7 +88,7 @@ def team_sentence(home: Team, visitor: Team) -> str:
 def top_scorers(players: list[dict[str, Any]], k: int = PLAYERS_DESCRIBED) -> list[dict]:
     """The k players with the most points; ties keep the input order (a stable sort)."""
     scorers = [p for p in players if _stat(p, "PTS") is not None]
-    scorers.sort(key=lambda p: -_stat(p, "PTS"))
+    scorers.sort(key=lambda p: -(_stat(p, "PTS") or 0))
     return scorers[:k]
 
 
@@ -101,6 +101,6 @@ def player_sentence(player: dict[str, Any]) -> str:
 
 def _stat(player: dict[str, Any], key: str) -> int | None:
     value = (player.get("stats") or {}).get(key)
-    if value in (None, "", "N/A"):
+    if value is None or value in ("", "N/A"):
         return None
     return int(value)

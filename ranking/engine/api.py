@@ -1,7 +1,5 @@
 """One call from comparisons to a ranking, for the Django service."""
 
-from typing import Literal
-
 import numpy as np
 
 from .clusters import Ranking, summarise
@@ -13,14 +11,15 @@ from .trueskill import Backend
 def rank_systems(
     comparisons: Comparisons,
     n_systems: int,
-    protocol: Literal["e2e", "bootstrap"] = "e2e",
+    protocol: str = "e2e",
     runs: int = 200,
     seed: int | np.random.Generator = 0,
     progress: Progress | None = None,
     *,
     backend: Backend = "package",
 ) -> Ranking:
-    """Run ``protocol`` ``runs`` times and summarise: mean mu, rank ranges, clusters.
+    """Run ``protocol`` (a name in PROTOCOLS, else ValueError) ``runs`` times and summarise:
+    mean mu, rank ranges, clusters.
 
     Systems are numbered 0..n_systems-1 by the caller; for the E2E protocol number them in
     order of first appearance in the ratings, since ties in sigma go to the lowest number.

@@ -121,13 +121,13 @@ _EXP_RANGE = 300.0
 
 
 @numba.njit(cache=True)
-def _set_factors(mu, center, up, down, s):
+def _set_factors(mu: np.ndarray, center: float, up: np.ndarray, down: np.ndarray, s: int) -> None:
     up[s] = math.exp(mu[s] - center)
     down[s] = math.exp(center - mu[s])
 
 
 @numba.njit(cache=True)
-def _recenter(mu, up, down):
+def _recenter(mu: np.ndarray, up: np.ndarray, down: np.ndarray) -> tuple[float, bool]:
     """New center mid-range; returns (center, whether every factor is in range)."""
     center = 0.5 * (mu.max() + mu.min())
     for s in range(mu.shape[0]):
@@ -136,7 +136,14 @@ def _recenter(mu, up, down):
 
 
 @numba.njit(cache=True)
-def _draw_opponent(state, a, up, down, partner, cum):
+def _draw_opponent(
+    state: np.uint64,
+    a: int,
+    up: np.ndarray,
+    down: np.ndarray,
+    partner: np.ndarray,
+    cum: np.ndarray,
+) -> tuple[np.uint64, int]:
     """Draw b with probability proportional to exp(-|mu_a - mu_b|) among partner[a, b] > 0.
 
     Multiplying by the 0/1 partner matrix rather than branching, and indexing it in place
@@ -153,7 +160,7 @@ def _draw_opponent(state, a, up, down, partner, cum):
 
 
 @numba.njit(cache=True)
-def _first_above(cum, target):
+def _first_above(cum: np.ndarray, target: float) -> int:
     """Smallest b with cum[b] > target, for nondecreasing cum.
 
     Counting the entries <= target has no data-dependent branch (a binary search
@@ -173,7 +180,9 @@ def _first_above(cum, target):
 
 
 @numba.njit(cache=True)
-def _apply(games, j, mu, var, constants):
+def _apply(
+    games: np.ndarray, j: int, mu: np.ndarray, var: np.ndarray, constants: KernelParams
+) -> bool:
     winner, loser, drawn = games[j, 0], games[j, 1], games[j, 2] != 0
     return rate_1vs1(
         mu,
@@ -189,7 +198,18 @@ def _apply(games, j, mu, var, constants):
 
 
 @numba.njit(cache=True)
-def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var, constants):
+def _e2e_run(
+    state: np.uint64,
+    counts: np.ndarray,
+    partner: np.ndarray,
+    offsets: np.ndarray,
+    games: np.ndarray,
+    active: np.ndarray,
+    n_updates: int,
+    mu: np.ndarray,
+    var: np.ndarray,
+    constants: KernelParams,
+) -> bool:
     mu[:] = constants.mu0
     var[:] = constants.var0
     n = mu.shape[0]
@@ -211,7 +231,15 @@ def _e2e_run(state, counts, partner, offsets, games, active, n_updates, mu, var,
 
 
 @numba.njit(cache=True, parallel=True)
-def _e2e_runs(seeds, pools, active, n_updates, mu, var, constants):
+def _e2e_runs(
+    seeds: np.ndarray,
+    pools: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    active: np.ndarray,
+    n_updates: int,
+    mu: np.ndarray,
+    var: np.ndarray,
+    constants: KernelParams,
+) -> np.ndarray:
     counts, partner, offsets, games = pools
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
@@ -222,7 +250,14 @@ def _e2e_runs(seeds, pools, active, n_updates, mu, var, constants):
 
 
 @numba.njit(cache=True)
-def _bootstrap_run(state, games, n_updates, mu, var, constants):
+def _bootstrap_run(
+    state: np.uint64,
+    games: np.ndarray,
+    n_updates: int,
+    mu: np.ndarray,
+    var: np.ndarray,
+    constants: KernelParams,
+) -> bool:
     mu[:] = constants.mu0
     var[:] = constants.var0
     ok = True
@@ -235,7 +270,14 @@ def _bootstrap_run(state, games, n_updates, mu, var, constants):
 
 
 @numba.njit(cache=True, parallel=True)
-def _bootstrap_runs(seeds, games, n_updates, mu, var, constants):
+def _bootstrap_runs(
+    seeds: np.ndarray,
+    games: np.ndarray,
+    n_updates: int,
+    mu: np.ndarray,
+    var: np.ndarray,
+    constants: KernelParams,
+) -> np.ndarray:
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
         ok[r] = _bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], constants)

@@ -3,6 +3,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import DataFile, Item
+from tests.client import changelist_rows
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
@@ -10,24 +11,65 @@ pytestmark = pytest.mark.django_db
 ITEMS = b'mr,ref\n"name[The Vaults], eatType[pub]","The Vaults is a pub."\n'
 
 
-def upload(client, campaign, content: bytes, name="items.csv", **fields):
-    url = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
+def upload_url(campaign) -> str:
+    return reverse("admin:annotation_campaign_upload", args=[campaign.pk])
+
+
+def upload(person, campaign, content: bytes, name="items.csv", **fields):
+    """Fill in the campaign's upload page and submit it."""
     data = {"kind": "items", "file": SimpleUploadedFile(name, content), **fields}
-    return client.post(url, data, follow=True)
+    page = person.get(upload_url(campaign))
+    return person.submit(page, data, action=upload_url(campaign), follow=True)
 
 
-def test_admin_upload_imports_items(admin_client):
+def changelist(model: str) -> str:
+    return reverse(f"admin:annotation_{model}_changelist")
+
+
+def columns(rows: list[dict[str, str]], *names: str) -> list[tuple[str, ...]]:
+    return [tuple(row[name] for name in names) for row in rows]
+
+
+# Uploads -----------------------------------------------------------------------------------
+
+
+def test_admin_upload_imports_items(organiser):
     campaign = make_campaign()
-    response = upload(admin_client, campaign, ITEMS)
+    response = upload(organiser, campaign, ITEMS)
     assert response.status_code == 200
     assert "1 rows read; created 1 items" in response.content.decode()
-    assert Item.objects.filter(campaign=campaign).count() == 1
-    assert DataFile.objects.get(campaign=campaign).imported_by.username == "admin"
+    item = Item.objects.get(campaign=campaign)
+    assert (item.input_key, item.references) == (
+        "name[The Vaults], eatType[pub]",
+        ["The Vaults is a pub."],
+    )
+    assert DataFile.objects.get(campaign=campaign).imported_by == organiser.user
 
 
-def test_admin_upload_bad_file_shows_error_and_writes_nothing(admin_client):
+def test_admin_upload_without_csrf_token_is_refused(organiser):
     campaign = make_campaign()
-    response = upload(admin_client, campaign, b"ref\nx\n")
+    data = {"kind": "items", "file": SimpleUploadedFile("items.csv", ITEMS)}
+    assert organiser.post(upload_url(campaign), data).status_code == 403
+    assert not Item.objects.exists() and not DataFile.objects.exists()
+
+
+@pytest.mark.parametrize("outsider", ["non_staff", "stranger"])
+def test_admin_upload_outsider_cannot_import(request, outsider):
+    campaign = make_campaign()
+    data = {"kind": "items", "file": SimpleUploadedFile("items.csv", ITEMS)}
+    response = request.getfixturevalue(outsider).send("POST", upload_url(campaign), data)
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
+    assert not Item.objects.exists() and not DataFile.objects.exists()
+
+
+def test_admin_upload_of_an_unknown_campaign_is_404(organiser):
+    assert organiser.get(reverse("admin:annotation_campaign_upload", args=[999])).status_code == 404
+
+
+def test_admin_upload_bad_file_shows_error_and_writes_nothing(organiser):
+    campaign = make_campaign()
+    response = upload(organiser, campaign, b"ref\nx\n")
     # The admin capitalises the first letter of messages.
     assert "Items.csv, line 1: missing column(s): mr Nothing was imported." in (
         response.content.decode()
@@ -49,65 +91,149 @@ def test_admin_upload_bad_file_shows_error_and_writes_nothing(admin_client):
     ],
     ids=["kind-list", "nan", "surrogate", "deep"],
 )
-def test_admin_upload_hostile_file_shows_error_and_writes_nothing(admin_client, content, message):
+def test_admin_upload_hostile_file_shows_error_and_writes_nothing(organiser, content, message):
     campaign = make_campaign()
-    response = upload(admin_client, campaign, content, name="items.jsonl")
+    response = upload(organiser, campaign, content, name="items.jsonl")
     assert response.status_code == 200
     assert message in response.content.decode()
     assert "Nothing was imported." in response.content.decode()
     assert not Item.objects.exists() and not DataFile.objects.exists()
 
 
-def test_admin_upload_streams_a_file_spooled_to_disk(admin_client, settings):
+def test_admin_upload_streams_a_file_spooled_to_disk(organiser, settings):
     settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10  # the upload becomes a temporary file
     campaign = make_campaign()
-    response = upload(admin_client, campaign, ITEMS)
+    response = upload(organiser, campaign, ITEMS)
     assert "1 rows read; created 1 items" in response.content.decode()
     assert Item.objects.filter(campaign=campaign).count() == 1
 
 
-def test_admin_upload_outputs_need_a_system(admin_client):
+def test_admin_upload_outputs_need_a_system(organiser):
     campaign = make_campaign()
-    response = upload(admin_client, campaign, b"MR\toutput\n", kind="outputs")
+    response = upload(organiser, campaign, b"MR\toutput\n", kind="outputs")
     assert "Outputs need a system" in response.content.decode()
+    assert not DataFile.objects.exists()
 
 
-def test_admin_upload_outsider_cannot_import(client, django_user_model):
-    campaign = make_campaign()
-    user = django_user_model.objects.create_user("annotator", password="x")
-    client.force_login(user)
-    upload(client, campaign, ITEMS)
-    assert not Item.objects.filter(campaign=campaign).exists()
+# Actions -----------------------------------------------------------------------------------
 
 
-def test_admin_exclude_action_is_reversible(admin_client):
+def test_admin_exclude_action_is_reversible(organiser):
     annotator = make_annotator()
-    url = reverse("admin:annotation_annotator_changelist")
-    admin_client.post(url, {"action": "exclude_from_rankings", "_selected_action": [annotator.pk]})
+    page = organiser.get(changelist("annotator"))
+    chosen = {"action": "exclude_from_rankings", "_selected_action": [annotator.pk]}
+    organiser.submit(page, chosen, action=changelist("annotator"))
     annotator.refresh_from_db()
     assert annotator.is_excluded
-    admin_client.post(url, {"action": "include_in_rankings", "_selected_action": [annotator.pk]})
+    chosen = {"action": "include_in_rankings", "_selected_action": [annotator.pk]}
+    organiser.submit(page, chosen, action=changelist("annotator"))
     annotator.refresh_from_db()
     assert not annotator.is_excluded
 
 
-@pytest.mark.parametrize(
-    ("model", "shows"),
-    [
-        ("campaign", "Campaign"),
-        ("item", "Place"),
-        ("system", "sys1"),
-        ("output", "Output of"),
-        ("annotator", "worker-"),
-        ("hit", "quality"),
-        ("assignment", "submitted"),
-        ("judgment", "sys1"),
-        ("datafile", "0 data files"),
-    ],
-)
-def test_admin_changelists_render(admin_client, model, shows):
+def test_admin_exclude_action_without_csrf_token_is_refused(organiser):
+    annotator = make_annotator()
+    chosen = {"action": "exclude_from_rankings", "_selected_action": [annotator.pk]}
+    assert organiser.post(changelist("annotator"), chosen).status_code == 403
+    annotator.refresh_from_db()
+    assert not annotator.is_excluded
+
+
+def test_admin_exclude_action_outsider_changes_nothing(non_staff):
+    annotator = make_annotator()
+    chosen = {"action": "exclude_from_rankings", "_selected_action": [annotator.pk]}
+    response = non_staff.send("POST", changelist("annotator"), chosen)
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
+    annotator.refresh_from_db()
+    assert not annotator.is_excluded
+
+
+# Change lists: the rows the test made, with their values ------------------------------------
+
+
+@pytest.fixture
+def judged(db):
+    """A campaign of 5 systems and 3 items, one of whose HITs was judged 100, 50, 50."""
     campaign, systems, items = make_system_set()
-    make_judged_hit(list(items[0].outputs.order_by("system__name")[:3]), [100, 50, 50])
-    response = admin_client.get(reverse(f"admin:annotation_{model}_changelist"))
-    assert response.status_code == 200
-    assert shows in response.content.decode()
+    outputs = list(items[0].outputs.order_by("system__name")[:3])
+    assignment = make_judged_hit(outputs, [100, 50, 50])
+    return campaign, items, assignment
+
+
+def test_admin_campaign_list_counts_items_systems_and_hits(organiser, judged):
+    campaign, _, _ = judged
+    rows = changelist_rows(organiser.get(changelist("campaign")))
+    assert rows == [
+        {
+            "name": campaign.name,
+            "slug": campaign.slug,
+            "status": "Open to annotators",
+            "item_count": "3",
+            "system_count": "5",
+            "hit_count": "1",
+            "links": "Upload data · Results",
+        }
+    ]
+
+
+def test_admin_item_list_shows_inputs_and_output_counts(organiser, judged):
+    campaign, items, _ = judged
+    rows = changelist_rows(organiser.get(changelist("item")))
+    shown = columns(rows, "external_id", "campaign", "input_key_short", "output_count")
+    expected = [(i.external_id, campaign.name, i.input_key, "5") for i in items]
+    assert sorted(shown) == sorted(expected)
+
+
+def test_admin_system_list_counts_outputs_and_judgments(organiser, judged):
+    rows = changelist_rows(organiser.get(changelist("system")))
+    shown = sorted(columns(rows, "name", "is_active", "output_count", "judgment_count"))
+    judged_systems = [(f"sys{n}", "True", "3", "1") for n in (1, 2, 3)]
+    assert shown == judged_systems + [(f"sys{n}", "True", "3", "0") for n in (4, 5)]
+
+
+def test_admin_output_list_shows_every_output(organiser, judged):
+    campaign, items, _ = judged
+    rows = changelist_rows(organiser.get(changelist("output")))
+    shown = sorted(columns(rows, "system", "text"))
+    expected = sorted(
+        (output.system.name, output.text) for item in items for output in item.outputs.all()
+    )
+    assert len(shown) == 15 and shown == expected
+
+
+def test_admin_annotator_list_counts_submitted_and_flagged_hits(organiser, judged):
+    _, _, assignment = judged
+    rows = changelist_rows(organiser.get(changelist("annotator")))
+    shown = columns(rows, "__str__", "source", "is_excluded", "submitted", "flagged")
+    assert shown == [(str(assignment.annotator), "Prolific", "False", "1", "0")]
+
+
+def test_admin_hit_and_assignment_lists_show_the_judged_hit(organiser, judged):
+    _, items, assignment = judged
+    hits = changelist_rows(organiser.get(changelist("hit")))
+    assert columns(hits, "id", "criterion", "item") == [
+        (str(assignment.hit_id), "Quality", items[0].external_id)
+    ]
+    assignments = changelist_rows(organiser.get(changelist("assignment")))
+    assert columns(assignments, "hit", "annotator", "status", "flag") == [
+        (str(assignment.hit), str(assignment.annotator), "Submitted", "None")
+    ]
+
+
+def test_admin_judgment_list_shows_scores_per_system(organiser, judged):
+    rows = changelist_rows(organiser.get(changelist("judgment")))
+    shown = sorted(columns(rows, "system", "score", "reflects_perfectly"))
+    assert shown == [
+        ("sys1", "100.0", "False"),
+        ("sys2", "50.0", "False"),
+        ("sys3", "50.0", "False"),
+    ]
+
+
+def test_admin_datafile_list_shows_an_uploaded_file(organiser):
+    campaign = make_campaign()
+    upload(organiser, campaign, ITEMS)
+    rows = changelist_rows(organiser.get(changelist("datafile")))
+    shown = columns(rows, "name", "campaign", "kind", "rows", "imported_by")
+    assert shown == [("items.csv", campaign.name, "Items", "1", "organiser")]

@@ -45,7 +45,7 @@ def test_magnitude_field_takes_whole_positive_numbers(typed, expected):
 )
 def test_magnitude_field_refuses_other_entries_with_a_clear_message(typed, code):
     field = MagnitudeField()
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(forms.ValidationError) as caught:
         field.clean(typed)
     assert caught.value.messages == [field.error_messages[code]]
 

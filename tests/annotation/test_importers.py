@@ -233,7 +233,7 @@ def test_import_ratings_records_a_judgments_change_of_its_criterion():
 
 def test_import_ratings_refused_records_no_change():
     campaign = make_campaign()
-    with pytest.raises(DataFileError):
+    with pytest.raises(DataFileError, match="line 2, column quality1: 'x' is not a number"):
         import_ratings(
             campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1="x"))), "q.csv"
         )
@@ -730,6 +730,6 @@ def test_import_items_long_document_is_stored_and_its_repeat_refused():
     import_items(campaign, io.BytesIO(line.encode() + b"\n"), "docs.jsonl")
     assert len(campaign.items.get().input_key) > 20_000
     again = line.replace('"d1"', '"d2"')
-    with pytest.raises(DataFileError):
+    with pytest.raises(DataFileError, match="line 1: this input is already an item"):
         import_items(campaign, io.BytesIO(again.encode() + b"\n"), "more-docs.jsonl")
     assert campaign.items.count() == 1

@@ -1,3 +1,7 @@
+"""The annotator's pages, as the people of tests/world.py use them: every POST either submits
+a form that a page showed (with its CSRF token) or, for requests no page makes, carries a
+token from another page; each POST view also refuses a POST without one."""
+
 from datetime import timedelta
 
 import pytest
@@ -7,7 +11,7 @@ from django.utils import timezone
 from annotation.identity import invite, invite_path
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
 from tests.annotation.sample_inputs import INPUTS
-from tests.client import HttpsClient
+from tests.client import forms_on
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -18,6 +22,7 @@ from tests.factories import (
     make_system,
     make_system_set,
 )
+from tests.world import Person
 
 pytestmark = pytest.mark.django_db
 
@@ -26,26 +31,22 @@ def url(name, campaign, criterion=Criterion.QUALITY, *args):
     return reverse(f"annotation:{name}", args=[campaign.slug, criterion, *args])
 
 
-def enter(client, campaign, criterion=Criterion.QUALITY, pid="pid-1"):
-    """Arrive through the Prolific link; return the annotator the session now holds."""
-    query = {"PROLIFIC_PID": pid, "STUDY_ID": "study-1", "SESSION_ID": "session-1"}
-    response = client.get(url("entry", campaign, criterion), query)
-    assert response.status_code == 302
-    return Annotator.objects.get(campaign=campaign, external_id=pid)
+def configure(campaign: Campaign, **fields) -> None:
+    for name, value in fields.items():
+        setattr(campaign, name, value)
+    campaign.save(update_fields=list(fields))
 
 
-def open_task(client, criterion=Criterion.QUALITY, pid="pid-1", **campaign_fields):
-    """A campaign of 3 systems x 4 items with k = 3; the worker has taken a HIT."""
-    fields = {"outputs_per_hit": 3, "min_seconds_per_hit": 0, **campaign_fields}
-    campaign, systems, items = make_system_set(make_campaign(**fields), systems=3, items=4)
-    annotator = enter(client, campaign, criterion, pid)
-    client.post(url("start", campaign, criterion))
-    assignment = Assignment.objects.get(annotator=annotator, hit__criterion=criterion)
-    return campaign, assignment
+def take_hit(person: Person, campaign: Campaign, criterion=Criterion.QUALITY) -> Assignment:
+    """Press Start on the instructions page; return the assignment it gave."""
+    response = person.submit(person.get(url("entry", campaign, criterion)))
+    assignment = Assignment.objects.get(annotator=person.annotator, hit__criterion=criterion)
+    assert response.url == hit_url(assignment)
+    return assignment
 
 
 def answers(assignment, scores=None, **extra):
-    """POST data scoring the HIT's slots 10, 20, 30, ... (or `scores`)."""
+    """Form data scoring the HIT's slots 10, 20, 30, ... (or `scores`)."""
     slots = list(assignment.hit.slots.all())
     scores = scores or [10 * (n + 1) for n in range(len(slots))]
     data = {"submission_key": "key-1"}
@@ -59,13 +60,19 @@ def hit_url(assignment, criterion=None):
     return url("hit", hit.campaign, criterion or hit.criterion, assignment.pk)
 
 
+def send_answers(person: Person, assignment, data, page=None, **extra):
+    """Fill in the HIT page (`page`, a copy kept from earlier, or a fresh one) and submit it."""
+    page = page or person.get(hit_url(assignment))
+    return person.submit(page, data, action=hit_url(assignment), **extra)
+
+
 # Entry -------------------------------------------------------------------------------------
 
 
-def test_entry_prolific_link_creates_annotator_and_cleans_address(client):
+def test_entry_prolific_link_creates_annotator_and_cleans_address(stranger):
     campaign = make_campaign()
     query = {"PROLIFIC_PID": "5f1a", "STUDY_ID": "s1", "SESSION_ID": "x9"}
-    response = client.get(url("entry", campaign), query)
+    response = stranger.get(url("entry", campaign), query)
     assert response.status_code == 302
     assert response.url == url("entry", campaign)
     annotator = Annotator.objects.get(campaign=campaign)
@@ -73,114 +80,113 @@ def test_entry_prolific_link_creates_annotator_and_cleans_address(client):
     assert annotator.study_data == {"study_id": "s1", "session_id": "x9"}
 
 
-def test_entry_first_visit_shows_instructions_with_worked_example(client):
-    campaign = make_campaign()
-    enter(client, campaign)
-    response = client.get(url("entry", campaign))
+def test_entry_first_visit_shows_instructions_with_worked_example(campaign, worker):
+    response = worker.get(url("entry", campaign))
     assert response.status_code == 200
     page = response.content.decode()
     assert "A worked example" in page
     assert "Burger King" in page
-    assert reverse("annotation:start", args=[campaign.slug, "quality"]) in page
+    start = reverse("annotation:start", args=[campaign.slug, "quality"])
+    assert [(form.method, form.action) for form in forms_on(response)] == [("post", start)]
 
 
-def test_entry_returning_worker_in_another_browser_is_the_same_annotator(client, django_user_model):
-
-    campaign, assignment = open_task(client, pid="same")
-    other_browser = HttpsClient()
-    enter(other_browser, campaign, pid="same")
+def test_entry_returning_worker_in_another_browser_is_the_same_annotator(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    other_browser = Person()
+    assert other_browser.enter(campaign, pid="worker-1") == worker.annotator
     response = other_browser.get(url("entry", campaign))
     assert Annotator.objects.filter(campaign=campaign).count() == 1
     assert response.status_code == 302
     assert response.url == hit_url(assignment)
 
 
-def test_entry_mturk_link_creates_annotator(client):
+def test_entry_mturk_link_creates_annotator(stranger):
     campaign = make_campaign()
     query = {"workerId": "A1B2", "assignmentId": "3XY", "hitId": "H1"}
-    client.get(url("entry", campaign), query)
+    stranger.get(url("entry", campaign), query)
     annotator = Annotator.objects.get(campaign=campaign)
     assert (annotator.source, annotator.external_id) == (Annotator.Source.MTURK, "A1B2")
     assert annotator.study_data == {"assignment_id": "3XY", "hit_id": "H1"}
 
 
-def test_entry_mturk_preview_shows_instructions_without_annotator(client):
+def test_entry_mturk_preview_shows_instructions_without_annotator(stranger):
     campaign = make_campaign()
-    response = client.get(url("entry", campaign), {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"})
+    preview = {"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}
+    response = stranger.get(url("entry", campaign), preview)
     assert response.status_code == 200
     assert "Accept the HIT to start" in response.content.decode()
+    assert forms_on(response) == []  # no Start button before the HIT is accepted
     assert not Annotator.objects.exists()
 
 
-def test_entry_invitation_link_recognises_named_annotator(client):
+def test_entry_invitation_link_recognises_named_annotator(stranger):
     campaign = make_campaign()
     annotator = invite(campaign, "Ada Lovelace")
-    response = client.get(invite_path(annotator, Criterion.NATURALNESS))
+    response = stranger.get(invite_path(annotator, Criterion.NATURALNESS))
     assert response.status_code == 302
-    assert client.get(response.url).status_code == 200
-    assert client.session["annotators"] == {str(campaign.pk): annotator.pk}
+    assert stranger.get(response.url).status_code == 200
+    assert stranger.session["annotators"] == {str(campaign.pk): annotator.pk}
     assert Annotator.objects.count() == 1
 
 
-def test_entry_unknown_invitation_is_404(client):
+def test_entry_unknown_invitation_is_404(stranger):
     campaign = make_campaign()
     other = invite(make_campaign(), "Elsewhere")
-    response = client.get(url("entry", campaign), {"token": other.token})
+    response = stranger.get(url("entry", campaign), {"token": other.token})
     assert response.status_code == 404
-    assert "annotators" not in client.session
+    assert "annotators" not in stranger.session
 
 
-def test_entry_without_link_asks_for_it(client):
+@pytest.mark.parametrize("outsider", ["stranger", "non_staff"])
+def test_entry_without_link_asks_for_it(request, outsider):
     campaign = make_campaign()
-    response = client.get(url("entry", campaign))
+    response = request.getfixturevalue(outsider).get(url("entry", campaign))
     assert response.status_code == 403
     assert "open this task from your link" in response.content.decode()
     assert not Annotator.objects.exists()
 
 
-def test_entry_bad_parameter_is_refused(client):
+def test_entry_bad_parameter_is_refused(stranger):
     campaign = make_campaign()
-    response = client.get(url("entry", campaign), {"PROLIFIC_PID": "<script>x</script>"})
+    response = stranger.get(url("entry", campaign), {"PROLIFIC_PID": "<script>x</script>"})
     assert response.status_code == 400
     assert b"<script>x" not in response.content
     assert not Annotator.objects.exists()
 
 
-def test_entry_draft_campaign_or_unknown_criterion_is_404(client):
+def test_entry_draft_campaign_or_unknown_criterion_is_404(stranger):
     draft = make_campaign(status=Campaign.Status.DRAFT)
-    assert client.get(url("entry", draft), {"PROLIFIC_PID": "p"}).status_code == 404
-    assert client.get(url("entry", make_campaign(), "fluency")).status_code == 404
+    assert stranger.get(url("entry", draft), {"PROLIFIC_PID": "p"}).status_code == 404
+    assert stranger.get(url("entry", make_campaign(), "fluency")).status_code == 404
     assert not Annotator.objects.exists()
 
 
-def test_entry_wrong_method_is_405(client):
-    assert client.post(url("entry", make_campaign())).status_code == 405
+def test_entry_wrong_method_is_405(campaign, worker):
+    assert worker.send("POST", url("entry", campaign)).status_code == 405
 
 
-def test_entry_returning_worker_goes_to_open_hit(client):
-    campaign, assignment = open_task(client)
-    response = client.get(url("entry", campaign))
+def test_entry_returning_worker_goes_to_open_hit(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    response = worker.get(url("entry", campaign))
     assert response.status_code == 302
     assert response.url == hit_url(assignment)
 
 
-def test_entry_closed_criterion_goes_to_done(client):
-    campaign = make_campaign()
+def test_entry_closed_criterion_goes_to_done(campaign, worker):
     campaign.criteria.update(is_open=False)
-    enter(client, campaign)
-    response = client.get(url("entry", campaign))
+    response = worker.get(url("entry", campaign))
     assert response.url == url("done", campaign)
-    assert "This task is closed" in client.get(response.url).content.decode()
+    assert "This task is closed" in worker.get(response.url).content.decode()
 
 
 # Start -------------------------------------------------------------------------------------
 
 
-def test_start_gives_a_hit_and_opens_it(client):
+def test_start_gives_a_hit_and_opens_it(worker):
     campaign, systems, items = make_system_set(make_campaign(outputs_per_hit=3), 4, 2)
-    annotator = enter(client, campaign)
-    response = client.post(url("start", campaign))
-    assignment = Assignment.objects.get(annotator=annotator)
+    worker.enter(campaign)
+    response = worker.submit(worker.get(url("entry", campaign)))
+    assignment = Assignment.objects.get(annotator=worker.annotator)
     assert response.url == hit_url(assignment)
     assert assignment.status == Assignment.Status.ASSIGNED
     assert assignment.expires_at > timezone.now()
@@ -188,34 +194,47 @@ def test_start_gives_a_hit_and_opens_it(client):
     assert len({slot.output.system_id for slot in slots}) == 3
 
 
-def test_start_outsider_is_404(client):
-    campaign, _, _ = make_system_set()
-    assert client.post(url("start", campaign)).status_code == 404
+@pytest.mark.parametrize("outsider", ["stranger", "non_staff"])
+def test_start_outsider_is_404(request, campaign, outsider):
+    response = request.getfixturevalue(outsider).send("POST", url("start", campaign))
+    assert response.status_code == 404
     assert not Assignment.objects.exists()
 
 
-def test_start_wrong_method_is_405(client):
-    campaign, _, _ = make_system_set()
-    enter(client, campaign)
-    assert client.get(url("start", campaign)).status_code == 405
+def test_start_other_campaigns_worker_is_404(campaign, worker):
+    elsewhere, _, _ = make_system_set()
+    assert worker.send("POST", url("start", elsewhere)).status_code == 404
     assert not Assignment.objects.exists()
 
 
-def test_start_without_work_goes_to_done(client):
+def test_start_wrong_method_is_405(campaign, worker):
+    assert worker.get(url("start", campaign)).status_code == 405
+    assert not Assignment.objects.exists()
+
+
+def test_start_without_csrf_token_is_refused(campaign, worker):
+    response = worker.post(url("start", campaign))
+    assert response.status_code == 403
+    assert not Assignment.objects.exists()
+
+
+def test_start_without_work_goes_to_done(worker):
     campaign = make_campaign()
-    enter(client, campaign)
-    response = client.post(url("start", campaign))
+    worker.enter(campaign)
+    response = worker.submit(worker.get(url("entry", campaign)))
     assert response.url == url("done", campaign)
-    assert "No work for you here" in client.get(response.url).content.decode()
+    assert "No work for you here" in worker.get(response.url).content.decode()
     assert not Assignment.objects.exists()
 
 
 # The HIT page ------------------------------------------------------------------------------
 
 
-def test_hit_quality_page_shows_standard_input_outputs_and_question(client):
-    campaign, assignment = open_task(client, standard_text="The Vaults is a pub.")
-    page = client.get(hit_url(assignment)).content.decode()
+def test_hit_quality_page_shows_standard_input_outputs_and_question(campaign, worker):
+    configure(campaign, standard_text="The Vaults is a pub.")
+    assignment = take_hit(worker, campaign)
+    response = worker.get(hit_url(assignment))
+    page = response.content.decode()
     assert "The Vaults is a pub." in page
     assert 'aria-label="score 100"' in page
     assert "grammatical correctness, fluency, adequacy" in page
@@ -224,11 +243,13 @@ def test_hit_quality_page_shows_standard_input_outputs_and_question(client):
         assert slot.output.text in page
         assert f'name="score_{slot.position}"' in page
         assert f'name="perfect_{slot.position}"' in page
+    # The answers go back to the page's own address; stopping is offered after a first HIT.
+    assert [form.action for form in forms_on(response)] == [hit_url(assignment)]
 
 
-def test_hit_naturalness_page_shows_no_input_and_no_coverage(client):
-    campaign, assignment = open_task(client, criterion=Criterion.NATURALNESS)
-    page = client.get(hit_url(assignment)).content.decode()
+def test_hit_naturalness_page_shows_no_input_and_no_coverage(campaign, worker):
+    assignment = take_hit(worker, campaign, Criterion.NATURALNESS)
+    page = worker.get(hit_url(assignment)).content.decode()
     item = assignment.hit.item
     assert item.input_data["attributes"][0][1] not in page
     assert 'class="input' not in page
@@ -237,10 +258,10 @@ def test_hit_naturalness_page_shows_no_input_and_no_coverage(client):
     assert "The Vaults is a pub near Café Adriatic." in page
 
 
-def test_hit_submit_saves_judgments_per_system_and_opens_next(client):
-    campaign, assignment = open_task(client)
+def test_hit_submit_saves_judgments_per_system_and_opens_next(campaign, worker):
+    assignment = take_hit(worker, campaign)
     data = answers(assignment, [150, 100, 20], adds_1="on", misses_1="on", perfect_2="on")
-    response = client.post(hit_url(assignment), data)
+    response = send_answers(worker, assignment, data)
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
     assert assignment.submission_key == "key-1"
@@ -258,6 +279,26 @@ def test_hit_submit_saves_judgments_per_system_and_opens_next(client):
     assert following.hit.item_id != assignment.hit.item_id
 
 
+def test_hit_submission_key_comes_from_the_page(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
+    key = next(form.hidden["submission_key"] for form in forms_on(page))
+    data = answers(assignment)
+    del data["submission_key"]
+    send_answers(worker, assignment, data, page=page)
+    assignment.refresh_from_db()
+    assert assignment.submission_key == key
+
+
+def test_hit_without_csrf_token_is_refused(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    response = worker.post(hit_url(assignment), answers(assignment))
+    assert response.status_code == 403
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
+    assert not Judgment.objects.exists()
+
+
 @pytest.mark.parametrize(
     "typed, message",
     [
@@ -270,10 +311,10 @@ def test_hit_submit_saves_judgments_per_system_and_opens_next(client):
         ("0" * 5000 + "5", "at most 6 digits"),  # past int()'s 4300-digit limit
     ],
 )
-def test_hit_bad_score_is_refused_and_keeps_what_was_typed(client, typed, message):
-    campaign, assignment = open_task(client)
+def test_hit_bad_score_is_refused_and_keeps_what_was_typed(campaign, worker, typed, message):
+    assignment = take_hit(worker, campaign)
     data = answers(assignment, [typed, 77, 33], adds_2="on")
-    response = client.post(hit_url(assignment), data)
+    response = send_answers(worker, assignment, data)
     assert response.status_code == 200
     page = response.content.decode()
     assert message in page
@@ -286,83 +327,84 @@ def test_hit_bad_score_is_refused_and_keeps_what_was_typed(client, typed, messag
     assert not Judgment.objects.exists()
 
 
-def test_hit_coverage_perfect_with_added_is_refused(client):
-    campaign, assignment = open_task(client)
-    response = client.post(hit_url(assignment), answers(assignment, perfect_3="on", adds_3="on"))
+def test_hit_coverage_perfect_with_added_is_refused(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    data = answers(assignment, perfect_3="on", adds_3="on")
+    response = send_answers(worker, assignment, data)
     assert response.status_code == 200
     assert "cannot be ticked together" in response.content.decode()
     assert not Judgment.objects.exists()
 
 
-def test_hit_naturalness_ignores_coverage_fields(client):
-    campaign, assignment = open_task(client, criterion=Criterion.NATURALNESS)
-    client.post(hit_url(assignment), answers(assignment, perfect_1="on", adds_1="on"))
+def test_hit_naturalness_ignores_coverage_fields(campaign, worker):
+    assignment = take_hit(worker, campaign, Criterion.NATURALNESS)
+    send_answers(worker, assignment, answers(assignment, perfect_1="on", adds_1="on"))
     judgments = Judgment.objects.filter(assignment=assignment)
     assert judgments.count() == 3
     assert not judgments.filter(adds_information=True).exists()
     assert not judgments.filter(reflects_perfectly=True).exists()
 
 
-def test_hit_double_submission_saves_once(client):
-    campaign, assignment = open_task(client, max_hits_per_annotator=1)
-    first = client.post(hit_url(assignment), answers(assignment))
-    again = client.post(hit_url(assignment), answers(assignment))
+def test_hit_double_submission_saves_once(campaign, worker):
+    configure(campaign, max_hits_per_annotator=1)
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
+    first = send_answers(worker, assignment, answers(assignment), page=page)
+    again = send_answers(worker, assignment, answers(assignment), page=page)
     assert first.url == again.url == url("done", campaign)
     assert Judgment.objects.filter(assignment=assignment).count() == 3
     assert Assignment.objects.count() == 1
 
 
-def test_hit_second_different_answer_keeps_the_first(client):
-    campaign, assignment = open_task(client)
-    client.post(hit_url(assignment), answers(assignment, [10, 20, 30]))
+def test_hit_second_different_answer_keeps_the_first(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
+    send_answers(worker, assignment, answers(assignment, [10, 20, 30]), page=page)
     data = answers(assignment, [90, 90, 90], submission_key="key-2")
-    response = client.post(hit_url(assignment), data, follow=True)
+    response = send_answers(worker, assignment, data, page=page, follow=True)
     assert "the answers sent first were kept" in response.content.decode()
     scores = sorted(Judgment.objects.filter(assignment=assignment).values_list("score", flat=True))
     assert scores == [10, 20, 30]
 
 
-def test_hit_back_button_after_submission_moves_on(client):
-    campaign, assignment = open_task(client)
-    client.post(hit_url(assignment), answers(assignment))
-    response = client.get(hit_url(assignment))
+def test_hit_back_button_after_submission_moves_on(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    send_answers(worker, assignment, answers(assignment))
+    response = worker.get(hit_url(assignment))
     following = Assignment.objects.exclude(pk=assignment.pk).get()
     assert response.url == hit_url(following)
     assert Judgment.objects.filter(assignment=assignment).count() == 3
 
 
-def test_hit_outsider_cannot_read_or_submit(client):
-
-    campaign, assignment = open_task(client, pid="owner")
-    intruder = HttpsClient()
-    enter(intruder, campaign, pid="intruder")
-    assert intruder.get(hit_url(assignment)).status_code == 404
-    assert intruder.post(hit_url(assignment), answers(assignment)).status_code == 404
-    stranger = HttpsClient()
-    assert stranger.get(hit_url(assignment)).status_code == 404
-    assert stranger.post(hit_url(assignment), answers(assignment)).status_code == 404
+@pytest.mark.parametrize("outsider", ["other_worker", "stranger", "non_staff"])
+def test_hit_outsider_cannot_read_or_submit(request, campaign, worker, outsider):
+    assignment = take_hit(worker, campaign)
+    someone = request.getfixturevalue(outsider)
+    assert someone.get(hit_url(assignment)).status_code == 404
+    assert someone.send("POST", hit_url(assignment), answers(assignment)).status_code == 404
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
     assert not Judgment.objects.exists()
 
 
-def test_hit_of_the_other_criterion_url_is_404(client):
-    campaign, assignment = open_task(client)
+def test_hit_of_the_other_criterion_url_is_404(campaign, worker):
+    assignment = take_hit(worker, campaign)
     other = url("hit", campaign, Criterion.NATURALNESS, assignment.pk)
-    assert client.get(other).status_code == 404
+    assert worker.get(other).status_code == 404
 
 
-def test_hit_wrong_method_is_405(client):
-    campaign, assignment = open_task(client)
-    assert client.put(hit_url(assignment)).status_code == 405
-    assert client.delete(hit_url(assignment)).status_code == 405
+def test_hit_wrong_method_is_405(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    assert worker.send("PUT", hit_url(assignment)).status_code == 405
+    assert worker.send("DELETE", hit_url(assignment)).status_code == 405
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
 
 
-def test_hit_too_fast_is_flagged_and_not_counted(client):
-    campaign, assignment = open_task(client, min_seconds_per_hit=20)
-    client.post(hit_url(assignment), answers(assignment))
+def test_hit_too_fast_is_flagged_and_not_counted(campaign, worker):
+    configure(campaign, min_seconds_per_hit=20)
+    assignment = take_hit(worker, campaign)
+    send_answers(worker, assignment, answers(assignment))
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
     assert assignment.flag == Assignment.Flag.TOO_FAST
@@ -370,40 +412,45 @@ def test_hit_too_fast_is_flagged_and_not_counted(client):
     assert not Judgment.objects.counted().exists()
 
 
-def test_hit_slow_enough_is_not_flagged(client):
-    campaign, assignment = open_task(client, min_seconds_per_hit=20)
+def test_hit_slow_enough_is_not_flagged(campaign, worker):
+    configure(campaign, min_seconds_per_hit=20)
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
     Assignment.objects.filter(pk=assignment.pk).update(
         started_at=timezone.now() - timedelta(seconds=21)
     )
-    client.post(hit_url(assignment), answers(assignment))
+    send_answers(worker, assignment, answers(assignment), page=page)
     assignment.refresh_from_db()
     assert assignment.flag == Assignment.Flag.NONE
     assert Judgment.objects.counted().count() == 3
 
 
-def test_hit_limit_ends_at_completion(client):
-    campaign, first = open_task(client, max_hits_per_annotator=2)
-    second_url = client.post(hit_url(first), answers(first)).url
+def test_hit_limit_ends_at_completion(campaign, worker):
+    configure(campaign, max_hits_per_annotator=2)
+    instructions = worker.get(url("entry", campaign))
+    first = take_hit(worker, campaign)
+    second_url = send_answers(worker, first, answers(first)).url
     second = Assignment.objects.exclude(pk=first.pk).get()
     assert second_url == hit_url(second)
-    response = client.post(hit_url(second), answers(second))
+    response = send_answers(worker, second, answers(second))
     assert response.url == url("done", campaign)
-    assert client.post(url("start", campaign)).url == url("done", campaign)
-    assert client.get(url("entry", campaign)).url == url("done", campaign)
+    # The Start button of the instructions, kept open in another tab, leads nowhere new.
+    assert worker.submit(instructions).url == url("done", campaign)
+    assert worker.get(url("entry", campaign)).url == url("done", campaign)
     assert Assignment.objects.count() == 2
 
 
-def test_hit_submission_records_a_judgments_change_in_its_transaction(client):
-    campaign, assignment = open_task(client)
+def test_hit_submission_records_a_judgments_change_in_its_transaction(campaign, worker):
+    assignment = take_hit(worker, campaign)
     task = campaign.criteria.get(criterion="quality")
     before = task.judgments_version
-    client.post(hit_url(assignment), answers(assignment))
+    send_answers(worker, assignment, answers(assignment))
     task.refresh_from_db()
     assert task.judgments_version == before + 1
     assert Judgment.objects.filter(assignment=assignment).exists()
 
 
-def test_hit_identical_outputs_are_shown_once_and_scored_alike(client):
+def test_hit_identical_outputs_are_shown_once_and_scored_alike(worker):
     campaign = make_campaign(outputs_per_hit=3, min_seconds_per_hit=0)
     item = make_item(campaign)
     outputs = [
@@ -411,14 +458,14 @@ def test_hit_identical_outputs_are_shown_once_and_scored_alike(client):
         make_output(item, make_system(campaign), text="The pub is  by the river.\n"),
         make_output(item, make_system(campaign), text="A different sentence."),
     ]
-    annotator = enter(client, campaign)
-    assignment = make_assignment(make_hit(outputs), annotator)
-    page = client.get(hit_url(assignment)).content.decode()
+    assignment = make_assignment(make_hit(outputs), worker.enter(campaign))
+    response = worker.get(hit_url(assignment))
+    page = response.content.decode()
     assert page.count('class="utterance"') == 3  # the standard and two sentences
     assert 'name="score_1"' in page and 'name="score_3"' in page
     assert 'name="score_2"' not in page
     data = {"submission_key": "k", "score_1": "80", "score_3": "40", "misses_1": "on"}
-    client.post(hit_url(assignment), data)
+    send_answers(worker, assignment, data, page=response)
     saved = {
         j.slot.output_id: (j.score, j.misses_information)
         for j in Judgment.objects.filter(assignment=assignment).select_related("slot")
@@ -430,20 +477,22 @@ def test_hit_identical_outputs_are_shown_once_and_scored_alike(client):
     }
 
 
-def test_hit_expired_but_still_free_is_saved(client):
-    campaign, assignment = open_task(client)
+def test_hit_expired_but_still_free_is_saved(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.EXPIRED)
-    client.post(hit_url(assignment), answers(assignment))
+    send_answers(worker, assignment, answers(assignment), page=page)
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
     assert Judgment.objects.filter(assignment=assignment).count() == 3
 
 
-def test_hit_expired_and_taken_by_another_is_not_saved(client):
-    campaign, assignment = open_task(client)
+def test_hit_expired_and_taken_by_another_is_not_saved(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.EXPIRED)
     other = make_assignment(assignment.hit, make_annotator(campaign))
-    response = client.post(hit_url(assignment), answers(assignment), follow=True)
+    response = send_answers(worker, assignment, answers(assignment), page=page, follow=True)
     assert "given to someone else" in response.content.decode()
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.EXPIRED
@@ -451,22 +500,21 @@ def test_hit_expired_and_taken_by_another_is_not_saved(client):
     assert Assignment.objects.get(pk=other.pk).status == Assignment.Status.ASSIGNED
 
 
-def test_hit_expired_page_gives_a_new_hit(client):
-    campaign, assignment = open_task(client)
+def test_hit_expired_page_gives_a_new_hit(campaign, worker):
+    assignment = take_hit(worker, campaign)
     Assignment.objects.filter(pk=assignment.pk).update(status=Assignment.Status.EXPIRED)
-    response = client.get(hit_url(assignment))
+    response = worker.get(hit_url(assignment))
     following = Assignment.objects.exclude(pk=assignment.pk).get()
     assert response.url == hit_url(following)
 
 
-def test_hit_html_in_outputs_and_inputs_is_shown_as_text(client):
+def test_hit_html_in_outputs_and_inputs_is_shown_as_text(worker):
     campaign = make_campaign(outputs_per_hit=2)
     attack = "<script>alert('x')</script>"
     item = make_item(campaign, input_data={"attributes": [["name", attack]]})
     outputs = [make_output(item, text=f"Nice {attack} place."), make_output(item)]
-    annotator = enter(client, campaign)
-    assignment = make_assignment(make_hit(outputs), annotator)
-    page = client.get(hit_url(assignment)).content.decode()
+    assignment = make_assignment(make_hit(outputs), worker.enter(campaign))
+    page = worker.get(hit_url(assignment)).content.decode()
     assert "<script>alert" not in page
     assert page.count("&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;") == 2
 
@@ -474,71 +522,89 @@ def test_hit_html_in_outputs_and_inputs_is_shown_as_text(client):
 # Finish and completion ---------------------------------------------------------------------
 
 
-def test_finish_returns_open_hit_to_pool_and_shows_code(client):
-    campaign, first = open_task(client)
-    client.post(hit_url(first), answers(first))
+def test_finish_returns_open_hit_to_pool_and_shows_code(campaign, worker):
+    first = take_hit(worker, campaign)
+    send_answers(worker, first, answers(first))
     second = Assignment.objects.exclude(pk=first.pk).get()
-    response = client.post(url("finish", campaign))
+    page = worker.get(hit_url(second))
+    response = worker.submit(page, action=url("finish", campaign))
     assert response.url == url("done", campaign)
     second.refresh_from_db()
     assert second.status == Assignment.Status.EXPIRED
-    page = client.get(response.url).content.decode()
+    page = worker.get(response.url).content.decode()
     assert campaign.completion_code in page
     assert f"https://app.prolific.com/submissions/complete?cc={campaign.completion_code}" in page
 
 
-def test_finish_wrong_method_and_outsider(client):
-    campaign, assignment = open_task(client)
-    assert client.get(url("finish", campaign)).status_code == 405
-
-    assert HttpsClient().post(url("finish", campaign)).status_code == 404
+def test_finish_wrong_method_is_405(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    assert worker.get(url("finish", campaign)).status_code == 405
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
 
 
-def test_done_without_submitted_work_shows_no_code(client):
-    campaign, assignment = open_task(client)
-    page = client.get(url("done", campaign)).content.decode()
+@pytest.mark.parametrize("outsider", ["stranger", "non_staff"])
+def test_finish_outsider_is_404(request, campaign, worker, outsider):
+    assignment = take_hit(worker, campaign)
+    response = request.getfixturevalue(outsider).send("POST", url("finish", campaign))
+    assert response.status_code == 404
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
+
+
+def test_finish_without_csrf_token_is_refused(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    assert worker.post(url("finish", campaign)).status_code == 403
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
+
+
+def test_done_without_submitted_work_shows_no_code(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(url("done", campaign)).content.decode()
     assert campaign.completion_code not in page
     assert hit_url(assignment) in page
 
 
-def test_done_offers_the_other_criterion(client):
-    campaign, assignment = open_task(client)
-    client.post(hit_url(assignment), answers(assignment))
-    page = client.get(url("done", campaign)).content.decode()
+def test_done_offers_the_other_criterion(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    send_answers(worker, assignment, answers(assignment))
+    page = worker.get(url("done", campaign)).content.decode()
     assert url("entry", campaign, Criterion.NATURALNESS) in page
 
 
-def test_done_mturk_worker_gets_code_without_prolific_link(client):
+def test_done_mturk_worker_gets_code_without_prolific_link(stranger):
     campaign = make_campaign(outputs_per_hit=2, min_seconds_per_hit=0)
     make_system_set(campaign)
-    client.get(url("entry", campaign), {"workerId": "W1", "assignmentId": "A", "hitId": "H"})
-    client.post(url("start", campaign))
+    query = {"workerId": "W1", "assignmentId": "A", "hitId": "H"}
+    stranger.get(url("entry", campaign), query)
+    stranger.submit(stranger.get(url("entry", campaign)))
     assignment = Assignment.objects.get()
-    client.post(hit_url(assignment), answers(assignment, [50, 60]))
-    page = client.get(url("done", campaign)).content.decode()
+    send_answers(stranger, assignment, answers(assignment, [50, 60]))
+    page = stranger.get(url("done", campaign)).content.decode()
     assert campaign.completion_code in page
     assert "prolific.com" not in page
 
 
-def test_done_outsider_is_404_and_wrong_method_405(client):
-    campaign = make_campaign()
-    assert client.get(url("done", campaign)).status_code == 404
-    enter(client, campaign)
-    assert client.post(url("done", campaign)).status_code == 405
+@pytest.mark.parametrize("outsider", ["stranger", "non_staff"])
+def test_done_outsider_is_404(request, campaign, outsider):
+    assert request.getfixturevalue(outsider).get(url("done", campaign)).status_code == 404
+
+
+def test_done_wrong_method_is_405(campaign, worker):
+    assert worker.send("POST", url("done", campaign)).status_code == 405
 
 
 @pytest.mark.parametrize("kind", sorted(INPUTS))
-def test_hit_every_input_kind_shows_for_quality_and_never_for_naturalness(client, kind):
+def test_hit_every_input_kind_shows_for_quality_and_never_for_naturalness(worker, kind):
     data, fragments = INPUTS[kind]
     campaign = make_campaign(outputs_per_hit=2, standard_text="Standard.")
     item = make_item(campaign, input_kind=kind, input_data=data, input_key=kind)
     outputs = [make_output(item, text="First."), make_output(item, text="Second.")]
-    annotator = enter(client, campaign)
+    annotator = worker.enter(campaign)
     for criterion in (Criterion.QUALITY, Criterion.NATURALNESS):
         assignment = make_assignment(make_hit(outputs, criterion=criterion), annotator)
-        page = client.get(hit_url(assignment)).content.decode()
+        page = worker.get(hit_url(assignment)).content.decode()
         shown = [fragment in page for fragment in fragments]
         if criterion == Criterion.QUALITY:
             assert f'class="input input-{kind}"' in page

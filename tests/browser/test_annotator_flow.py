@@ -13,10 +13,10 @@ QUALITY_SCORES = [150, 100, 80, 40, 100]
 NATURALNESS_SCORES = [90, 120, 120, 30, 100]
 
 
-def expect():
-    from playwright.sync_api import expect
-
-    return expect
+# Where the playwright package is missing the module skips, as the browser fixture would.
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed"
+).expect
 
 
 def fill_scores(page, scores) -> dict[str, int]:
@@ -46,11 +46,10 @@ def saved_judgments(criterion: str) -> dict[str, tuple]:
 
 
 def do_quality_hit(page) -> dict[str, tuple]:
-    check = expect()
-    check(page.get_by_role("heading", name="A worked example")).to_be_visible()
+    expect(page.get_by_role("heading", name="A worked example")).to_be_visible()
     page.get_by_role("button", name="Start").click()
-    check(page.locator("#question")).to_contain_text("overall quality of the utterance")
-    check(page.locator(".input-card")).to_contain_text("Express by Holiday Inn")
+    expect(page.locator("#question")).to_contain_text("overall quality of the utterance")
+    expect(page.locator(".input-card")).to_contain_text("Express by Holiday Inn")
     typed = fill_scores(page, ["abc", *QUALITY_SCORES[1:]])
     sentences = page.locator("fieldset.output")
     sentences.nth(0).get_by_label("reflects the input perfectly").check()
@@ -58,16 +57,16 @@ def do_quality_hit(page) -> dict[str, tuple]:
     sentences.nth(3).get_by_label("contains additional information").check()
     page.get_by_role("button", name="Submit and continue").click()
     # The server refuses the bad number and keeps everything else that was typed.
-    check(page.locator("#error-summary")).to_contain_text("Sentence A: Enter a number")
-    check(sentences.nth(1).get_by_label("Score")).to_have_value(str(QUALITY_SCORES[1]))
-    check(sentences.nth(3).get_by_label("misses some information")).to_be_checked()
+    expect(page.locator("#error-summary")).to_contain_text("Sentence A: Enter a number")
+    expect(sentences.nth(1).get_by_label("Score")).to_have_value(str(QUALITY_SCORES[1]))
+    expect(sentences.nth(3).get_by_label("misses some information")).to_be_checked()
     typed = fill_scores(page, QUALITY_SCORES)
     ranking = page.locator("#ranking-list")
-    check(ranking.locator("li").first).to_contain_text("Sentence A")
-    check(ranking).to_contain_text("Standard")
-    check(ranking.locator("li").nth(1)).to_contain_text("(tied)")
+    expect(ranking.locator("li").first).to_contain_text("Sentence A")
+    expect(ranking).to_contain_text("Standard")
+    expect(ranking.locator("li").nth(1)).to_contain_text("(tied)")
     page.get_by_role("button", name="Submit and continue").dblclick()  # saved once
-    check(page.locator("#completion-code")).to_be_visible()
+    expect(page.locator("#completion-code")).to_be_visible()
     coverage = {0: (False, False, True), 3: (True, True, False)}
     return {
         text: (score, *coverage.get(n, (False, False, False)))
@@ -76,13 +75,12 @@ def do_quality_hit(page) -> dict[str, tuple]:
 
 
 def do_naturalness_hit_by_keyboard(page) -> dict[str, tuple]:
-    check = expect()
     page.get_by_role("link", name="The naturalness task").click()
-    check(page.get_by_role("heading", name="A worked example")).to_be_visible()
+    expect(page.get_by_role("heading", name="A worked example")).to_be_visible()
     page.get_by_role("button", name="Start").click()
-    check(page.locator("#question")).to_contain_text("native speaker")
-    check(page.locator(".input-card")).to_have_count(0)
-    check(page.locator("fieldset.coverage")).to_have_count(0)
+    expect(page.locator("#question")).to_contain_text("native speaker")
+    expect(page.locator(".input-card")).to_have_count(0)
+    expect(page.locator("fieldset.coverage")).to_have_count(0)
     for _ in range(20):  # Tab from the top of the page to the first score field
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.name") == "score_1":
@@ -92,9 +90,9 @@ def do_naturalness_hit_by_keyboard(page) -> dict[str, tuple]:
         page.keyboard.type(str(score))
         if n < len(NATURALNESS_SCORES) - 1:
             page.keyboard.press("Tab")
-    check(page.locator("#ranking-list li").first).to_contain_text("(tied)")
+    expect(page.locator("#ranking-list li").first).to_contain_text("(tied)")
     page.keyboard.press("Enter")
-    check(page.locator("#completion-code")).to_be_visible()
+    expect(page.locator("#completion-code")).to_be_visible()
     return {
         text.strip(): (score, False, False, False)
         for text, score in zip(texts, NATURALNESS_SCORES, strict=True)
@@ -111,9 +109,9 @@ def test_prolific_worker_completes_a_hit_of_each_criterion(live_server, browser)
     naturalness = do_naturalness_hit_by_keyboard(page)
 
     code = campaign.completion_code
-    expect()(page.locator("#completion-code")).to_have_text(code)
+    expect(page.locator("#completion-code")).to_have_text(code)
     link = page.get_by_role("link", name=re.compile("Return to Prolific"))
-    expect()(link).to_have_attribute(
+    expect(link).to_have_attribute(
         "href", f"https://app.prolific.com/submissions/complete?cc={code}"
     )
     page.close()

@@ -1,6 +1,11 @@
 """The direction of dependence (docs/architecture.md): ranking and generation use
 annotation, the project uses all three, annotation knows neither of the others (not by
-import, not by URL), and nlgdata, which all may use, uses none of them."""
+import, not by URL), and nlgdata, which all may use, uses none of them; the engines under
+ranking/engine and generation/backends use nlgdata and nothing else of ours, nor Django.
+
+Imports inside functions count too. Relative imports stay inside their package: ruff's
+TID252 (pyproject.toml) refuses those that climb to a parent.
+"""
 
 import ast
 import re
@@ -30,8 +35,8 @@ def imported_modules(app: str) -> dict[str, set[str]]:
         ("annotation", ("ranking", "generation", "evalsite")),
         ("ranking", ("generation",)),
         ("generation", ("ranking",)),
-        ("ranking/engine", ("django", "annotation", "evalsite")),
-        ("generation/backends", ("django", "annotation", "evalsite")),
+        ("ranking/engine", ("django", "annotation", "ranking", "generation", "evalsite")),
+        ("generation/backends", ("django", "annotation", "ranking", "generation", "evalsite")),
         ("nlgdata", ("django", "annotation", "ranking", "generation", "evalsite")),
     ],
 )

@@ -3,9 +3,13 @@ from django.urls import reverse
 
 from ranking.models import RankingRun
 from ranking.service import execute_run
+from tests.client import changelist_rows
 from tests.factories import make_campaign, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
+
+RUN_LIST = reverse("admin:ranking_rankingrun_changelist")
+RUN_ADD = reverse("admin:ranking_rankingrun_add")
 
 
 def ranked_campaign():
@@ -17,35 +21,45 @@ def ranked_campaign():
     return campaign, run
 
 
-def test_admin_run_list_shows_each_run_with_its_progress_and_results_link(admin_client):
+def test_admin_run_list_shows_each_run_with_its_progress_and_results_link(organiser):
     campaign, done = ranked_campaign()
     queued = RankingRun.objects.create(
         campaign=campaign, criterion="naturalness", protocol="bootstrap"
     )
-    page = admin_client.get(reverse("admin:ranking_rankingrun_changelist")).content.decode()
+    response = organiser.get(RUN_LIST)
+    page = response.content.decode()
     assert '<progress max="10" value="10"></progress> 10/10' in page
     assert '<progress max="200" value="0"></progress> 0/200' in page
     for run in (done, queued):
         url = reverse("ranking:results", args=[campaign.slug, run.criterion])
         assert f'<a href="{url}?protocol={run.protocol}">results</a>' in page
+    shown = [
+        (row["id"], row["criterion"], row["protocol"], row["status"], row["progress_bar"])
+        for row in changelist_rows(response)
+    ]
+    assert shown == [
+        (str(queued.pk), "Naturalness", queued.get_protocol_display(), "Queued", "0/200"),
+        (str(done.pk), "Quality", done.get_protocol_display(), "Done", "10/10"),
+    ]
 
 
-def test_admin_run_page_shows_its_results(admin_client):
+def test_admin_run_page_shows_its_results(organiser):
     _, run = ranked_campaign()
-    page = admin_client.get(reverse("admin:ranking_rankingrun_change", args=[run.pk]))
+    page = organiser.get(reverse("admin:ranking_rankingrun_change", args=[run.pk]))
     assert page.status_code == 200
     assert all(f">{name}<" in page.content.decode() for name in ("sys1", "sys2", "sys3"))
 
 
 def test_admin_queue_again_queues_the_same_computation(
-    admin_client, django_capture_on_commit_callbacks
+    organiser, django_capture_on_commit_callbacks
 ):
     campaign, run = ranked_campaign()
     RankingRun.objects.filter(pk=run.pk).update(seed=7, protocol="bootstrap")
     with django_capture_on_commit_callbacks() as callbacks:
-        response = admin_client.post(
-            reverse("admin:ranking_rankingrun_changelist"),
+        response = organiser.submit(
+            organiser.get(RUN_LIST),
             {"action": "queue_again", "_selected_action": [run.pk]},
+            action=RUN_LIST,
             follow=True,
         )
     assert "1 run(s) queued." in response.content.decode()
@@ -55,36 +69,54 @@ def test_admin_queue_again_queues_the_same_computation(
     assert len(callbacks) == 1
 
 
-def add_run(admin_client, campaign, repetitions):
-    return admin_client.post(
-        reverse("admin:ranking_rankingrun_add"),
-        {
-            "campaign": campaign.pk,
-            "criterion": "quality",
-            "protocol": "e2e",
-            "repetitions": repetitions,
-            "seed": 0,
-            "results-TOTAL_FORMS": 0,
-            "results-INITIAL_FORMS": 0,
-        },
-    )
+def new_run(campaign, repetitions) -> dict:
+    """What the organiser fills in on the admin's page for a new run."""
+    fields = {"criterion": "quality", "protocol": "e2e", "seed": 0}
+    return {"campaign": campaign.pk, "repetitions": repetitions, **fields}
+
+
+def add_run(person, campaign, repetitions):
+    return person.submit(person.get(RUN_ADD), new_run(campaign, repetitions), action=RUN_ADD)
+
+
+def test_admin_queue_again_without_csrf_token_is_refused(organiser):
+    _, run = ranked_campaign()
+    response = organiser.post(RUN_LIST, {"action": "queue_again", "_selected_action": [run.pk]})
+    assert response.status_code == 403
+    assert RankingRun.objects.get() == run
+
+
+def test_admin_queue_again_outsider_queues_nothing(non_staff):
+    _, run = ranked_campaign()
+    data = {"action": "queue_again", "_selected_action": [run.pk]}
+    response = non_staff.send("POST", RUN_LIST, data)
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("admin:login"))
+    assert RankingRun.objects.get() == run
 
 
 @pytest.mark.parametrize("repetitions", [0, 9, 10_001, 10**9])
-def test_admin_refuses_repetitions_out_of_range(admin_client, repetitions):
+def test_admin_refuses_repetitions_out_of_range(organiser, repetitions):
     campaign = make_campaign()
-    response = add_run(admin_client, campaign, repetitions)
+    response = add_run(organiser, campaign, repetitions)
     assert response.status_code == 200  # the form again, with the error
     errors = response.context["adminform"].form.errors
     assert list(errors) == ["repetitions"] and "Ensure this value is" in errors["repetitions"][0]
     assert not RankingRun.objects.exists()
 
 
-def test_admin_added_run_is_queued_and_sent(admin_client, django_capture_on_commit_callbacks):
+def test_admin_added_run_is_queued_and_sent(organiser, django_capture_on_commit_callbacks):
     campaign = make_campaign()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = add_run(admin_client, campaign, 10_000)
+        response = add_run(organiser, campaign, 10_000)
     assert response.status_code == 302
     run = RankingRun.objects.get()
     assert (run.campaign, run.repetitions, run.status) == (campaign, 10_000, "queued")
     assert len(callbacks) == 1
+
+
+def test_admin_add_run_without_csrf_token_is_refused(organiser):
+    campaign = make_campaign()
+    data = {**new_run(campaign, 200), "results-TOTAL_FORMS": 0, "results-INITIAL_FORMS": 0}
+    assert organiser.post(RUN_ADD, data).status_code == 403
+    assert not RankingRun.objects.exists()

@@ -25,10 +25,14 @@ def finished(run_id):
     return run if run.status in ("done", "failed") else None
 
 
-def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, admin_client):
+def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, organiser):
     campaign = judged_campaign()
-    url = reverse("ranking:recompute", args=[campaign.slug, "quality"])
-    admin_client.post(url, {"protocol": "e2e", "repetitions": 200, "seed": 1})
+    results = reverse("ranking:results", args=[campaign.slug, "quality"])
+    organiser.submit(
+        organiser.get(results),
+        {"protocol": "e2e", "repetitions": 200, "seed": 1},
+        action=reverse("ranking:recompute", args=[campaign.slug, "quality"]),
+    )
     requested = RankingRun.objects.get(seed=1)  # the sweep queues its own (seed 0) too
     run = wait_until(
         lambda: finished(requested.pk),
@@ -37,9 +41,9 @@ def test_queued_run_is_computed_by_the_worker_and_shown(celery_worker_process, a
     )
     assert run.status == "done", run.error
     assert [r.system.name for r in run.results.all()] == ["sys1", "sys2", "sys3", "sys4"]
-    page = admin_client.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    page = organiser.get(results)
     assert "40 judgments in 10 HITs" in page.content.decode()
-    response = admin_client.get(reverse("ranking:csv", args=[campaign.slug, "quality"]))
+    response = organiser.get(reverse("ranking:csv", args=[campaign.slug, "quality"]))
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3", "sys4"]
 

@@ -1,3 +1,6 @@
+"""The results pages, as the organiser reads them (tests/world.py); outsiders are sent to the
+admin's login page. The recompute form is submitted from the results page, with its token."""
+
 import csv
 import io
 from datetime import timedelta
@@ -9,6 +12,7 @@ from django.utils import timezone
 
 from ranking.models import RankingRun
 from ranking.service import execute_run
+from tests.client import forms_on
 from tests.factories import make_campaign, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
@@ -30,9 +34,15 @@ def results_url(campaign, criterion="quality", name="results"):
     return reverse(f"ranking:{name}", args=[campaign.slug, criterion])
 
 
-def test_results_page_shows_table_chart_and_counts(admin_client):
+def recompute(person, campaign, data, **extra):
+    """Fill in the recompute form of the results page and submit it."""
+    page = person.get(results_url(campaign))
+    return person.submit(page, data, action=results_url(campaign, name="recompute"), **extra)
+
+
+def test_results_page_shows_table_chart_and_counts(organiser):
     campaign, run = ranked_campaign()
-    page = admin_client.get(results_url(campaign)).content.decode()
+    page = organiser.get(results_url(campaign)).content.decode()
     assert "18 judgments in 6 HITs, giving 18" in page
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
     assert "<svg" in page and "ranks 1–1" in page
@@ -41,40 +51,57 @@ def test_results_page_shows_table_chart_and_counts(admin_client):
     assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
 
 
-def test_results_page_escapes_system_names(admin_client):
+def test_results_page_escapes_system_names(organiser):
     campaign, run = ranked_campaign()
     row = run.results.first()
     row.system.label = "<script>alert(1)</script>"
     row.system.save()
-    page = admin_client.get(results_url(campaign)).content.decode()
+    page = organiser.get(results_url(campaign)).content.decode()
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
 
 
-def test_results_page_without_runs_offers_recompute(admin_client):
+def test_results_page_without_runs_offers_recompute(organiser):
     campaign = make_campaign()
-    page = admin_client.get(results_url(campaign)).content.decode()
-    assert "No ranking yet" in page
+    response = organiser.get(results_url(campaign))
+    assert "No ranking yet" in response.content.decode()
+    recompute_url = results_url(campaign, name="recompute")
+    [form] = [form for form in forms_on(response) if form.action == recompute_url]
+    assert form.method == "post"
+    assert form.fields == ["csrfmiddlewaretoken", "protocol", "repetitions", "seed"]
 
 
-def test_results_page_outsiders(client, admin_client, django_user_model):
+@pytest.mark.parametrize("outsider", ["stranger", "non_staff"])
+def test_results_pages_send_outsiders_to_the_login_page(request, outsider):
     campaign, _ = ranked_campaign()
-    response = client.get(results_url(campaign))
-    assert response.status_code == 302 and "/admin/login/" in response["Location"]
-    assert admin_client.get(results_url(campaign, "fluency")).status_code == 404
-    assert admin_client.get(reverse("ranking:results", args=["nope", "quality"])).status_code == 404
+    someone = request.getfixturevalue(outsider)
+    for response in (
+        someone.get(results_url(campaign)),
+        someone.get(results_url(campaign, name="csv")),
+        someone.send("POST", results_url(campaign, name="recompute"), {"protocol": "e2e"}),
+    ):
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("admin:login"))
+    assert RankingRun.objects.count() == 1
 
 
-def test_results_page_wrong_method(admin_client):
+def test_results_page_of_an_unknown_campaign_or_criterion_is_404(organiser):
     campaign, _ = ranked_campaign()
-    assert admin_client.post(results_url(campaign)).status_code == 405
-    assert admin_client.post(results_url(campaign, name="csv")).status_code == 405
-    assert admin_client.get(results_url(campaign, name="recompute")).status_code == 405
+    assert organiser.get(results_url(campaign, "fluency")).status_code == 404
+    assert organiser.get(reverse("ranking:results", args=["nope", "quality"])).status_code == 404
 
 
-def test_results_csv_has_header_and_rows_best_first(admin_client):
+def test_results_page_wrong_method(organiser):
+    campaign, _ = ranked_campaign()
+    assert organiser.send("POST", results_url(campaign)).status_code == 405
+    assert organiser.send("POST", results_url(campaign, name="csv")).status_code == 405
+    assert organiser.get(results_url(campaign, name="recompute")).status_code == 405
+    assert RankingRun.objects.count() == 1
+
+
+def test_results_csv_has_header_and_rows_best_first(organiser):
     campaign, run = ranked_campaign()
-    response = admin_client.get(results_url(campaign, name="csv"))
+    response = organiser.get(results_url(campaign, name="csv"))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0] == ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
@@ -83,46 +110,52 @@ def test_results_csv_has_header_and_rows_best_first(admin_client):
     assert rows[1][6] == "12"
 
 
-def test_results_csv_without_a_run_is_404(admin_client):
+def test_results_csv_without_a_run_is_404(organiser):
     campaign = make_campaign()
-    assert admin_client.get(results_url(campaign, name="csv")).status_code == 404
+    assert organiser.get(results_url(campaign, name="csv")).status_code == 404
 
 
-def test_recompute_queues_a_run(admin_client, django_capture_on_commit_callbacks):
+def test_recompute_queues_a_run(organiser, django_capture_on_commit_callbacks):
     campaign, _ = ranked_campaign()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = admin_client.post(
-            results_url(campaign, name="recompute"),
-            {"protocol": "bootstrap", "repetitions": 100, "seed": 5},
+        response = recompute(
+            organiser, campaign, {"protocol": "bootstrap", "repetitions": 100, "seed": 5}
         )
     assert response.status_code == 302
+    assert response.url == results_url(campaign) + "?protocol=bootstrap"
     run = RankingRun.objects.get(protocol="bootstrap")
     assert (run.status, run.repetitions, run.seed) == ("queued", 100, 5)
     assert len(callbacks) == 1
 
 
-@pytest.mark.parametrize("repetitions", [0, 9, 10_001, 10**9])
-def test_recompute_rejects_bad_numbers(admin_client, repetitions):
+def test_recompute_without_csrf_token_is_refused(organiser):
     campaign, _ = ranked_campaign()
-    response = admin_client.post(
-        results_url(campaign, name="recompute"),
-        {"protocol": "e2e", "repetitions": repetitions, "seed": 5},
+    data = {"protocol": "bootstrap", "repetitions": 100, "seed": 5}
+    assert organiser.post(results_url(campaign, name="recompute"), data).status_code == 403
+    assert not RankingRun.objects.filter(protocol="bootstrap").exists()
+
+
+@pytest.mark.parametrize("repetitions", [0, 9, 10_001, 10**9])
+def test_recompute_rejects_bad_numbers(organiser, repetitions):
+    campaign, _ = ranked_campaign()
+    response = recompute(
+        organiser, campaign, {"protocol": "e2e", "repetitions": repetitions, "seed": 5}
     )
     assert response.status_code == 400
     assert RankingRun.objects.count() == 1
 
 
-def test_results_page_charts_judgments_used_and_left_out(admin_client):
+def test_results_page_charts_judgments_used_and_left_out(organiser):
     campaign, run = ranked_campaign()
     flagged = campaign.hits.first().assignments.get()
     flagged.flag = "too_fast"
     flagged.save()
-    page = admin_client.get(results_url(campaign)).content.decode()
+    page = organiser.get(results_url(campaign)).content.decode()
     assert "Judgments so far" in page
     assert ">5 + 1</text>" in page  # each system: 5 judgments used, 1 in the flagged HIT
 
 
-def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(admin_client):
+def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(organiser):
     campaign, finished = ranked_campaign()
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     RankingRun.objects.create(
@@ -133,7 +166,7 @@ def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(admin_client
         progress=1_000,
         heartbeat_at=long_ago,
     )
-    page = admin_client.get(results_url(campaign)).content.decode()
+    page = organiser.get(results_url(campaign)).content.decode()
     assert "lost its worker at 1000 of" in page
     assert 'http-equiv="refresh"' not in page  # nothing is in progress
     assert f"Ranking run #{finished.pk}" not in page

@@ -31,5 +31,7 @@ def test_rank_systems_reports_progress():
 
 
 def test_rank_systems_rejects_unknown_protocol():
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match=r"^unknown protocol 'elo': use one of \['bootstrap', 'e2e'\]$"
+    ):
         rank_systems(make_ladder(), 4, protocol="elo")

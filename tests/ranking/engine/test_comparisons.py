@@ -54,7 +54,7 @@ def test_comparisons_from_hits_skips_same_system_pairs():
 
 
 def test_comparisons_rejects_mismatched_lengths():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="must be 1-d arrays of equal length"):
         Comparisons(np.array([0, 1]), np.array([1]), np.array([False, False]))
 
 

@@ -141,5 +141,5 @@ def test_rate_1vs1_flags_update_the_package_refuses():
 
 def test_protocol_rejects_bad_system_index():
     c = Comparisons(np.array([0]), np.array([5]), np.array([False]))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"system indices must lie in \[0, 3\)"):
         e2e_protocol(c, 3, 2, seed=0)

@@ -99,5 +99,5 @@ def test_draw_margin_exact_matches_mpmath():
 
 
 def test_trueskill_params_reject_unknown_backend():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown backend 'scipy': use 'package' or 'exact'"):
         TrueSkillParams(backend="scipy")
