@@ -30,7 +30,7 @@ from tests.factories import (
     make_item,
     make_system,
 )
-from tests.generation.backends.test_openai_backend import FakeOpenAIServer
+from tests.generation.backends.test_openai_backend import FakeOpenAIServer, server
 from tests.processes import (
     REPO,
     RedisServer,
@@ -134,14 +134,9 @@ def test_killed_whole_worker_ranking_run_is_completed_by_another(workers):
     assert done.results.count() == SYSTEMS
 
 
-@pytest.fixture
-def slow_model(monkeypatch):
-    """An OpenAI-compatible endpoint on 127.0.0.1 that takes about half a second a reply."""
-    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
-    fake = FakeOpenAIServer()
-    fake.thread.start()
-    yield fake
-    fake.httpd.shutdown()
+# An OpenAI-compatible endpoint on 127.0.0.1 (the backend tests' own fake), made slow by
+# the prompt below.
+slow_model = server
 
 
 def slow_hosted_system(server: FakeOpenAIServer, items: int) -> HostedSystem:

@@ -16,20 +16,21 @@ def finished_run():
     return run
 
 
-def test_metric_run_changelist_and_change_page_show_results(admin_client):
+def test_metric_run_changelist_and_change_page_show_results(organiser):
     run = finished_run()
-    listing = admin_client.get(reverse("admin:ranking_metricrun_changelist")).content.decode()
+    listing = organiser.get(reverse("admin:ranking_metricrun_changelist")).content.decode()
     assert run.campaign.name in listing and "results" in listing
-    page = admin_client.get(reverse("admin:ranking_metricrun_change", args=[run.pk]))
+    page = organiser.get(reverse("admin:ranking_metricrun_change", args=[run.pk]))
     assert "tgen" in page.content.decode() and "0.6593" in page.content.decode()
 
 
 def test_metric_run_added_in_the_admin_is_sent_to_a_worker(
-    admin_client, django_capture_on_commit_callbacks
+    organiser, django_capture_on_commit_callbacks
 ):
     campaign = make_campaign()
     with django_capture_on_commit_callbacks() as callbacks:
-        response = admin_client.post(
+        response = organiser.send(
+            "POST",
             reverse("admin:ranking_metricrun_add"),
             {"campaign": campaign.pk, "results-TOTAL_FORMS": 0, "results-INITIAL_FORMS": 0},
         )
@@ -38,10 +39,11 @@ def test_metric_run_added_in_the_admin_is_sent_to_a_worker(
     assert len(callbacks) == 1
 
 
-def test_queue_again_action_queues_one_run_per_campaign(admin_client):
+def test_queue_again_action_queues_one_run_per_campaign(organiser):
     run = finished_run()
     other = MetricRun.objects.create(campaign=run.campaign, status="failed")
-    admin_client.post(
+    organiser.send(
+        "POST",
         reverse("admin:ranking_metricrun_changelist"),
         {"action": "queue_again", "_selected_action": [run.pk, other.pk]},
     )

@@ -15,12 +15,10 @@ def finished(run_id):
     return run if run.status in ("done", "failed") else None
 
 
-def test_requested_metrics_are_computed_by_the_worker_and_shown(
-    celery_worker_process, admin_client
-):
+def test_requested_metrics_are_computed_by_the_worker_and_shown(celery_worker_process, organiser):
     campaign, systems, items = make_system_set(systems=2, items=3)
-    response = admin_client.post(
-        reverse("ranking:metrics_compute", args=[campaign.slug]), {"criterion": "quality"}
+    response = organiser.send(
+        "POST", reverse("ranking:metrics_compute", args=[campaign.slug]), {"criterion": "quality"}
     )
     assert response.status_code == 302
     run = wait_until(
@@ -31,5 +29,5 @@ def test_requested_metrics_are_computed_by_the_worker_and_shown(
     assert run.status == "done", run.error
     assert run.systems == 2 and run.outputs == 6
     assert run.results.filter(metric="bleu").count() == 2
-    page = admin_client.get(response["Location"]).content.decode()
+    page = organiser.get(response["Location"]).content.decode()
     assert "2 systems, 6 outputs" in page

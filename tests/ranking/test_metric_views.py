@@ -10,6 +10,7 @@ from ranking.metric_service import execute_metric_run
 from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.factories import make_campaign, make_judged_hit, make_system_set
+from tests.ranking.test_metric_commands import METRICS_CSV_COLUMNS
 
 pytestmark = pytest.mark.django_db
 
@@ -41,10 +42,10 @@ def ranked_and_scored_campaign(names=("sys1", "sys2", "sys3")):
     return campaign
 
 
-def test_results_page_shows_metrics_correlations_and_scatter_plots(admin_client):
+def test_results_page_shows_metrics_correlations_and_scatter_plots(organiser):
     campaign = ranked_and_scored_campaign()
     url = reverse("ranking:results", args=[campaign.slug, "quality"])
-    page = admin_client.get(url).content.decode()
+    page = organiser.get(url).content.decode()
     section = page[page.index('id="metrics"') :]
     assert "<th>BLEU</th>" in section and "<th>chrF</th>" in section
     assert section.index(">sys1<") < section.index(">sys2<") < section.index(">sys3<")
@@ -55,53 +56,44 @@ def test_results_page_shows_metrics_correlations_and_scatter_plots(admin_client)
     assert "Download metrics CSV" in section
 
 
-def test_results_page_without_metrics_offers_to_compute_them(admin_client):
+def test_results_page_without_metrics_offers_to_compute_them(organiser):
     campaign = make_campaign()
-    page = admin_client.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
     assert "No automatic metrics yet" in page.content.decode()
 
 
-def test_compute_queues_a_metric_run(admin_client, django_capture_on_commit_callbacks):
+def test_compute_queues_a_metric_run(organiser, django_capture_on_commit_callbacks):
     campaign = make_campaign()
     url = reverse("ranking:metrics_compute", args=[campaign.slug])
     with django_capture_on_commit_callbacks() as callbacks:
-        response = admin_client.post(url, {"criterion": "naturalness"})
+        response = organiser.send("POST", url, {"criterion": "naturalness"})
     assert response.status_code == 302
     assert response["Location"].endswith(f"/results/{campaign.slug}/naturalness/#metrics")
     assert MetricRun.objects.get(campaign=campaign).status == "queued"
     assert len(callbacks) == 1
-    page = admin_client.get(response["Location"]).content.decode()
+    page = organiser.get(response["Location"]).content.decode()
     assert "Metric run #" in page and 'http-equiv="refresh"' in page
 
 
-def test_compute_outsiders_and_wrong_method(client, admin_client):
+def test_compute_outsiders_and_wrong_method(client, organiser):
     campaign = make_campaign()
     url = reverse("ranking:metrics_compute", args=[campaign.slug])
-    assert admin_client.get(url).status_code == 405
+    assert organiser.get(url).status_code == 405
     response = client.post(url)
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
     missing = reverse("ranking:metrics_compute", args=["nope"])
-    assert admin_client.post(missing).status_code == 404
-    assert admin_client.post(url, {"criterion": "fluency"}).status_code == 400
+    assert organiser.send("POST", missing).status_code == 404
+    assert organiser.send("POST", url, {"criterion": "fluency"}).status_code == 400
     assert not MetricRun.objects.exists()
 
 
-def test_metrics_csv_has_three_tables(admin_client):
+def test_metrics_csv_has_three_tables(organiser):
     campaign = ranked_and_scored_campaign(names=("sys1", "-cmd", "sys3"))
-    response = admin_client.get(reverse("ranking:metrics_csv", args=[campaign.slug]))
+    response = organiser.get(reverse("ranking:metrics_csv", args=[campaign.slug]))
     assert response["Content-Type"].startswith("text/csv")
     blocks = response.content.decode().replace("\r\n", "\n").strip().split("\n\n")
     overlap, slots, correlations = [list(csv.reader(io.StringIO(b))) for b in blocks]
-    assert overlap[0] == [
-        "system",
-        "bleu",
-        "nist",
-        "meteor",
-        "rouge_l",
-        "cider",
-        "chrf",
-        "normalised_average",
-    ]
+    assert overlap[0] == METRICS_CSV_COLUMNS
     rows = {row[0]: row for row in overlap[1:]}
     assert set(rows) == {"sys1", "'-cmd", "sys3"}  # a formula-like name is quoted
     assert rows["sys1"][1] == "1.000000" and rows["sys1"][3] == ""  # METEOR: no Java
@@ -116,9 +108,9 @@ def test_metrics_csv_has_three_tables(admin_client):
     assert ser[5] == "-0.866025"  # numbers stay numbers, negative or not
 
 
-def test_metrics_csv_outsiders(client, admin_client):
+def test_metrics_csv_outsiders(client, organiser):
     campaign = make_campaign()
     url = reverse("ranking:metrics_csv", args=[campaign.slug])
-    assert admin_client.get(url).status_code == 404  # no finished run yet
-    assert admin_client.post(url).status_code == 405
+    assert organiser.get(url).status_code == 404  # no finished run yet
+    assert organiser.send("POST", url).status_code == 405
     assert client.get(url).status_code == 302
