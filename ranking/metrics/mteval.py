@@ -82,7 +82,7 @@ class Corpus:
     def nist(self, hypotheses: Sequence[str]) -> float:
         return self._nist.score(hypotheses)
 
-    def _sacrebleu(self, metric, hypotheses: Sequence[str]) -> Score:
+    def _sacrebleu(self, metric: BLEU | CHRF, hypotheses: Sequence[str]) -> Score:
         if len(hypotheses) != self.size:
             raise ValueError(f"{len(hypotheses)} outputs for {self.size} reference groups")
         score = metric.corpus_score(list(hypotheses), None)
