@@ -197,7 +197,9 @@ class ItemAdmin(RecountAfterEdits):
     list_select_related = ["campaign"]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(n_outputs=count_of(Output.objects, "item"))
+        return (
+            super().get_queryset(request).annotate(n_outputs=count_of(Output.objects.all(), "item"))
+        )
 
     @admin.display(description="input")
     def input_key_short(self, item):

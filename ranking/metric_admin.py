@@ -14,8 +14,7 @@ class MetricResultInline(admin.TabularInline):
     model = MetricResult
     extra = 0
     can_delete = False
-    fields = ["system", "metric", "value", "outputs"]
-    readonly_fields = fields
+    fields = readonly_fields = ("system", "metric", "value", "outputs")
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -51,7 +51,7 @@ def load_metric_input(campaign: Campaign) -> MetricInput:
     return data
 
 
-def slot_results(data: MetricInput) -> dict[int, tuple[int, dict[str, float]]]:
+def slot_results(data: MetricInput) -> dict[int, tuple[int, dict[Metric, float]]]:
     """system id -> (outputs checked, metric -> value) over its outputs for MR items."""
     results = {}
     for system_id, texts in data.outputs.items():
@@ -122,8 +122,8 @@ def store_results(
     run: MetricRun,
     token: str,
     data: MetricInput,
-    overlap: metrics.WordOverlap,
-    slots: dict[int, tuple[int, dict[str, float]]],
+    overlap: metrics.WordOverlap[int],
+    slots: dict[int, tuple[int, dict[Metric, float]]],
     seconds: float,
 ) -> None:
     """Mark the run done and write its results together, only while holding the claim."""

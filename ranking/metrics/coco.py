@@ -23,7 +23,7 @@ the same options on standard input instead.
 import os
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import pycocoevalcap.tokenizer.ptbtokenizer as ptb
@@ -80,7 +80,9 @@ def ptb_tokenize(texts: Sequence[str]) -> list[str]:
     ]
 
 
-def _as_coco(hypotheses: Sequence[str], references: Sequence[Sequence[str]]):
+def _as_coco(
+    hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+) -> tuple[dict[int, list[str]], dict[int, list[str]]]:
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} outputs for {len(references)} reference groups")
     gts = {i: list(group) for i, group in enumerate(references)}
@@ -101,7 +103,7 @@ def cider(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> flo
 
 
 @contextmanager
-def meteor_scorer():
+def meteor_scorer() -> Iterator[Meteor]:
     """One METEOR 1.5 process (it loads its paraphrase table once, in seconds) for several
     calls of `meteor(scorer, ...)`; stopped on exit."""
     scorer = Meteor()

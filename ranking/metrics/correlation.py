@@ -20,7 +20,7 @@ class Correlation:
     kendall_p: float | None
 
 
-def _number(value) -> float | None:
+def _number(value: float) -> float | None:
     value = float(value)
     return None if math.isnan(value) else value
 

@@ -56,9 +56,18 @@ class Corpus:
 
     def __init__(self, references: References) -> None:
         streams = _reference_streams(references)
+        # The streams hold None where an output has fewer references than the most: sacrebleu
+        # drops those (its _cache_references: "can be '' or `None` to allow the use of variable
+        # number of references per segment"), though its annotation says strings only. An ''
+        # would not do: it stays, as an empty reference.
         # force: E2E outputs often end in " ."; sacrebleu would warn that they look tokenised.
-        self._bleu = BLEU(lowercase=True, tokenize="13a", force=True, references=streams)
-        self._chrf = CHRF(references=streams)
+        self._bleu = BLEU(
+            lowercase=True,
+            tokenize="13a",
+            force=True,
+            references=streams,  # type: ignore[arg-type]  # None: see above
+        )
+        self._chrf = CHRF(references=streams)  # type: ignore[arg-type]  # None: see above
         self._nist = NistReferences(references)
         self.size = len(references)
 
@@ -73,7 +82,7 @@ class Corpus:
     def nist(self, hypotheses: Sequence[str]) -> float:
         return self._nist.score(hypotheses)
 
-    def _sacrebleu(self, metric, hypotheses: Sequence[str]) -> Score:
+    def _sacrebleu(self, metric: BLEU | CHRF, hypotheses: Sequence[str]) -> Score:
         if len(hypotheses) != self.size:
             raise ValueError(f"{len(hypotheses)} outputs for {self.size} reference groups")
         score = metric.corpus_score(list(hypotheses), None)

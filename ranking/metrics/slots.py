@@ -285,7 +285,8 @@ def check_output(attributes: Sequence[Sequence[str]], text: str) -> SlotCheck:
     """Which of the MR's attributes `text` realises, misses, gets wrong, and which it adds."""
     mr = {name: normalise(value).strip() for name, value in attributes}
     text = normalise(text)
-    realised, missing = [], []
+    realised: list[str] = []
+    missing: list[str] = []
     for name, value in attributes:  # literal values first: names, and attributes without rules
         if mr[name] in GROUP.get(name, {}) or mr[name] in RULED.get(name, ()):
             continue
@@ -296,7 +297,7 @@ def check_output(attributes: Sequence[Sequence[str]], text: str) -> SlotCheck:
         text, found = _blank(text, pattern)
         if found:
             mentioned.setdefault(attribute, set()).add(group)
-    wrong, added = [], []
+    wrong: list[str] = []
     for name, _ in attributes:
         if name in realised or name in missing:
             continue

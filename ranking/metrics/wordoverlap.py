@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from . import coco, mteval
 
@@ -30,16 +31,17 @@ IMPLEMENTATIONS = {
     "normalised_average": "mean of BLEU, NIST/10, METEOR, ROUGE-L, CIDEr/10 (E2E Table 8)",
 }
 
-Key = Hashable
+Key = TypeVar("Key", bound=Hashable)  # an item: the service's item ids
+System = TypeVar("System", bound=Hashable)  # a system: the service's system ids
 Progress = Callable[[int, int], None]
 
 
 @dataclass
-class WordOverlap:
-    scores: dict[str, dict[str, float]] = field(default_factory=dict)  # system -> metric
+class WordOverlap(Generic[System]):
+    scores: dict[System, dict[str, float]] = field(default_factory=dict)  # system -> metric
     missing: dict[str, str] = field(default_factory=dict)  # metric -> why not computed
     implementations: dict[str, str] = field(default_factory=dict)  # metric -> what computed it
-    scored: dict[str, int] = field(default_factory=dict)  # system -> outputs scored
+    scored: dict[System, int] = field(default_factory=dict)  # system -> outputs scored
 
 
 def normalised_average(scores: Mapping[str, float]) -> float | None:
@@ -50,9 +52,9 @@ def normalised_average(scores: Mapping[str, float]) -> float | None:
 
 def score_systems(
     references: Mapping[Key, Sequence[str]],
-    outputs: Mapping[str, Mapping[Key, str]],
+    outputs: Mapping[System, Mapping[Key, str]],
     progress: Progress | None = None,
-) -> WordOverlap:
+) -> WordOverlap[System]:
     """`references`: item -> its references, in item order; `outputs`: system -> item ->
     text. Items without references are left out; so are systems without such outputs."""
     keys = {
@@ -60,7 +62,7 @@ def score_systems(
         for system, texts in outputs.items()
     }
     keys = {system: ks for system, ks in keys.items() if ks}
-    result = WordOverlap(implementations=dict(IMPLEMENTATIONS))
+    result: WordOverlap[System] = WordOverlap(implementations=dict(IMPLEMENTATIONS))
     result.scored = {system: len(ks) for system, ks in keys.items()}
     if not keys:
         return result
@@ -70,7 +72,7 @@ def score_systems(
     tokens = None if java_reason else _tokenise(references, outputs, keys)
     stop = threading.Event()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        meteor = None if java_reason else pool.submit(_meteor_all, tokens, keys, stop)
+        meteor = None if tokens is None else pool.submit(_meteor_all, tokens, keys, stop)
         try:
             _score_in_python(references, outputs, keys, tokens, result, progress)
         except BaseException:
@@ -86,8 +88,15 @@ def score_systems(
     return result
 
 
-def _score_in_python(references, outputs, keys, tokens, result: WordOverlap, progress) -> None:
-    corpora: dict[tuple, mteval.Corpus] = {}
+def _score_in_python(
+    references: Mapping[Key, Sequence[str]],
+    outputs: Mapping[System, Mapping[Key, str]],
+    keys: Mapping[System, tuple[Key, ...]],
+    tokens: "_Tokens[Key, System] | None",
+    result: WordOverlap[System],
+    progress: Progress | None,
+) -> None:
+    corpora: dict[tuple[Key, ...], mteval.Corpus] = {}
     for done, (system, ks) in enumerate(keys.items(), start=1):
         if ks not in corpora:
             corpora[ks] = mteval.Corpus([references[key] for key in ks])
@@ -106,15 +115,19 @@ def _score_in_python(references, outputs, keys, tokens, result: WordOverlap, pro
 
 
 @dataclass
-class _Tokens:
+class _Tokens(Generic[Key, System]):
     references: dict[Key, list[str]]
-    hypotheses: dict[str, list[str]]
+    hypotheses: dict[System, list[str]]
 
     def references_for(self, keys: Sequence[Key]) -> list[list[str]]:
         return [self.references[key] for key in keys]
 
 
-def _tokenise(references, outputs, keys) -> _Tokens:
+def _tokenise(
+    references: Mapping[Key, Sequence[str]],
+    outputs: Mapping[System, Mapping[Key, str]],
+    keys: Mapping[System, tuple[Key, ...]],
+) -> _Tokens[Key, System]:
     """PTB tokens of every reference and output scored, in one Java call."""
     scored = {key for ks in keys.values() for key in ks}
     used = [key for key in references if key in scored]
@@ -127,8 +140,12 @@ def _tokenise(references, outputs, keys) -> _Tokens:
     return _Tokens(refs, hyps)
 
 
-def _meteor_all(tokens: _Tokens, keys, stop: threading.Event) -> dict[str, float]:
-    scores = {}
+def _meteor_all(
+    tokens: _Tokens[Key, System],
+    keys: Mapping[System, tuple[Key, ...]],
+    stop: threading.Event,
+) -> dict[System, float]:
+    scores: dict[System, float] = {}
     with coco.meteor_scorer() as scorer:
         for system, ks in keys.items():
             if stop.is_set():
