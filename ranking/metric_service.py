@@ -2,21 +2,17 @@
 store per-system metric results, and pair stored metrics with stored TrueSkill mu for the
 correlations (computed on reading: a few dozen numbers)."""
 
-import logging
 import time
-from contextlib import suppress
 from dataclasses import dataclass, field
 
 from django.db import transaction
 
 from annotation.models import Campaign, Item, Output
-from evalsite.jobs import ClaimLost, Heartbeat
+from evalsite.jobs import Heartbeat, work_as_holder
 from ranking import metrics
 
 from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricResult, MetricRun
 from .models import RankingRun, SystemResult
-
-log = logging.getLogger(__name__)
 
 
 class NothingToScore(ValueError):
@@ -87,19 +83,12 @@ def execute_metric_run(run: MetricRun) -> bool:
     token = run.claim()
     if token is None:
         return False
-    try:
-        with Heartbeat(run, token) as heartbeat:
-            compute_and_store(run, token, heartbeat)
-    except ClaimLost:
-        log.warning("metric run %s was taken over by another worker", run.pk)
-        return False
-    except Exception as error:
-        log.exception("metric run %s failed", run.pk)
-        with suppress(ClaimLost):
-            run.finish_as_holder(token, MetricRun.Status.FAILED, error=str(error)[:2000])
-        if not isinstance(error, NothingToScore):
-            raise
-    return True
+    return work_as_holder(
+        run,
+        token,
+        lambda heartbeat: compute_and_store(run, token, heartbeat),
+        expected=(NothingToScore,),
+    )
 
 
 def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
