@@ -85,8 +85,9 @@ class CampaignCriterionQuerySet(models.QuerySet):
     def record_pool_change(self, recount: bool = False) -> int:
         """Note that outputs, systems or the HIT size of these criteria changed, so the next
         hand-out works out again which items can be given out; with `recount`, that it
-        counts the loads again too (after a bulk import or a deletion)."""
-        reset = {"pool_synced_version": 0} if recount else {}
+        counts the loads again too (after a bulk import or a deletion), and looks for
+        expired assignments (an edit may have moved a timeout)."""
+        reset = {"pool_synced_version": 0, "next_expiry_at": None} if recount else {}
         return self.update(pool_version=models.F("pool_version") + 1, **reset)
 
     def record_judgments_change(self) -> int:
