@@ -109,6 +109,8 @@ def main() -> None:
     try:
         redis.start()
         env = {**os.environ, "VAR_DIR": str(work / "var"), "CELERY_BROKER_URL": redis.url}
+        # This checkout's code in every process, whichever checkout the venv installed.
+        env["PYTHONPATH"] = str(REPO)
         build_campaign(args.judgments)
         port = free_port()
         processes.append(start_web(env, work, port, args.web_workers))
