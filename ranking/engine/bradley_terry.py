@@ -239,9 +239,13 @@ def arena_rank(ci_lo: np.ndarray, ci_hi: np.ndarray) -> np.ndarray:
 
 def reference_ratings(comparisons: Comparisons, n_systems: int) -> np.ndarray:
     """The straightforward fit, to check the fast one against (tests, the benchmark): one
-    log-likelihood term per comparison (a draw: half a win each way), minimised by scipy's
-    L-BFGS-B from zero, as Arena's ``fit_bt``, with tolerances far tighter than Arena's;
-    then the same gauge (mean 1000). Only for data whose estimate exists."""
+    log-likelihood term per comparison (a draw: half a win each way), minimised from zero by
+    scipy's trust-exact with the exact Hessian, then the same gauge (mean 1000). Only for
+    data whose estimate exists.
+
+    Arena's L-BFGS-B stops where its line search no longer sees the loss fall, about 5e-7
+    rating points from the optimum on E2E quality; trust-exact stops on the gradient, within
+    about 2e-9 points of it."""
     winner, loser = comparisons.winner, comparisons.loser
     won = np.where(comparisons.draw, 0.5, 1.0)  # the winner's share of each comparison
 
@@ -252,11 +256,22 @@ def reference_ratings(comparisons: Comparisons, n_systems: int) -> np.ndarray:
         gradient = np.bincount(winner, slope, n_systems) - np.bincount(loser, slope, n_systems)
         return float(loss), gradient
 
+    def hessian(theta: np.ndarray) -> np.ndarray:
+        p = expit(theta[winner] - theta[loser])
+        weight = p * (1.0 - p)
+        h = np.zeros((n_systems, n_systems))
+        np.add.at(h, (winner, winner), weight)
+        np.add.at(h, (loser, loser), weight)
+        np.add.at(h, (winner, loser), -weight)
+        np.add.at(h, (loser, winner), -weight)
+        return h
+
     fit = minimize(
         loss_and_gradient,
         np.zeros(n_systems),
         jac=True,
-        method="L-BFGS-B",
-        options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 10_000},
+        hess=hessian,
+        method="trust-exact",
+        options={"gtol": 1e-9},
     )
     return RATING_MEAN + RATING_PER_NAT * (fit.x - fit.x.mean())
