@@ -66,6 +66,9 @@ class RankingRun(BackgroundJob):
     )
     load_seconds = models.FloatField(null=True, blank=True)
     compute_seconds = models.FloatField(null=True, blank=True)
+    note = models.TextField(
+        blank=True, help_text="what a finished run's reader should know about how it was computed"
+    )
 
     objects = RankingRunQuerySet.as_manager()
 

@@ -240,6 +240,7 @@ def store_results(
         load_seconds=load_seconds,
         compute_seconds=compute_seconds,
         error="",
+        note=note_on(ranking),
     )
     SystemResult.objects.bulk_create(
         SystemResult(
@@ -249,6 +250,21 @@ def store_results(
             **result_fields(ranking, index),
         )
         for position, index in enumerate(ranking.order, start=1)
+    )
+
+
+def note_on(ranking: AnyRanking) -> str:
+    """Bradley-Terry fits that needed virtual draws: their ratings rest partly on them."""
+    if not isinstance(ranking, BradleyTerryRanking) or not ranking.augmented_rounds:
+        return ""  # the data's own fit needs them only if every resample does
+    where = f"{ranking.augmented_rounds} of {ranking.rounds} resamples"
+    if ranking.augmented_full_fit:
+        where = f"the comparisons themselves and in all {ranking.rounds} resamples"
+    return (
+        f"In {where}, some systems never lost, or never won, against the others, so no"
+        " finite maximum-likelihood rating exists; those fits add one virtual draw between"
+        " every two systems. Read their ratings and intervals as rough: more judgments"
+        " remove the need."
     )
 
 

@@ -88,6 +88,7 @@ def test_execute_run_stores_results_best_first():
     assert names == ["sys1", "sys2", "sys3"]
     first = run.results.get(position=1)
     assert first.cluster == 1 and first.rank_lo == 1 and first.comparisons == 60
+    assert run.note == "" and first.ci_lo is None and first.sigma is not None
 
 
 def known_order_campaign():
@@ -123,6 +124,8 @@ def test_execute_run_bradley_terry_stores_arena_ranks_and_intervals():
     for row in run.results.all():
         assert row.ci_lo < row.mu < row.ci_hi and row.mu_std > 0 and row.sigma is None
     assert sum(row.mu for row in run.results.all()) == pytest.approx(4000.0)
+    # Resamples that drew none of sys1's two losses needed virtual draws; the data did not.
+    assert run.note.startswith("In ") and " of 200 resamples, some systems never lost" in run.note
 
 
 def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
