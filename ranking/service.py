@@ -202,7 +202,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         progress=progress_writer(run, token, heartbeat),
         judgments=data.scores,
     )
-    if len(ranking.order) < 2:
+    if isinstance(ranking, WmtRanking) and len(ranking.order) < 2:
         raise NothingToRank(
             "no z-scores yet for two systems: WMT's view needs annotators with at least two"
             " judgments that are not all equal"
