@@ -26,7 +26,6 @@ needed them is reported (``augmented_rounds``, ``augmented_full_fit``).
 """
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,8 +34,7 @@ from scipy.special import expit, log_expit
 
 from .clusters import rank_ranges
 from .comparisons import Comparisons
-
-Progress = Callable[[int, int], None]
+from .protocols import Progress
 
 # rating = RATING_MEAN + RATING_PER_NAT * log(strength): 400 points for odds of 10 to 1.
 RATING_PER_NAT = 400.0 / math.log(10.0)
