@@ -1,33 +1,89 @@
-"""The ranking as CSV, for the results page's download and `manage.py rank --csv`."""
+"""The ranking as CSV, for the results page's download and `manage.py rank --csv`.
 
+Each protocol names its columns for what they hold (SystemResult's docstring): TrueSkill's
+as always; Bradley-Terry's Arena rank, rating and 95% interval; WMT's cluster and mean z.
+"""
+
+from collections.abc import Callable
 from decimal import Decimal
 
 from annotation import csvsafe
 
-from .models import RankingRun
+from .models import Protocol, RankingRun, SystemResult
 
 CSV_COLUMNS = ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
+BRADLEY_TERRY_COLUMNS = [
+    "rank",
+    "system",
+    "rating",
+    "ci_lo",
+    "ci_hi",
+    "rating_std",
+    "rank_lo",
+    "rank_hi",
+    "comparisons",
+]
+WMT_COLUMNS = ["cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"]
+
+Cells = Callable[[SystemResult], list]
 
 
 def write_csv(out, run: RankingRun) -> None:
     # System names are slugs and may start with '-': csvsafe keeps spreadsheets from
     # running them as formulas.
+    columns, cells = csv_layout(run.protocol)
     writer = csvsafe.SafeWriter(out)
-    writer.writerow(CSV_COLUMNS)
+    writer.writerow(columns)
     for row in run.results.select_related("system"):
-        writer.writerow(
-            [
-                row.cluster,
-                row.system.name,
-                six_decimals(row.mu),
-                six_decimals(row.sigma),
-                row.rank_lo,
-                row.rank_hi,
-                row.comparisons,
-            ]
-        )
+        writer.writerow(cells(row))
 
 
-def six_decimals(value: float) -> Decimal:
-    """A number (not text, which the guard would quote when negative), written as before."""
-    return Decimal(f"{value:.6f}")
+def csv_layout(protocol: str) -> tuple[list[str], Cells]:
+    if protocol == Protocol.BRADLEY_TERRY:
+        return BRADLEY_TERRY_COLUMNS, bradley_terry_cells
+    if protocol == Protocol.WMT:
+        return WMT_COLUMNS, wmt_cells
+    return CSV_COLUMNS, trueskill_cells
+
+
+def trueskill_cells(row: SystemResult) -> list:
+    return [
+        row.cluster,
+        row.system.name,
+        six_decimals(row.mu),
+        six_decimals(row.sigma),
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
+
+
+def bradley_terry_cells(row: SystemResult) -> list:
+    return [
+        row.cluster,
+        row.system.name,
+        six_decimals(row.mu),
+        six_decimals(row.ci_lo),
+        six_decimals(row.ci_hi),
+        six_decimals(row.mu_std),
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
+
+
+def wmt_cells(row: SystemResult) -> list:
+    return [
+        row.cluster,
+        row.system.name,
+        six_decimals(row.mu),
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
+
+
+def six_decimals(value: float | None) -> Decimal | None:
+    """A number (not text, which the guard would quote when negative), written as before;
+    a value the protocol does not have stays empty."""
+    return None if value is None else Decimal(f"{value:.6f}")

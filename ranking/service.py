@@ -16,7 +16,16 @@ from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
-from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
+from ranking.engine import (
+    AnyRanking,
+    BradleyTerryRanking,
+    Comparisons,
+    Judgments,
+    Ranking,
+    WmtRanking,
+    comparisons_from_hits,
+    rank_systems,
+)
 
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
@@ -29,6 +38,7 @@ class NothingToRank(ValueError):
 class RankingInput:
     system_ids: list[int]
     comparisons: Comparisons
+    scores: Judgments  # the raw scores with their annotators, for WMT's view
     judgments: int
     hits: int
 
@@ -38,21 +48,30 @@ Scores = list[tuple[int, float]]
 
 
 def load_ranking_input(criterion: CampaignCriterion) -> RankingInput:
+    """The counted judgments of a criterion, in one query read as a stream. The annotator
+    is a column of the assignment, which the query joins anyway for the HIT's order."""
     rows = (
         Judgment.objects.counted()
         .for_criterion(criterion)
         .order_by("assignment__hit_id", "assignment_id", "slot__position")
-        .values_list("assignment_id", "slot__output__system_id", "score")
+        .values_list(
+            "assignment_id", "assignment__annotator_id", "slot__output__system_id", "score"
+        )
     )
     assignments: dict[int, Scores] = {}
+    annotators: list[int] = []  # of each assignment, in the order of `assignments`
     system_index: dict[int, int] = {}
-    for assignment_id, system_id, score in rows.iterator(chunk_size=10_000):
+    for assignment_id, annotator_id, system_id, score in rows.iterator(chunk_size=10_000):
         index = system_index.setdefault(system_id, len(system_index))
-        assignments.setdefault(assignment_id, []).append((index, score))
+        if assignment_id not in assignments:
+            assignments[assignment_id] = []
+            annotators.append(annotator_id)
+        assignments[assignment_id].append((index, score))
     systems, scores = hit_arrays(list(assignments.values()))
     return RankingInput(
         system_ids=list(system_index),
         comparisons=comparisons_from_hits(systems, scores),
+        scores=Judgments.from_hits(systems, scores, np.array(annotators, dtype=np.int64)),
         judgments=sum(len(judged) for judged in assignments.values()),
         hits=len(assignments),
     )
@@ -110,19 +129,39 @@ def queue_due_rankings() -> list[RankingRun]:
             if criterion is not None:
                 queued += [
                     request_ranking(criterion.campaign, criterion.criterion, protocol)
-                    for protocol in Protocol.values
-                    if ranking_is_due(criterion, protocol)
+                    for protocol in due_protocols(criterion)
                 ]
     return queued
 
 
-def ranking_is_due(criterion: CampaignCriterion, protocol: str) -> bool:
-    runs = RankingRun.objects.for_criterion(criterion, protocol)
-    covered = runs.aggregate(version=Max("judgments_version"))["version"] or 0
-    if criterion.judgments_version <= covered or runs.pending().exists():
-        return False
+def due_protocols(criterion: CampaignCriterion) -> list[str]:
+    """The protocols whose ranking of the criterion is due: its judgments are newer than
+    any run's input, no run is waiting, none was queued within the debounce interval.
+
+    Two queries whatever the number of protocols, since the sweep asks this of every
+    judged criterion on every beat."""
+    runs = RankingRun.objects.filter(
+        campaign_id=criterion.campaign_id, criterion=criterion.criterion
+    )
+    latest = {
+        protocol: (covered, last_queued)
+        for protocol, covered, last_queued in runs.order_by()
+        .values("protocol")
+        .annotate(covered=Max("judgments_version"), last_queued=Max("queued_at"))
+        .values_list("protocol", "covered", "last_queued")
+    }
+    waiting = set(runs.pending().values_list("protocol", flat=True))
     debounce = timezone.now() - timedelta(seconds=settings.RANKING_DEBOUNCE_SECONDS)
-    return not runs.filter(queued_at__gt=debounce).exists()
+
+    def is_due(protocol: str) -> bool:
+        if protocol in waiting:
+            return False
+        if protocol not in latest:
+            return True
+        covered, last_queued = latest[protocol]
+        return criterion.judgments_version > covered and last_queued <= debounce
+
+    return [protocol for protocol in Protocol.values if is_due(protocol)]
 
 
 # Running ------------------------------------------------------------------------------------
@@ -161,7 +200,13 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         runs=run.repetitions,
         seed=run.seed,
         progress=progress_writer(run, token, heartbeat),
+        judgments=data.scores,
     )
+    if isinstance(ranking, WmtRanking) and len(ranking.order) < 2:
+        raise NothingToRank(
+            "no z-scores yet for two systems: WMT's view needs annotators with at least two"
+            " judgments that are not all equal"
+        )
     computed = time.perf_counter()
     store_results(run, token, data, ranking, loaded - started, computed - loaded)
 
@@ -175,7 +220,14 @@ def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
 
 
 @transaction.atomic
-def store_results(run, token, data: RankingInput, ranking, load_seconds, compute_seconds) -> None:
+def store_results(
+    run: RankingRun,
+    token: str,
+    data: RankingInput,
+    ranking: AnyRanking,
+    load_seconds: float,
+    compute_seconds: float,
+) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
     run.finish_as_holder(
@@ -188,19 +240,66 @@ def store_results(run, token, data: RankingInput, ranking, load_seconds, compute
         load_seconds=load_seconds,
         compute_seconds=compute_seconds,
         error="",
+        note=note_on(ranking),
     )
     SystemResult.objects.bulk_create(
         SystemResult(
             run=run,
             system_id=data.system_ids[index],
             position=position,
-            cluster=int(ranking.cluster[index]),
-            mu=float(ranking.mean_mu[index]),
-            sigma=float(ranking.mean_sigma[index]),
-            mu_std=float(ranking.std_mu[index]),
-            rank_lo=int(ranking.rank_lo[index]),
-            rank_hi=int(ranking.rank_hi[index]),
-            comparisons=int(ranking.n_comparisons[index]),
+            **result_fields(ranking, index),
         )
         for position, index in enumerate(ranking.order, start=1)
     )
+
+
+def note_on(ranking: AnyRanking) -> str:
+    """Bradley-Terry fits that needed virtual draws: their ratings rest partly on them."""
+    if not isinstance(ranking, BradleyTerryRanking) or not ranking.augmented_rounds:
+        return ""  # the data's own fit needs them only if every resample does
+    where = f"{ranking.augmented_rounds} of {ranking.rounds} resamples"
+    if ranking.augmented_full_fit:
+        where = f"the comparisons themselves and in all {ranking.rounds} resamples"
+    return (
+        f"In {where}, some systems never lost, or never won, against the others, so no"
+        " finite maximum-likelihood rating exists; those fits add one virtual draw between"
+        " every two systems. Read their ratings and intervals as rough: more judgments"
+        " remove the need."
+    )
+
+
+def result_fields(ranking: AnyRanking, index: int) -> dict[str, float | int | None]:
+    """A system's SystemResult fields from any protocol's ranking (their meaning per
+    protocol: SystemResult's docstring)."""
+    if isinstance(ranking, BradleyTerryRanking):
+        return {
+            "cluster": int(ranking.rank[index]),
+            "mu": float(ranking.rating[index]),
+            "mu_std": float(ranking.rating_std[index]),
+            "ci_lo": float(ranking.ci_lo[index]),
+            "ci_hi": float(ranking.ci_hi[index]),
+            "rank_lo": int(ranking.rank_lo[index]),
+            "rank_hi": int(ranking.rank_hi[index]),
+            "comparisons": int(ranking.n_comparisons[index]),
+        }
+    if isinstance(ranking, WmtRanking):
+        return {
+            "cluster": int(ranking.cluster[index]),
+            "mu": float(ranking.mean_z[index]),
+            "rank_lo": int(ranking.rank_lo[index]),
+            "rank_hi": int(ranking.rank_hi[index]),
+            "comparisons": int(ranking.n_judgments[index]),
+        }
+    return trueskill_fields(ranking, index)
+
+
+def trueskill_fields(ranking: Ranking, index: int) -> dict[str, float | int | None]:
+    return {
+        "cluster": int(ranking.cluster[index]),
+        "mu": float(ranking.mean_mu[index]),
+        "sigma": float(ranking.mean_sigma[index]),
+        "mu_std": float(ranking.std_mu[index]),
+        "rank_lo": int(ranking.rank_lo[index]),
+        "rank_hi": int(ranking.rank_hi[index]),
+        "comparisons": int(ranking.n_comparisons[index]),
+    }

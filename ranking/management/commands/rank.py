@@ -9,11 +9,17 @@ from ranking.export import write_csv
 from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun
 from ranking.service import execute_run
 
+# What the table's first two columns hold where it is not TrueSkill (SystemResult's docstring).
+HEADERS: dict[str, tuple[str, str]] = {
+    Protocol.BRADLEY_TERRY: ("rank", "rating"),
+    Protocol.WMT: ("cluster", "mean z"),
+}
+
 
 class Command(BaseCommand):
     help = (
-        "Compute TrueSkill clusters for a campaign and criterion here (no worker), store them "
-        "for the results page and print the table."
+        "Compute a ranking (TrueSkill clusters, Bradley-Terry or WMT's view) for a campaign and "
+        "criterion here (no worker), store it for the results page and print the table."
     )
 
     def add_arguments(self, parser):
@@ -29,7 +35,7 @@ class Command(BaseCommand):
             "--runs",
             type=int,
             default=DEFAULT_REPETITIONS,
-            help="how often the TrueSkill run is repeated (R)",
+            help="how often the TrueSkill run is repeated, or Bradley-Terry resampled (R)",
         )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--protocol", choices=Protocol.values, default=Protocol.E2E)
@@ -62,11 +68,12 @@ class Command(BaseCommand):
 
     def print_table(self, run: RankingRun) -> None:
         self.stdout.write(
-            f"{run.get_protocol_display()}; {run.repetitions} runs, seed {run.seed}; "
+            f"{run.get_protocol_display()}; {repetitions_text(run)}; "
             f"{run.judgments} judgments, {run.hits} HITs, {run.comparisons} comparisons; "
             f"{run.compute_seconds:.2f} s"
         )
-        self.stdout.write(f"{'cluster':>7} {'mu':>7} {'range':>7}  system")
+        group, score = HEADERS.get(run.protocol, ("cluster", "mu"))
+        self.stdout.write(f"{group:>7} {score:>7} {'range':>7}  system")
         previous = None
         for row in run.results.select_related("system"):
             if previous is not None and row.cluster != previous:
@@ -83,3 +90,11 @@ class Command(BaseCommand):
         with Path(target).open("w", newline="", encoding="utf-8") as out:
             write_csv(out, run)
         self.stdout.write(f"CSV written to {target}")
+
+
+def repetitions_text(run: RankingRun) -> str:
+    if run.protocol == Protocol.WMT:
+        return "no resampling"
+    if run.protocol == Protocol.BRADLEY_TERRY:
+        return f"{run.repetitions} bootstrap resamples, seed {run.seed}"
+    return f"{run.repetitions} runs, seed {run.seed}"
