@@ -38,6 +38,12 @@ class RankingRunQuerySet(JobQuerySet):
             campaign_id=criterion.campaign_id, criterion=criterion.criterion, protocol=protocol
         )
 
+    def latest_judgment_counts(self, criterion: CampaignCriterion) -> "RankingRun | None":
+        """The newest run of the criterion, any protocol or status, that has counted the
+        judgments per system (every run counts them before it ranks)."""
+        runs = self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+        return runs.exclude(judgments_per_system={}).order_by("-id").first()
+
     def finished(self):
         return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
 
@@ -64,6 +70,9 @@ class RankingRun(BackgroundJob):
     judgments_version = models.PositiveBigIntegerField(
         default=0, help_text="the criterion's judgments version that the input includes"
     )
+    # System name -> [judgments counted, judgments left out (flagged, excluded)], counted by
+    # the worker with the input: the results page shows them without counting per request.
+    judgments_per_system = models.JSONField(default=dict, blank=True)
     load_seconds = models.FloatField(null=True, blank=True)
     compute_seconds = models.FloatField(null=True, blank=True)
     note = models.TextField(

@@ -189,7 +189,11 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     if criterion is None:
         raise NothingToRank(f"the campaign has no {run.criterion} criterion")
     data = load_ranking_input(criterion)
-    run.update_as_holder(token, judgments_version=criterion.judgments_version)
+    run.update_as_holder(
+        token,
+        judgments_version=criterion.judgments_version,
+        judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
+    )
     if len(data.system_ids) < 2 or len(data.comparisons.winner) == 0:
         raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     loaded = time.perf_counter()

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Campaign, CampaignCriterion, Judgment
+from annotation.models import Campaign, CampaignCriterion
 
 from .charts import RANK_CHART_TITLE, interval_chart, judgment_chart, rank_chart
 from .export import write_csv
@@ -98,9 +98,13 @@ def results(request, slug: str, criterion_name: str):
     runs = RankingRun.objects.for_criterion(criterion, protocol)
     run = runs.latest_done()
     pending = runs.pending().first()
-    judgments = Judgment.objects.for_criterion(criterion).submitted_per_system()
+    counted = RankingRun.objects.latest_judgment_counts(criterion)
+    judgments = (
+        {name: tuple(n) for name, n in counted.judgments_per_system.items()} if counted else {}
+    )
     context = {
         "judgment_chart": judgment_chart(judgments) if judgments else None,
+        "judgments_counted": counted,
         "criterion": criterion,
         "campaign": criterion.campaign,
         "protocol": protocol,

@@ -7,6 +7,8 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -218,8 +220,14 @@ def test_results_page_charts_judgments_used_and_left_out(organiser):
     flagged.flag = "too_fast"
     flagged.save()
     page = organiser.get(results_url(campaign)).content.decode()
+    assert ">6</text>" in page  # as the run counted them: 6 judgments each, none flagged
+    # The next run (the sweep's, after the flag) counts again; the page reads its counts.
+    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    with CaptureQueriesContext(connection) as queries:
+        page = organiser.get(results_url(campaign)).content.decode()
     assert "Judgments so far" in page
     assert ">5 + 1</text>" in page  # each system: 5 judgments used, 1 in the flagged HIT
+    assert not [q for q in queries if "annotation_judgment" in q["sql"]]  # none counted here
 
 
 def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(organiser):
