@@ -18,6 +18,7 @@ from annotation.models import Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
 from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
 
+from .agreement_service import Measured, measure, store_agreement
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
 
@@ -163,7 +164,9 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         progress=progress_writer(run, token, heartbeat),
     )
     computed = time.perf_counter()
-    store_results(run, token, data, ranking, loaded - started, computed - loaded)
+    # Agreement between the annotators, stored with the run so pages read it, not compute it.
+    agreement = measure(criterion, run.seed)
+    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
 
 
 def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
@@ -175,7 +178,9 @@ def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
 
 
 @transaction.atomic
-def store_results(run, token, data: RankingInput, ranking, load_seconds, compute_seconds) -> None:
+def store_results(
+    run, token, data: RankingInput, ranking, load_seconds, compute_seconds, agreement: Measured
+) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
     run.finish_as_holder(
@@ -204,3 +209,4 @@ def store_results(run, token, data: RankingInput, ranking, load_seconds, compute
         )
         for position, index in enumerate(ranking.order, start=1)
     )
+    store_agreement(run, agreement)

@@ -235,6 +235,27 @@ def grouped_pearson(
 # What annotators did -------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class HitsDone:
+    annotator: np.ndarray  # int: the annotators, ascending
+    hits: np.ndarray  # int: HITs submitted
+    flagged: np.ndarray  # int: of those, flagged
+    median_seconds: np.ndarray  # float: NaN where no HIT has its times
+
+
+def hits_done(annotator: np.ndarray, seconds: np.ndarray, flagged: np.ndarray) -> HitsDone:
+    """Per annotator, from one entry per submitted HIT."""
+    annotators, who = np.unique(annotator, return_inverse=True)
+    groups = len(annotators)
+    timed = ~np.isnan(seconds)
+    return HitsDone(
+        annotators,
+        np.bincount(who, minlength=groups),
+        np.bincount(who, weights=flagged.astype(float), minlength=groups).astype(np.int64),
+        group_medians(who[timed], seconds[timed], groups),
+    )
+
+
 def group_medians(group: np.ndarray, values: np.ndarray, groups: int) -> np.ndarray:
     """The median of `values` within each group 0..groups-1; NaN for an empty group."""
     order = np.lexsort((values, group))

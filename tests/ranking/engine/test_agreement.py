@@ -7,6 +7,7 @@ from ranking.engine.agreement import (
     agreement_with_others,
     alpha_with_interval,
     group_medians,
+    hits_done,
     item_resamples,
     measure_agreement,
     normalised_ranks,
@@ -152,3 +153,24 @@ def test_group_medians():
     medians = group_medians(group, values, groups=4)
     assert medians[[0, 2]].tolist() == [2.5, 4]
     assert np.isnan(medians[[1, 3]]).all()
+
+
+def test_hits_done_counts_flags_and_times_per_annotator():
+    done = hits_done(
+        annotator=np.array([8, 3, 8, 8, 3]),
+        seconds=np.array([30, 50, np.nan, 10, 70.0]),
+        flagged=np.array([False, True, False, True, True]),
+    )
+    assert done.annotator.tolist() == [3, 8]
+    assert done.hits.tolist() == [2, 3]
+    assert done.flagged.tolist() == [2, 1]
+    assert done.median_seconds.tolist() == [60, 20]
+
+
+def test_measure_agreement_of_nothing_counted():
+    judgments = random_judgments(7)
+    nothing = Judgments(**{**vars(judgments), "counted": np.zeros(len(judgments.hit), bool)})
+    result = measure_agreement(nothing, np.random.default_rng(0), rounds=10)
+    assert result.alpha.value is None and result.alpha.units == 0
+    assert np.isnan(result.annotators.correlation).all()
+    assert (result.annotators.shared_units == 0).all()
