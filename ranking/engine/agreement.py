@@ -12,14 +12,13 @@ equal gives 0.5 to each.
   normalised ranks the annotators gave (coders = annotators). Only units judged at least
   twice carry information; the package leaves the others out too.
 - Its 95% interval: a percentile bootstrap over items (an item's units are drawn together:
-  the judgments of one HIT depend on each other), seeded.
+  the judgments of one HIT depend on each other), seeded, ROUNDS rounds.
 - Per annotator: Pearson's r between the annotator's normalised ranks and the mean of the
   other annotators' on the same units, with the number of such units. The others are the
   judgments rankings use; the annotator's own are all they submitted, so an annotator
   whose HITs are flagged or who is excluded still shows how they compare.
 """
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import krippendorff
@@ -123,14 +122,11 @@ def alpha_with_interval(
     domain, counts, unit_item = value_counts(unit, item, value)
     if len(counts) == 0 or len(domain) < 2:
         return Alpha(None, None, None, len(counts), int(counts.sum()), 0)
-    point = interval_alpha(counts, domain)
-    replicates = [
-        interval_alpha(counts[rows], domain) for rows in item_resamples(unit_item, rng, rounds)
-    ]
-    finite = np.array([a for a in replicates if a is not None])
+    replicates = bootstrap_alphas(counts, unit_item, domain, rng, rounds)
+    finite = replicates[np.isfinite(replicates)]
     low, high = np.percentile(finite, [2.5, 97.5]) if len(finite) else (None, None)
     return Alpha(
-        point,
+        interval_alpha(counts, domain),
         none_or_float(low),
         none_or_float(high),
         len(counts),
@@ -157,6 +153,7 @@ def value_counts(
 
 
 def interval_alpha(counts: np.ndarray, domain: np.ndarray) -> float | None:
+    """The package's alpha of a (units, values) table."""
     with np.errstate(divide="ignore", invalid="ignore"):
         result = krippendorff.alpha(
             value_counts=counts, value_domain=domain, level_of_measurement="interval"
@@ -164,20 +161,49 @@ def interval_alpha(counts: np.ndarray, domain: np.ndarray) -> float | None:
     return none_or_float(result)
 
 
-def item_resamples(
-    unit_item: np.ndarray, rng: np.random.Generator, rounds: int
-) -> Iterator[np.ndarray]:
-    """For each round, the rows of the units of as many items as there are, drawn with
-    replacement (an item drawn twice brings its units twice)."""
-    items, size = np.unique(unit_item, return_counts=True)
-    order = np.argsort(unit_item, kind="stable")  # an item's units side by side
-    start = np.cumsum(size) - size
-    for _ in range(rounds):
-        drawn = rng.integers(0, len(items), size=len(items))
-        lengths = size[drawn]
-        # Row numbers start[d], start[d] + 1, ... for every drawn item d, in one array.
-        offsets = np.repeat(start[drawn] - np.cumsum(lengths) + lengths, lengths)
-        yield order[offsets + np.arange(lengths.sum())]
+def bootstrap_alphas(
+    counts: np.ndarray,
+    unit_item: np.ndarray,
+    domain: np.ndarray,
+    rng: np.random.Generator,
+    rounds: int,
+) -> np.ndarray:
+    """Alpha of `rounds` resamples of the items, drawn with replacement as many times as
+    there are items, each draw bringing all the item's units (NaN where undefined).
+
+    Alpha is a ratio of sums over units of their coincidences (the package's own arithmetic,
+    in `_coincidences`), so a resample's alpha follows from each item's sums weighted by how
+    often it was drawn: the number the package gives on the resampled units (the tests hold
+    them to 1e-12), for a product of a vector and a matrix instead of the package's pass
+    over every unit, which took 2.5 to 14 ms a round on E2E's quality ratings."""
+    per_item = item_coincidences(counts, unit_item)
+    distance = (domain[:, None] - domain[None, :]) ** 2
+    items, size = per_item.shape[0], len(domain)
+    alphas = np.empty(rounds)
+    for round_ in range(rounds):
+        drawn = np.bincount(rng.integers(0, items, size=items), minlength=items)
+        alphas[round_] = alpha_of_coincidences((drawn @ per_item).reshape(size, size), distance)
+    return alphas
+
+
+def item_coincidences(counts: np.ndarray, unit_item: np.ndarray) -> np.ndarray:
+    """Each item's coincidence matrix, flattened: over its units, (n_c n_v - [c = v] n_c)
+    / (m - 1), n_c the unit's count of value c and m its number of values (Krippendorff)."""
+    units, size = counts.shape
+    pairs = counts[:, :, None] * counts[:, None, :] - counts[:, :, None] * np.eye(size)
+    per_unit = pairs / (counts.sum(axis=1) - 1)[:, None, None]
+    _, item_at = np.unique(unit_item, return_inverse=True)
+    per_item = np.zeros((item_at.max() + 1, size * size))
+    np.add.at(per_item, item_at, per_unit.reshape(units, size * size))
+    return per_item
+
+
+def alpha_of_coincidences(observed: np.ndarray, distance: np.ndarray) -> float:
+    """1 - observed / expected disagreement, as the package computes it from coincidences."""
+    n_v = observed.sum(axis=0)
+    expected = (np.outer(n_v, n_v) - np.diag(n_v)) / (n_v.sum() - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(1 - (observed * distance).sum() / (expected * distance).sum())
 
 
 def none_or_float(value: float | np.floating | None) -> float | None:

@@ -6,12 +6,13 @@ from ranking.engine.agreement import (
     Judgments,
     agreement_with_others,
     alpha_with_interval,
+    bootstrap_alphas,
     group_medians,
     hits_done,
-    item_resamples,
     measure_agreement,
     normalised_ranks,
     unit_index,
+    value_counts,
 )
 
 
@@ -109,16 +110,25 @@ def test_alpha_without_units_judged_twice_is_undefined():
     )
 
 
-def test_item_resamples_draw_whole_items():
-    unit_item = np.array([4, 2, 4, 9, 2, 4])  # item 4 has three units, 2 two, 9 one
-    sizes = {4: 3, 2: 2, 9: 1}
-    for rows in item_resamples(unit_item, np.random.default_rng(1), rounds=30):
-        drawn = {item: np.count_nonzero(unit_item[rows] == item) for item in sizes}
-        assert all(count % sizes[item] == 0 for item, count in drawn.items())
-        assert sum(count // sizes[item] for item, count in drawn.items()) == 3
-        for item in sizes:  # each copy of an item brings each of its units once
-            mine = np.flatnonzero(unit_item == item)
-            assert len(set(np.bincount(rows, minlength=6)[mine].tolist())) == 1
+@pytest.mark.parametrize("seed", [1, 2])
+def test_bootstrap_alphas_are_the_packages_on_the_resampled_units(seed):
+    judgments = random_judgments(seed, hits=80)
+    value = normalised_ranks(judgments.hit, judgments.score)
+    unit = unit_index(judgments.item, judgments.system)
+    domain, counts, unit_item = value_counts(unit, judgments.item, value)
+    alphas = bootstrap_alphas(counts, unit_item, domain, np.random.default_rng(seed), rounds=8)
+    # The same draws, made into resampled units the plain way: every unit of an item drawn
+    # twice comes twice.
+    items = np.unique(unit_item)
+    rng = np.random.default_rng(seed)
+    for alpha in alphas:
+        drawn = np.bincount(rng.integers(0, len(items), size=len(items)), minlength=len(items))
+        rows = np.repeat(np.arange(len(counts)), drawn[np.searchsorted(items, unit_item)])
+        expected = krippendorff.alpha(
+            value_counts=counts[rows], value_domain=domain, level_of_measurement="interval"
+        )
+        assert alpha == pytest.approx(expected, abs=1e-12)
+    assert len(set(alphas.tolist())) == 8
 
 
 def test_agreement_with_others_compares_with_the_mean_of_the_others():
