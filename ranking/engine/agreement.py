@@ -54,7 +54,7 @@ class Alpha:
 @dataclass(frozen=True)
 class PerAnnotator:
     annotator: np.ndarray  # int: the annotators, ascending
-    correlation: np.ndarray  # float: r with the others' mean; NaN with too few shared units
+    correlation: np.ndarray  # float: r with the others' mean; NaN: too few shared, no spread
     shared_units: np.ndarray  # int: units the annotator shares with a counted other
 
 
