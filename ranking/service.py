@@ -27,6 +27,7 @@ from ranking.engine import (
     rank_systems,
 )
 
+from .agreement_service import Measured, measure, store_agreement
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
 
@@ -212,7 +213,9 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
             " judgments that are not all equal"
         )
     computed = time.perf_counter()
-    store_results(run, token, data, ranking, loaded - started, computed - loaded)
+    # Agreement between the annotators, stored with the run so pages read it, not compute it.
+    agreement = measure(criterion, run.seed)
+    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
 
 
 def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
@@ -231,6 +234,7 @@ def store_results(
     ranking: AnyRanking,
     load_seconds: float,
     compute_seconds: float,
+    agreement: Measured,
 ) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
@@ -255,6 +259,7 @@ def store_results(
         )
         for position, index in enumerate(ranking.order, start=1)
     )
+    store_agreement(run, agreement)
 
 
 def note_on(ranking: AnyRanking) -> str:

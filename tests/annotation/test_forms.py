@@ -181,7 +181,7 @@ def test_entry_form_refuses_odd_identifiers(value):
 @pytest.mark.parametrize(
     ("ours", "djangos", "value", "attrs"),
     [
-        (ScoreInput, forms.TextInput, '12"<>&\'', {"aria-invalid": "true", "required": True}),
+        (ScoreInput, forms.TextInput, "12\"<>&'", {"aria-invalid": "true", "required": True}),
         (ScoreInput, forms.TextInput, None, {"size": 7, "spellcheck": "false"}),
         (MarkInput, forms.CheckboxInput, True, {}),
         (MarkInput, forms.CheckboxInput, False, {"disabled": False}),

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
 from ranking.export import write_csv
-from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun
+from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun, RunAgreement
 from ranking.service import execute_run
 
 # What the table's first two columns hold where it is not TrueSkill (SystemResult's docstring).
@@ -82,6 +82,17 @@ class Command(BaseCommand):
             span = f"{row.rank_lo}-{row.rank_hi}"
             self.stdout.write(f"{cluster:>7} {row.mu:7.3f} {span:>7}  {row.system.name}")
             previous = row.cluster
+        self.print_agreement(run)
+
+    def print_agreement(self, run: RankingRun) -> None:
+        agreement = RunAgreement.objects.filter(run=run).first()
+        if agreement is None or agreement.alpha is None:
+            return
+        self.stdout.write(
+            f"Krippendorff's alpha {agreement.alpha:.3f} (95% interval {agreement.alpha_low:.3f} "
+            f"to {agreement.alpha_high:.3f}, {agreement.rounds} rounds) on {agreement.units} "
+            f"(item, system) pairs judged twice or more; {agreement.seconds:.2f} s"
+        )
 
     def write_csv_file(self, run: RankingRun, target: str) -> None:
         if target == "-":
