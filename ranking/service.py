@@ -5,8 +5,10 @@ position), because the E2E protocol breaks ties in sigma by that order.
 """
 
 import time
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable
+from dataclasses import asdict, dataclass
 from datetime import timedelta
+from typing import Generic, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -16,7 +18,8 @@ from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
-from ranking.engine import Comparisons, comparisons_from_hits, rank_systems
+from ranking.engine import Comparisons, Ranking, comparisons_from_hits, rank_systems
+from ranking.engine.protocols import Progress
 
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
@@ -25,33 +28,67 @@ class NothingToRank(ValueError):
     pass
 
 
+SystemKey = TypeVar("SystemKey", bound=Hashable)
+
+
 @dataclass(frozen=True)
-class RankingInput:
-    system_ids: list[int]
+class RankingInput(Generic[SystemKey]):
+    """What the engine ranks, and which system each of its numbers stands for: the
+    database's system ids, or the system names of a bundle."""
+
+    systems: list[SystemKey]
     comparisons: Comparisons
     judgments: int
     hits: int
 
 
+@dataclass(frozen=True)
+class ResultRow(Generic[SystemKey]):
+    """One system's line of a ranking, best first: what a SystemResult stores."""
+
+    position: int
+    system: SystemKey
+    cluster: int
+    mu: float
+    sigma: float
+    mu_std: float
+    rank_lo: int
+    rank_hi: int
+    comparisons: int
+
+
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
 Scores = list[tuple[int, float]]
 
+# The order in which a ranking reads judgments: HIT by HIT, position by position. Systems
+# are numbered in this order, so the ranking depends on it (see the module's docstring).
+JUDGMENT_ORDER = ("assignment__hit_id", "assignment_id", "slot__position")
 
-def load_ranking_input(criterion: CampaignCriterion) -> RankingInput:
+
+def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     rows = (
         Judgment.objects.counted()
         .for_criterion(criterion)
-        .order_by("assignment__hit_id", "assignment_id", "slot__position")
+        .order_by(*JUDGMENT_ORDER)
         .values_list("assignment_id", "slot__output__system_id", "score")
     )
-    assignments: dict[int, Scores] = {}
-    system_index: dict[int, int] = {}
-    for assignment_id, system_id, score in rows.iterator(chunk_size=10_000):
-        index = system_index.setdefault(system_id, len(system_index))
-        assignments.setdefault(assignment_id, []).append((index, score))
+    return ranking_input_from_rows(rows.iterator(chunk_size=10_000))
+
+
+def ranking_input_from_rows(
+    rows: Iterable[tuple[Hashable, SystemKey, float]],
+) -> RankingInput[SystemKey]:
+    """The engine's input from counted judgments as (assignment, system, score) rows in
+    JUDGMENT_ORDER. The database and a bundle both come through here, so the same rows
+    give the same input, numbering included."""
+    assignments: dict[Hashable, Scores] = {}
+    system_index: dict[SystemKey, int] = {}
+    for assignment, system, score in rows:
+        index = system_index.setdefault(system, len(system_index))
+        assignments.setdefault(assignment, []).append((index, score))
     systems, scores = hit_arrays(list(assignments.values()))
     return RankingInput(
-        system_ids=list(system_index),
+        systems=list(system_index),
         comparisons=comparisons_from_hits(systems, scores),
         judgments=sum(len(judged) for judged in assignments.values()),
         hits=len(assignments),
@@ -68,6 +105,43 @@ def hit_arrays(assignments: list[Scores]) -> tuple[np.ndarray, np.ndarray]:
         systems[row, : len(judged)] = [index for index, _ in judged]
         scores[row, : len(judged)] = [score for _, score in judged]
     return systems, scores
+
+
+def rank_input(
+    data: RankingInput,
+    protocol: str,
+    repetitions: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> Ranking:
+    """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
+    if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
+        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
+    return rank_systems(
+        data.comparisons,
+        len(data.systems),
+        protocol=protocol,
+        runs=repetitions,
+        seed=seed,
+        progress=progress,
+    )
+
+
+def result_rows(data: RankingInput[SystemKey], ranking: Ranking) -> list[ResultRow[SystemKey]]:
+    return [
+        ResultRow(
+            position=position,
+            system=data.systems[index],
+            cluster=int(ranking.cluster[index]),
+            mu=float(ranking.mean_mu[index]),
+            sigma=float(ranking.mean_sigma[index]),
+            mu_std=float(ranking.std_mu[index]),
+            rank_lo=int(ranking.rank_lo[index]),
+            rank_hi=int(ranking.rank_hi[index]),
+            comparisons=int(ranking.n_comparisons[index]),
+        )
+        for position, index in enumerate(ranking.order, start=1)
+    ]
 
 
 # Queueing -----------------------------------------------------------------------------------
@@ -151,15 +225,12 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         raise NothingToRank(f"the campaign has no {run.criterion} criterion")
     data = load_ranking_input(criterion)
     run.update_as_holder(token, judgments_version=criterion.judgments_version)
-    if len(data.system_ids) < 2 or len(data.comparisons.winner) == 0:
-        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     loaded = time.perf_counter()
-    ranking = rank_systems(
-        data.comparisons,
-        len(data.system_ids),
-        protocol=run.protocol,
-        runs=run.repetitions,
-        seed=run.seed,
+    ranking = rank_input(
+        data,
+        run.protocol,
+        run.repetitions,
+        run.seed,
         progress=progress_writer(run, token, heartbeat),
     )
     computed = time.perf_counter()
@@ -190,17 +261,11 @@ def store_results(run, token, data: RankingInput, ranking, load_seconds, compute
         error="",
     )
     SystemResult.objects.bulk_create(
-        SystemResult(
-            run=run,
-            system_id=data.system_ids[index],
-            position=position,
-            cluster=int(ranking.cluster[index]),
-            mu=float(ranking.mean_mu[index]),
-            sigma=float(ranking.mean_sigma[index]),
-            mu_std=float(ranking.std_mu[index]),
-            rank_lo=int(ranking.rank_lo[index]),
-            rank_hi=int(ranking.rank_hi[index]),
-            comparisons=int(ranking.n_comparisons[index]),
-        )
-        for position, index in enumerate(ranking.order, start=1)
+        SystemResult(run=run, **result_fields(row)) for row in result_rows(data, ranking)
     )
+
+
+def result_fields(row: ResultRow[int]) -> dict:
+    fields = asdict(row)
+    fields["system_id"] = fields.pop("system")
+    return fields

@@ -39,7 +39,7 @@ def test_load_ranking_input_numbers_systems_by_first_appearance():
     first = list(items[0].outputs.order_by("system__name"))
     make_judged_hit([first[2], first[0], first[1]], [10, 20, 20])
     data = load_ranking_input(campaign.criteria.get(criterion="quality"))
-    assert data.system_ids == [systems[2].pk, systems[0].pk, systems[1].pk]
+    assert data.systems == [systems[2].pk, systems[0].pk, systems[1].pk]
     assert (data.hits, data.judgments, len(data.comparisons.winner)) == (1, 3, 3)
     assert data.comparisons.draw.sum() == 1
 
@@ -122,7 +122,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
     )
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
     data = load_ranking_input(campaign.criteria.get(criterion="quality"))
-    ranking = rank_systems(data.comparisons, len(data.system_ids), runs=10, seed=0)
+    ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=0)
     with pytest.raises(ClaimLost):
         store_results(run, stalled_token, data, ranking, 0.0, 0.0)
     run.refresh_from_db()
