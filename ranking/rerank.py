@@ -53,7 +53,7 @@ def rerank_bundle(
 
 
 def chosen_runs(runs: Any, criterion: str | None, protocol: str | None) -> list[dict]:
-    if not isinstance(runs, list):
+    if not isinstance(runs, list) or not all(isinstance(run, dict) for run in runs):
         raise BundleError(f"{RUNS}: not a list of runs")
     chosen = [
         run
