@@ -346,9 +346,6 @@ def design_questions(campaign: Campaign, imported: list[str]) -> dict:
 
 
 def quality_assurance(campaign: Campaign) -> dict:
-    judgments = Judgment.objects.filter(
-        assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED
-    )
     hits = Assignment.objects.submitted().filter(hit__campaign=campaign)
     methods = [
         f"automatic: a HIT submitted in under {campaign.min_seconds_per_hit} s is flagged "
@@ -364,8 +361,23 @@ def quality_assurance(campaign: Campaign) -> dict:
             sorted(hits.flagged().order_by().values_list("flag").annotate(n=Count("pk")))
         ),
         excluded_evaluators=campaign.annotators.filter(is_excluded=True).count(),
-        judgments_submitted=judgments.count(),
-        judgments_left_out=judgments.exclude(counted_q("assignment__")).count(),
+        **judgment_counts(campaign),
+    )
+
+
+def judgment_counts(campaign: Campaign) -> dict[str, int]:
+    """The judgments of submitted HITs, those rankings leave out, and why (both reasons
+    may hold for one judgment)."""
+    judgments = Judgment.objects.filter(
+        assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED
+    )
+    return judgments.aggregate(
+        judgments_submitted=Count("pk"),
+        judgments_left_out=Count("pk", filter=~counted_q("assignment__")),
+        judgments_flagged=Count("pk", filter=~Q(assignment__flag="")),
+        judgments_of_excluded_evaluators=Count(
+            "pk", filter=Q(assignment__annotator__is_excluded=True)
+        ),
     )
 
 

@@ -74,7 +74,9 @@ def test_datasheet_has_the_heds_sections_and_the_campaigns_values():
     assert sample["3.2.2"]["facts"]["evaluators_by_source"] == {"invited": 1, "prolific": 2}
     assert sample["3.3.3"]["facts"]["flagged_hits"] == {"too_fast": 1}
     assert sample["3.3.3"]["facts"]["excluded_evaluators"] == 1
-    assert sample["3.3.3"]["facts"]["judgments_left_out"] == 6
+    counts = sample["3.3.3"]["facts"]
+    assert (counts["judgments_submitted"], counts["judgments_left_out"]) == (18, 6)
+    assert (counts["judgments_flagged"], counts["judgments_of_excluded_evaluators"]) == (3, 3)
 
 
 def test_datasheet_says_how_each_systems_outputs_were_obtained():
