@@ -219,20 +219,20 @@ class SystemAdmin(RecountAfterEdits):
         "architecture",
         "is_active",
         "output_count",
-        "judgment_count",
     ]
     list_filter = ["campaign", "architecture", "is_active"]
     list_select_related = ["campaign"]
     search_fields = ["name", "label"]
+    # Judgments are counted on the change page of one system only: counted for every
+    # system of a list, they read every judgment of the campaign (the results page shows
+    # them per system, from the ranking run).
+    readonly_fields = ["judgment_count"]
 
     def get_queryset(self, request):
         return (
             super()
             .get_queryset(request)
-            .annotate(
-                n_outputs=count_of(Output.objects.all(), "system"),
-                n_judgments=count_of(Judgment.objects.all(), "slot__output__system"),
-            )
+            .annotate(n_outputs=count_of(Output.objects.all(), "system"))
         )
 
     @admin.display(description="outputs", ordering="n_outputs")
@@ -247,9 +247,11 @@ class SystemAdmin(RecountAfterEdits):
             if change and "is_active" in form.changed_data:
                 obj.campaign.criteria.record_judgments_change()
 
-    @admin.display(description="judgments", ordering="n_judgments")
+    @admin.display(description="judgments")
     def judgment_count(self, system):
-        return system.n_judgments
+        if system.pk is None:
+            return 0
+        return Judgment.objects.filter(slot__output__system=system).count()
 
 
 @admin.register(Output)
@@ -262,6 +264,9 @@ class OutputAdmin(RecountAfterEdits):
     search_fields = ["text", "item__external_id", "system__name"]
     list_select_related = ["system", "item"]
     raw_id_fields = ["item", "system"]
+    # The model's ordering (item, system) sorts by the related rows' own orderings, a join
+    # and a sort of every output; by their ids it is the (item, system) index, read in order.
+    ordering = ["item_id", "system_id"]
 
 
 @admin.register(Annotator)

@@ -24,14 +24,15 @@ constraint is the last guard.
 """
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, Min, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
-from .loads import shift_loads, sync_pool
+from .loads import add_free, shift_loads, sync_pool
 from .models import (
     Annotator,
     Assignment,
@@ -40,6 +41,7 @@ from .models import (
     Hit,
     HitOutput,
     ItemLoad,
+    ItemSystemLoad,
     Output,
     SystemLoad,
 )
@@ -86,58 +88,92 @@ def hits_submitted(annotator: Annotator, criterion: CampaignCriterion) -> int:
 
 def expire_abandoned(criterion: CampaignCriterion, now=None) -> int:
     """Give the HITs of assignments past their timeout back to the pool."""
-    stale = Assignment.objects.filter(
-        pk__in=list(
-            assignments_in(criterion).expired_by(now or timezone.now()).values_list("pk", flat=True)
-        )
+    stale = list(
+        assignments_in(criterion).expired_by(now or timezone.now()).values_list("pk", flat=True)
     )
-    return end_assignments(criterion, stale)
+    if not stale:
+        return 0
+    return end_assignments(criterion, Assignment.objects.filter(pk__in=stale))
+
+
+def expire_when_due(criterion: CampaignCriterion, now) -> None:
+    """Expire abandoned assignments once the earliest time one can expire has passed, then
+    note the next such time: no query at all while none can have expired."""
+    due = criterion.next_expiry_at
+    if due is not None and due > now:
+        return
+    expire_abandoned(criterion, now)
+    next_expiry = assignments_in(criterion).active().aggregate(first=Min("expires_at"))["first"]
+    note_next_expiry(criterion, next_expiry, always=True)
+
+
+def note_next_expiry(criterion: CampaignCriterion, expires_at, always: bool = False) -> None:
+    """Keep `next_expiry_at` a lower bound of the open assignments' expiry times."""
+    current = criterion.next_expiry_at
+    if always or (expires_at is not None and (current is None or expires_at < current)):
+        criterion.next_expiry_at = expires_at
+        CampaignCriterion.objects.filter(pk=criterion.pk).update(next_expiry_at=expires_at)
 
 
 def end_assignments(criterion: CampaignCriterion, assignments: QuerySet) -> int:
     """Open assignments that stop: their HITs go back to the pool."""
     shift_loads(criterion, assignments, -1)
+    add_free(criterion, Counter(assignments.values_list("hit__item_id", flat=True)), +1)
     return assignments.update(status=Assignment.Status.EXPIRED)
 
 
-def next_assignment(annotator: Annotator, criterion: CampaignCriterion) -> Assignment | None:
+def next_assignment(
+    annotator: Annotator, criterion: CampaignCriterion, now=None
+) -> Assignment | None:
     """The annotator's open assignment in this criterion, or a new one; None when there is
     no more work for them (limit reached, criterion closed, or every item seen)."""
-    now = timezone.now()
     with transaction.atomic():
-        criterion = sync_pool(lock_criterion(criterion))
-        expire_abandoned(criterion, now)
-        mine = Mine.of(annotator, criterion)
-        if mine.open is not None:
-            return Assignment.objects.get(pk=mine.open)
-        campaign = criterion.campaign
-        if not criterion.is_open or campaign.status != campaign.Status.OPEN:
-            return None
-        if mine.taken >= campaign.max_hits_per_annotator:
-            return None
-        hit, systems = next_hit(mine, criterion)
-        if hit is None:
-            return None
-        timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
-        assignment = Assignment.objects.create(
-            hit=hit, annotator=annotator, started_at=now, expires_at=now + timeout
-        )
-        add_live_hit(criterion, hit.item_id, systems)
-        return assignment
+        return hand_out(annotator.pk, lock_criterion(criterion), now)
+
+
+def hand_out(annotator_id: int, criterion: CampaignCriterion, now=None) -> Assignment | None:
+    """next_assignment's work, inside a transaction that holds the criterion's lock (taken
+    by `lock_criterion`, or by a view that locks first and does more under it); the
+    annotator is one of the criterion's campaign."""
+    now = now or timezone.now()
+    criterion = sync_pool(criterion)
+    expire_when_due(criterion, now)
+    mine = Mine.of(annotator_id, criterion)
+    if mine.open is not None:
+        return Assignment.objects.get(pk=mine.open)
+    campaign = criterion.campaign
+    if not criterion.is_open or campaign.status != campaign.Status.OPEN:
+        return None
+    if mine.taken >= campaign.max_hits_per_annotator:
+        return None
+    hit, systems, reused = next_hit(mine, criterion)
+    if hit is None:
+        return None
+    timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
+    assignment = Assignment.objects.create(
+        hit=hit, annotator_id=annotator_id, started_at=now, expires_at=now + timeout
+    )
+    add_live_hit(criterion, hit.item_id, systems, reused)
+    note_next_expiry(criterion, assignment.expires_at)
+    return assignment
 
 
 @dataclass(frozen=True)
 class Mine:
     """What the hand-out needs of the annotator's own assignments in the criterion, read
-    in one query (at most the HIT limit of rows)."""
+    in one query (at most the HIT limit of rows) through the annotator's index."""
 
     open: int | None
     taken: int
     seen: frozenset[int]
 
     @classmethod
-    def of(cls, annotator: Annotator, criterion: CampaignCriterion) -> "Mine":
-        mine = assignments_in(criterion).filter(annotator=annotator)
+    def of(cls, annotator_id: int, criterion: CampaignCriterion) -> "Mine":
+        # An annotator belongs to one campaign: no need to name it (a join the planner
+        # might start from the campaign's HITs).
+        mine = Assignment.objects.filter(
+            annotator_id=annotator_id, hit__criterion=criterion.criterion
+        )
         rows = list(mine.values_list("pk", "status", "hit__item_id"))
         active = [pk for pk, status, _ in rows if status == Assignment.Status.ASSIGNED]
         taken = sum(status != Assignment.Status.EXPIRED for _, status, _ in rows)
@@ -145,26 +181,31 @@ class Mine:
         return cls(active[0] if active else None, taken, seen)
 
 
-def next_hit(mine: Mine, criterion: CampaignCriterion) -> tuple[Hit | None, list[int]]:
-    """A HIT for the annotator and the systems it shows, or (None, [])."""
+def next_hit(mine: Mine, criterion: CampaignCriterion) -> tuple[Hit | None, list[int], bool]:
+    """A HIT for the annotator, the systems it shows, and whether it is an earlier HIT
+    given out again; (None, [], False) when there is none."""
     k = criterion.hit_size
     if k < 2:
-        return None, []
+        return None, [], False
     chosen = choose_item(mine.seen, criterion)
     if chosen is None:
-        return None, []
-    item_id, live = chosen
-    free = free_hit(item_id, criterion, k)
-    if free is not None:
-        return free, list(free.slots.values_list("output__system_id", flat=True))
-    outputs = choose_outputs(item_id, criterion, k, shown_before=live > 0)
-    return build_hit(item_id, criterion, outputs), [o.system_id for o in outputs]
+        return None, [], False
+    if chosen.free:
+        hit = free_hit(chosen.item_id, criterion, k)
+        if hit is not None:
+            return hit, list(hit.slots.values_list("output__system_id", flat=True)), True
+    outputs = choose_outputs(chosen.item_id, criterion, k)
+    return build_hit(chosen.item_id, criterion, outputs), [o.system_id for o in outputs], False
 
 
-def add_live_hit(criterion: CampaignCriterion, item_id: int, systems: list[int]) -> None:
-    """A HIT just given out: one more live assignment of its item and slot of its systems."""
-    ItemLoad.objects.filter(criterion=criterion, item_id=item_id).update(live=F("live") + 1)
+def add_live_hit(criterion: CampaignCriterion, item_id: int, systems: list[int], reused: bool):
+    """A HIT just given out: one more live assignment of its item and slot of its systems
+    (and one free HIT fewer if it was one)."""
+    items = ItemLoad.objects.filter(criterion=criterion, item_id=item_id)
+    items.update(live=F("live") + 1, free=F("free") - int(reused))
     SystemLoad.objects.filter(criterion=criterion, system_id__in=systems).update(live=F("live") + 1)
+    pairs = ItemSystemLoad.objects.filter(criterion=criterion, item_id=item_id)
+    pairs.filter(system_id__in=systems).update(live=F("live") + 1)
 
 
 def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
@@ -177,46 +218,45 @@ def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
         )
 
 
-def choose_item(seen: frozenset[int], criterion: CampaignCriterion) -> tuple[int, int] | None:
-    """The eligible item with the fewest live assignments among those not `seen`, and that
-    number; ties at random among the first rows of the index."""
+@dataclass(frozen=True)
+class ChosenItem:
+    item_id: int
+    live: int
+    free: int  # its HITs free to give out again (see ItemLoad.free)
+
+
+def choose_item(seen: frozenset[int], criterion: CampaignCriterion) -> ChosenItem | None:
+    """The eligible item with the fewest live assignments among those not `seen`; ties at
+    random among the first rows of the index."""
     lowest = list(
         ItemLoad.objects.filter(criterion=criterion, eligible=True)
         .exclude(item_id__in=seen)
         .order_by("live")
-        .values_list("item_id", "live")[:CANDIDATES]
+        .values_list("item_id", "live", "free")[:CANDIDATES]
     )
     if not lowest:
         return None
     fewest = lowest[0][1]
-    return random.choice([row for row in lowest if row[1] == fewest])
+    return ChosenItem(*random.choice([row for row in lowest if row[1] == fewest]))
 
 
-def system_loads_on(item_id: int, criterion: CampaignCriterion) -> dict[int, int]:
-    """Live slots per system on one item: a count over the item's own HITs only."""
-    slots = HitOutput.objects.filter(
-        hit__item_id=item_id,
-        hit__criterion=criterion.criterion,
-        hit__assignments__in=live_assignments(criterion),
-    )
-    return dict(slots.values_list("output__system").annotate(n=Count("id")))
-
-
-def choose_outputs(
-    item_id: int, criterion: CampaignCriterion, k: int, shown_before: bool
-) -> list[Output]:
+def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> list[Output]:
     """The item's outputs of the k active systems with the fewest live judgments in the
-    criterion, then the fewest on this item (read only if it was shown before)."""
+    criterion, then the fewest on this item: one query over the item's outputs and their
+    kept loads."""
     overall = SystemLoad.objects.filter(criterion=criterion, system_id=OuterRef("system_id"))
+    on_item = ItemSystemLoad.objects.filter(
+        criterion=criterion, item_id=item_id, system_id=OuterRef("system_id")
+    )
     outputs = list(
         Output.objects.filter(item_id=item_id, system__is_active=True).annotate(
-            load=Subquery(overall.values("live")[:1])
+            load=Subquery(overall.values("live")[:1]),
+            load_on_item=Subquery(on_item.values("live")[:1]),
         )
     )
-    on_item = system_loads_on(item_id, criterion) if shown_before else {}
     random.shuffle(outputs)  # the sort is stable: equal loads stay in random order
-    outputs.sort(key=lambda o: (o.load or 0, on_item.get(o.system_id, 0)))
-    return outputs[:k]  # type: ignore[return-value]  # Outputs, with their load annotated
+    outputs.sort(key=lambda o: (o.load or 0, o.load_on_item or 0))
+    return outputs[:k]  # type: ignore[return-value]  # Outputs, with their loads annotated
 
 
 def build_hit(item_id: int, criterion: CampaignCriterion, outputs: list[Output]) -> Hit:

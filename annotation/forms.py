@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from django import forms
 from django.core.validators import RegexValidator
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 
 from nlgdata.judgments import (
     COVERAGE_MARKS,
@@ -69,6 +71,36 @@ class EntryForm(forms.Form):
         return self.cleaned_data["assignmentId"] == MTURK_PREVIEW
 
 
+class DirectInput:
+    """A widget mixin that writes its <input> in Python, exactly as Django's input.html and
+    attrs.html templates would: a HIT page has some twenty inputs, and rendering each
+    through the template engine was a third of the page's time."""
+
+    def render(self, name, value, attrs=None, renderer=None):
+        widget = self.get_context(name, value, attrs)["widget"]  # type: ignore[attr-defined]
+        html = [f' type="{escape(widget["type"])}" name="{escape(widget["name"])}"']
+        if widget["value"] is not None:
+            html.append(f' value="{escape(str(widget["value"]))}"')
+        for key, given in widget["attrs"].items():
+            if given is True:
+                html.append(f" {escape(key)}")
+            elif given is not False:
+                html.append(f' {escape(key)}="{escape(str(given))}"')
+        return mark_safe("<input" + "".join(html) + ">")  # every part escaped above
+
+
+class ScoreInput(DirectInput, forms.TextInput):
+    pass
+
+
+class MarkInput(DirectInput, forms.CheckboxInput):
+    pass
+
+
+class KeyInput(DirectInput, forms.HiddenInput):
+    pass
+
+
 class MagnitudeField(forms.CharField):
     """A whole number above 0 of at most six digits, relative to the standard's 100."""
 
@@ -80,6 +112,8 @@ class MagnitudeField(forms.CharField):
         "fraction": "Use whole numbers only, such as 150 rather than 150.5.",
         "too_long": f"Use at most {MAX_SCORE_DIGITS} digits (up to {MAX_SCORE}).",
     }
+
+    widget = ScoreInput
 
     def __init__(self, **kwargs):
         super().__init__(max_length=None, strip=True, **kwargs)
@@ -120,7 +154,7 @@ class SubmissionKeyForm(forms.Form):
     """The key a HIT page sends with its answers, so a repeat of one POST is recognised."""
 
     submission_key = forms.CharField(
-        required=False, max_length=64, widget=forms.HiddenInput, validators=[platform_id]
+        required=False, max_length=64, widget=KeyInput, validators=[platform_id]
     )
 
     def is_repeat_of(self, assignment) -> bool:
@@ -141,7 +175,7 @@ class HitForm(SubmissionKeyForm):
             )
             if coverage:
                 for mark, label in COVERAGE_MARKS.items():
-                    field = forms.BooleanField(required=False, label=label)
+                    field = forms.BooleanField(required=False, label=label, widget=MarkInput)
                     self.fields[f"{mark}_{sentence.key}"] = field
 
     def clean(self):

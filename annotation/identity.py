@@ -8,6 +8,7 @@ who comes back through the platform's link (any browser) is the same row again.
 """
 
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 
 from .loads import lock_criteria, shift_loads
@@ -38,8 +39,22 @@ def remember(session, annotator: Annotator) -> None:
     session[SESSION_KEY] = known
 
 
+def remembered_id(session, campaign: Campaign) -> int | None:
+    """The id of the annotator the session remembers for the campaign (the session is a
+    signed cookie: only this site can have written it)."""
+    return session.get(SESSION_KEY, {}).get(str(campaign.pk))
+
+
+def remembered_in_query(session) -> Subquery:
+    """The id of the annotator the session remembers for the campaign of the outer query's
+    row (its `campaign_id`), or NULL: lets a view read it with that row, in one query."""
+    known = [int(pk) for pk in session.get(SESSION_KEY, {}).values()]
+    annotators = Annotator.objects.filter(campaign_id=OuterRef("campaign_id"), pk__in=known)
+    return Subquery(annotators.values("pk")[:1])
+
+
 def remembered(session, campaign: Campaign) -> Annotator | None:
-    annotator_id = session.get(SESSION_KEY, {}).get(str(campaign.pk))
+    annotator_id = remembered_id(session, campaign)
     if annotator_id is None:
         return None
     return Annotator.objects.filter(pk=annotator_id, campaign=campaign).first()

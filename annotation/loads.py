@@ -1,8 +1,9 @@
 """The counts that the hand-out balances on, kept up to date instead of recomputed.
 
 An assignment is *live* while it is open, or submitted and counted (unflagged, annotator not
-excluded). Balance needs, per criterion, each item's live assignments (`ItemLoad`) and each
-system's live slots (`SystemLoad`). Every change that makes assignments live or not live
+excluded). Balance needs, per criterion, each item's live assignments (`ItemLoad`), each
+system's live slots (`SystemLoad`) and each system's live slots on each item
+(`ItemSystemLoad`). Every change that makes assignments live or not live
 (hand-out, expiry, release, a flagged submission, exclusion and its reversal, a cleared
 flag, an import) shifts these counts in its own transaction, under the criterion's row lock
 where the hand-out needs it, so a hand-out reads a few rows whatever the campaign's size.
@@ -14,14 +15,16 @@ and the next hand-out brings the item rows up to date once (`sync_pool`).
 
 from collections import Counter
 
-from django.db.models import Count, F, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from .models import (
     Assignment,
     CampaignCriterion,
+    Hit,
     HitOutput,
     Item,
     ItemLoad,
+    ItemSystemLoad,
     Output,
     System,
     SystemLoad,
@@ -39,18 +42,39 @@ def shift_loads(criterion: CampaignCriterion, assignments: QuerySet, sign: int) 
     have just become live (+1) or stopped being live (-1) in `criterion`."""
     per_item = Counter(assignments.values_list("hit__item_id", flat=True))
     slots = HitOutput.objects.filter(hit__assignments__in=assignments)
-    per_system = Counter(slots.values_list("output__system_id", flat=True))
-    _add(ItemLoad.objects.filter(criterion=criterion), "item_id", per_item, sign)
-    _add(SystemLoad.objects.filter(criterion=criterion), "system_id", per_system, sign)
+    pairs = list(slots.values_list("hit__item_id", "output__system_id"))
+    _add(ItemLoad.objects.filter(criterion=criterion), per_item, sign, "item_id")
+    per_system = Counter(system for _, system in pairs)
+    _add(SystemLoad.objects.filter(criterion=criterion), per_system, sign, "system_id")
+    per_pair = Counter(pairs)
+    _add(ItemSystemLoad.objects.filter(criterion=criterion), per_pair, sign, "item_id", "system_id")
 
 
-def _add(loads: QuerySet, key: str, counts: Counter, sign: int) -> None:
-    # One UPDATE per distinct count: a HIT's k systems all move by one, in one statement.
-    by_count: dict[int, list[int]] = {}
-    for pk, n in counts.items():
-        by_count.setdefault(n, []).append(pk)
+def add_free(criterion: CampaignCriterion, per_item: Counter, sign: int) -> None:
+    """HITs of these items whose last open assignment ended (+1) or that were taken (-1)."""
+    by_count = _by_count(per_item)
     for n, pks in by_count.items():
-        loads.filter(**{f"{key}__in": pks}).update(live=F("live") + sign * n)
+        loads = ItemLoad.objects.filter(criterion=criterion, item_id__in=pks)
+        loads.update(free=F("free") + sign * n)
+
+
+def _add(loads: QuerySet, counts: Counter, sign: int, *keys: str) -> None:
+    # One UPDATE per distinct count: a HIT's k systems all move by one, in one statement.
+    for n, pks in _by_count(counts).items():
+        if len(keys) == 1:
+            which = Q(**{f"{keys[0]}__in": pks})
+        else:
+            which = Q()
+            for key_values in pks:
+                which |= Q(**dict(zip(keys, key_values, strict=True)))
+        loads.filter(which).update(live=F("live") + sign * n)
+
+
+def _by_count(counts: Counter) -> dict[int, list]:
+    by_count: dict[int, list] = {}
+    for key, n in counts.items():
+        by_count.setdefault(n, []).append(key)
+    return by_count
 
 
 def sync_pool(criterion: CampaignCriterion) -> CampaignCriterion:
@@ -90,6 +114,15 @@ def mark_eligible_items(criterion: CampaignCriterion) -> None:
     SystemLoad.objects.bulk_create(
         [SystemLoad(criterion=criterion, system_id=pk) for pk in systems], ignore_conflicts=True
     )
+    pairs = Output.objects.filter(item__campaign_id=campaign_id).values_list("item_id", "system_id")
+    ItemSystemLoad.objects.bulk_create(
+        (
+            ItemSystemLoad(criterion=criterion, item_id=item, system_id=system)
+            for item, system in pairs
+        ),
+        ignore_conflicts=True,
+        batch_size=5000,
+    )
     eligible = (
         Output.objects.filter(item__campaign_id=campaign_id, system__is_active=True)
         .values("item")
@@ -111,25 +144,56 @@ def recount_loads(criterion: CampaignCriterion) -> None:
     per_item = dict(live.values_list("hit__item").annotate(n=Count("id")))
     slots = HitOutput.objects.filter(hit__assignments__in=live)
     per_system = dict(slots.values_list("output__system").annotate(n=Count("id")))
-    _set(ItemLoad, criterion, "item_id", per_item)
-    _set(SystemLoad, criterion, "system_id", per_system)
+    per_pair = {
+        (item, system): n
+        for item, system, n in slots.values_list("hit__item", "output__system").annotate(
+            n=Count("id")
+        )
+    }
+    _set(ItemLoad, criterion, ("item_id",), {(pk,): n for pk, n in per_item.items()})
+    _set(SystemLoad, criterion, ("system_id",), {(pk,): n for pk, n in per_system.items()})
+    _set(ItemSystemLoad, criterion, ("item_id", "system_id"), per_pair)
+    _set(ItemLoad, criterion, ("item_id",), free_hits(criterion), field="free")
 
 
-def _set(model, criterion: CampaignCriterion, key: str, counts: dict[int, int]) -> None:
-    rows = {getattr(row, key): row for row in model.objects.filter(criterion=criterion)}
-    missing = [model(criterion=criterion, **{key: pk}) for pk in counts if pk not in rows]
+def free_hits(criterion: CampaignCriterion) -> dict[tuple, int]:
+    """(item,) -> its HITs in the criterion that were given out and whose every assignment
+    expired."""
+    hits = Hit.objects.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+    free = hits.annotate(
+        given=Count("assignments"),
+        taken=Count("assignments", filter=~Q(assignments__status=Assignment.Status.EXPIRED)),
+    ).filter(given__gt=0, taken=0)
+    per_item = Counter(free.values_list("item_id", flat=True))
+    return {(pk,): n for pk, n in per_item.items()}
+
+
+def _set(model, criterion, keys: tuple[str, ...], counts: dict[tuple, int], field="live") -> None:
+    rows = {
+        tuple(getattr(row, key) for key in keys): row
+        for row in model.objects.filter(criterion=criterion)
+    }
+    missing = [
+        model(criterion=criterion, **dict(zip(keys, values, strict=True)))
+        for values in counts
+        if values not in rows
+    ]
     for row in model.objects.bulk_create(missing):
-        rows[getattr(row, key)] = row
-    for pk, row in rows.items():
-        row.live = counts.get(pk, 0)
-    model.objects.bulk_update(rows.values(), ["live"], batch_size=2000)
+        rows[tuple(getattr(row, key) for key in keys)] = row
+    for values, row in rows.items():
+        setattr(row, field, counts.get(values, 0))
+    model.objects.bulk_update(rows.values(), [field], batch_size=2000)
 
 
-def kept_loads(criterion: CampaignCriterion) -> tuple[dict[int, int], dict[int, int]]:
-    """The kept counts, item -> live and system -> live, without zeros (for checks)."""
-    items = ItemLoad.objects.filter(criterion=criterion, live__gt=0)
+def kept_loads(criterion: CampaignCriterion) -> dict[str, dict]:
+    """The kept counts without zeros (for checks): item -> live, system -> live,
+    (item, system) -> live, item -> free HITs."""
+    items = ItemLoad.objects.filter(criterion=criterion)
     systems = SystemLoad.objects.filter(criterion=criterion, live__gt=0)
-    return (
-        dict(items.values_list("item_id", "live")),
-        dict(systems.values_list("system_id", "live")),
-    )
+    pairs = ItemSystemLoad.objects.filter(criterion=criterion, live__gt=0)
+    return {
+        "items": dict(items.filter(live__gt=0).values_list("item_id", "live")),
+        "systems": dict(systems.values_list("system_id", "live")),
+        "pairs": {(i, s): n for i, s, n in pairs.values_list("item_id", "system_id", "live")},
+        "free": dict(items.filter(free__gt=0).values_list("item_id", "free")),
+    }

@@ -85,8 +85,9 @@ class CampaignCriterionQuerySet(models.QuerySet):
     def record_pool_change(self, recount: bool = False) -> int:
         """Note that outputs, systems or the HIT size of these criteria changed, so the next
         hand-out works out again which items can be given out; with `recount`, that it
-        counts the loads again too (after a bulk import or a deletion)."""
-        reset = {"pool_synced_version": 0} if recount else {}
+        counts the loads again too (after a bulk import or a deletion), and looks for
+        expired assignments (an edit may have moved a timeout)."""
+        reset = {"pool_synced_version": 0, "next_expiry_at": None} if recount else {}
         return self.update(pool_version=models.F("pool_version") + 1, **reset)
 
     def record_judgments_change(self) -> int:
@@ -120,6 +121,10 @@ class CampaignCriterion(models.Model):
     pool_version = models.PositiveBigIntegerField(default=1, editable=False)
     pool_synced_version = models.PositiveBigIntegerField(default=0, editable=False)
     hit_size = models.PositiveSmallIntegerField(default=0, editable=False)
+    # No open assignment of the criterion expires before this (a lower bound; null: none is
+    # open). A hand-out looks for expired assignments only once it has passed, so the check
+    # costs no query while nothing can have expired.
+    next_expiry_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = CampaignCriterionQuerySet.as_manager()
 
@@ -368,6 +373,8 @@ class ItemLoad(models.Model):
     criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
     live = models.IntegerField(default=0)
+    # HITs of the item whose every assignment expired: given out again before new ones.
+    free = models.IntegerField(default=0)
     # It has outputs from `hit_size` active systems.
     eligible = models.BooleanField(default=False)
 
@@ -393,6 +400,27 @@ class SystemLoad(models.Model):
 
     def __str__(self) -> str:
         return f"system {self.system_id} in {self.criterion_id}: {self.live} live"
+
+
+class ItemSystemLoad(models.Model):
+    """One system's live slots on one item in one criterion, kept like ItemLoad: the
+    hand-out prefers, among equally loaded systems, those least often shown with the item."""
+
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="+")
+    system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="+")
+    live = models.IntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["criterion", "item", "system"], name="item_system_load_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        where = f"item {self.item_id} in {self.criterion_id}"
+        return f"system {self.system_id} on {where}: {self.live} live"
 
 
 class JudgmentQuerySet(models.QuerySet):

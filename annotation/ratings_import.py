@@ -147,11 +147,19 @@ def read_page(row: Row, criterion: str, k: int, file_name: str) -> Page:
     return page
 
 
+# System.name's length: checked here, so that a longer one is an error naming its line rather
+# than a database error (PostgreSQL refuses it; SQLite would keep it).
+SYSTEM_NAME_CHARS = System._meta.get_field("name").max_length or 100
+
+
 def read_position(page: Page, values: dict, position: int, prefix: str, file_name: str) -> None:
     line = page.line
     system = values[f"sys{position}"].strip()
     if not re.fullmatch(r"[-a-zA-Z0-9_]+", system):
         raise DataFileError(file_name, f"{system!r} is not a system name", line, f"sys{position}")
+    if len(system) > SYSTEM_NAME_CHARS:
+        text = f"a system name of {len(system)} characters (at most {SYSTEM_NAME_CHARS})"
+        raise DataFileError(file_name, text, line, f"sys{position}")
     page.systems.append(system)
     page.texts.append(
         limit_text(

@@ -14,6 +14,7 @@ different answer to a HIT already submitted (the first answer is kept).
 
 import enum
 import string
+from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -23,7 +24,7 @@ from django.utils import timezone
 from nlgdata.text import normalise
 
 from .assignment import lock_criterion
-from .loads import lock_criteria, shift_loads
+from .loads import add_free, lock_criteria, shift_loads
 from .models import Assignment, AssignmentQuerySet, CampaignCriterion, Hit, HitOutput, Judgment
 
 
@@ -74,20 +75,34 @@ def submit(
     with transaction.atomic():
         criterion = lock_criterion(criterion)
         assignment.refresh_from_db()
-        if assignment.status == Assignment.Status.SUBMITTED:
-            same = key and key == assignment.submission_key
-            return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
-        if assignment.status == Assignment.Status.EXPIRED and hit_is_taken(assignment):
-            return Outcome.TAKEN
-        was_live = assignment.status == Assignment.Status.ASSIGNED
-        save_judgments(assignment, criterion, answers)
-        finish_assignment(assignment, criterion, key)
-        is_live = not assignment.flag and not assignment.annotator.is_excluded
-        if was_live != is_live:  # flagged, or an expired HIT that nobody else took
-            shift_loads(
-                criterion, Assignment.objects.filter(pk=assignment.pk), +1 if is_live else -1
-            )
-        CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change()
+        return save_submission(assignment, criterion, shown_outputs(assignment.hit), answers, key)
+
+
+def save_submission(
+    assignment: Assignment,
+    criterion: CampaignCriterion,
+    shown: list[Shown],
+    answers: dict[int, Answer],
+    key: str,
+) -> Outcome:
+    """submit's work, inside a transaction that holds the criterion's lock, with the
+    assignment (and its annotator) read under that lock: every change to the criterion's
+    assignments takes it, so what was read is what is true."""
+    if assignment.status == Assignment.Status.SUBMITTED:
+        same = key and key == assignment.submission_key
+        return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
+    was_expired = assignment.status == Assignment.Status.EXPIRED
+    if was_expired and hit_is_taken(assignment):
+        return Outcome.TAKEN
+    save_judgments(assignment, criterion, shown, answers)
+    finish_assignment(assignment, criterion, key)
+    was_live = not was_expired  # open
+    is_live = not assignment.flag and not assignment.annotator.is_excluded
+    if was_live != is_live:  # flagged, or an expired HIT that nobody else took
+        shift_loads(criterion, Assignment.objects.filter(pk=assignment.pk), +1 if is_live else -1)
+    if was_expired:  # its HIT, free since it expired, is done after all
+        add_free(criterion, Counter([assignment.hit.item_id]), -1)
+    CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change()
     return Outcome.SAVED
 
 
@@ -97,10 +112,13 @@ def hit_is_taken(assignment: Assignment) -> bool:
 
 
 def save_judgments(
-    assignment: Assignment, criterion: CampaignCriterion, answers: dict[int, Answer]
+    assignment: Assignment,
+    criterion: CampaignCriterion,
+    sentences: list[Shown],
+    answers: dict[int, Answer],
 ) -> None:
     judgments = []
-    for shown in shown_outputs(assignment.hit):
+    for shown in sentences:
         answer = answers[shown.key]
         coverage = {}
         if criterion.shows_input:

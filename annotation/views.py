@@ -7,6 +7,7 @@ annotator can reach only their own assignments.
 
 from django.conf import settings
 from django.contrib import messages
+from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -15,10 +16,17 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from nlgdata.inputs import InputError, check_input
 
 from . import identity
-from .assignment import active_assignment, hits_submitted, hits_taken, next_assignment, release
+from .assignment import (
+    active_assignment,
+    hand_out,
+    hits_submitted,
+    hits_taken,
+    next_assignment,
+    release,
+)
 from .forms import COVERAGE_RULE, EntryForm, HitForm, SubmissionKeyForm
 from .models import Annotator, Assignment, Campaign, CampaignCriterion
-from .submission import Outcome, shown_outputs, submit
+from .submission import Outcome, save_submission, shown_outputs
 
 OUTCOME_MESSAGES = {
     Outcome.ALREADY_SUBMITTED: "That HIT had already been submitted; the answers sent first "
@@ -40,8 +48,18 @@ EXAMPLE_INPUT = {
 }
 
 
-def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
+def _criterion_or_404(
+    slug: str, criterion_name: str, lock: bool = False, session=None
+) -> CampaignCriterion:
+    """The criterion, with its campaign; with `lock`, its row lock too (see
+    assignment.lock_criterion), inside the caller's transaction; with `session`, the id of
+    the annotator it remembers for the campaign (`remembered_annotator_id`, None if none):
+    all in one query."""
     criteria = CampaignCriterion.objects.select_related("campaign")
+    if lock:
+        criteria = criteria.select_for_update(of=("self",))
+    if session is not None:
+        criteria = criteria.annotate(remembered_annotator_id=identity.remembered_in_query(session))
     criteria = criteria.exclude(campaign__status=Campaign.Status.DRAFT)
     return get_object_or_404(criteria, campaign__slug=slug, criterion=criterion_name)
 
@@ -53,12 +71,17 @@ def _annotator_or_404(request, criterion: CampaignCriterion) -> Annotator:
     return annotator
 
 
-def _assignment_for(annotator: Annotator, criterion: CampaignCriterion, pk: int) -> Assignment:
-    assignments = Assignment.objects.select_related("hit__item")
+def _assignment_or_404(request, criterion: CampaignCriterion, pk: int) -> Assignment:
+    """One of the session's annotator's own assignments in the criterion, with the
+    annotator, HIT and item, in one query."""
+    annotator_id = identity.remembered_id(request.session, criterion.campaign)
+    if annotator_id is None:
+        raise Http404("No annotator known in this browser for this campaign.")
+    assignments = Assignment.objects.select_related("annotator", "hit__item")
     return get_object_or_404(
         assignments,
         pk=pk,
-        annotator=annotator,
+        annotator_id=annotator_id,
         hit__campaign=criterion.campaign_id,
         hit__criterion=criterion.criterion,
     )
@@ -125,12 +148,20 @@ def _can_take_more(annotator: Annotator, criterion: CampaignCriterion) -> bool:
 
 @require_POST
 def start(request, slug: str, criterion_name: str):
-    criterion = _criterion_or_404(slug, criterion_name)
-    return _next_hit(_annotator_or_404(request, criterion), criterion)
+    with transaction.atomic():
+        criterion = _criterion_or_404(slug, criterion_name, lock=True, session=request.session)
+        annotator_id = criterion.remembered_annotator_id  # type: ignore[attr-defined]
+        if annotator_id is None:
+            raise Http404("No annotator known in this browser for this campaign.")
+        assignment = hand_out(annotator_id, criterion)
+    return _go_to(assignment, criterion)
 
 
 def _next_hit(annotator: Annotator, criterion: CampaignCriterion):
-    assignment = next_assignment(annotator, criterion)
+    return _go_to(next_assignment(annotator, criterion), criterion)
+
+
+def _go_to(assignment: Assignment | None, criterion: CampaignCriterion):
     if assignment is None:
         return redirect(_url("done", criterion))
     return redirect(_url("hit", criterion, assignment.pk))
@@ -138,30 +169,42 @@ def _next_hit(annotator: Annotator, criterion: CampaignCriterion):
 
 @require_http_methods(["GET", "POST"])
 def hit(request, slug: str, criterion_name: str, assignment_id: int):
+    if request.method == "POST":
+        return _submit_hit(request, slug, criterion_name, assignment_id)
     criterion = _criterion_or_404(slug, criterion_name)
-    annotator = _annotator_or_404(request, criterion)
-    assignment = _assignment_for(annotator, criterion, assignment_id)
+    assignment = _assignment_or_404(request, criterion, assignment_id)
     if assignment.status == Assignment.Status.SUBMITTED:
-        if not SubmissionKeyForm(request.POST or None).is_repeat_of(assignment):
-            messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
-        return _next_hit(annotator, criterion)
-    if assignment.status == Assignment.Status.EXPIRED and request.method == "GET":
+        messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
+        return _next_hit(assignment.annotator, criterion)
+    if assignment.status == Assignment.Status.EXPIRED:
         messages.info(request, "That HIT timed out; here is a new one.")
-        return _next_hit(annotator, criterion)
-    shown = shown_outputs(assignment.hit)
-    form = HitForm(request.POST or None, shown=shown, coverage=criterion.shows_input)
-    if form.is_valid():
-        outcome = submit(assignment, criterion, form.answers(), form.key())
-        if outcome in OUTCOME_MESSAGES:
-            messages.warning(request, OUTCOME_MESSAGES[outcome])
-        return _next_hit(annotator, criterion)
-    return render(
-        request, "annotation/hit.html", _hit_context(annotator, criterion, assignment, form)
-    )
+        return _next_hit(assignment.annotator, criterion)
+    form = HitForm(shown=shown_outputs(assignment.hit), coverage=criterion.shows_input)
+    return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
 
 
-def _hit_context(annotator, criterion, assignment, form) -> dict:
-    done = hits_submitted(annotator, criterion)
+def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
+    """Save the answers and hand out the next HIT in one transaction, under the criterion's
+    lock taken once, with the criterion read; a form with mistakes is shown again after."""
+    with transaction.atomic():
+        criterion = _criterion_or_404(slug, criterion_name, lock=True)
+        assignment = _assignment_or_404(request, criterion, assignment_id)
+        if assignment.status == Assignment.Status.SUBMITTED:
+            if not SubmissionKeyForm(request.POST).is_repeat_of(assignment):
+                messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
+            return _go_to(hand_out(assignment.annotator_id, criterion), criterion)
+        shown = shown_outputs(assignment.hit)
+        form = HitForm(request.POST, shown=shown, coverage=criterion.shows_input)
+        if form.is_valid():
+            outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
+            if outcome in OUTCOME_MESSAGES:
+                messages.warning(request, OUTCOME_MESSAGES[outcome])
+            return _go_to(hand_out(assignment.annotator_id, criterion), criterion)
+    return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
+
+
+def _hit_context(criterion, assignment, form) -> dict:
+    done = hits_submitted(assignment.annotator, criterion)
     return {
         "criterion": criterion,
         "campaign": criterion.campaign,

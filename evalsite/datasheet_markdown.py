@@ -14,7 +14,8 @@ from typing import Any
 # strikethrough. '<', '>' and '&' (HTML, autolinks, entities) become entities instead.
 MARKUP = re.compile(r"([\\`*_\[\]|~])")
 # These only at the start of a line: headings, list items, setext underlines, numbered items.
-LINE_START = re.compile(r"^(\d*)([#+=-]|(?<=\d)[.)])")
+BLOCK_MARK = re.compile(r"^([#+=-])")
+NUMBERED_ITEM = re.compile(r"^(\d+)([.)])")
 
 
 def inline(text: Any) -> str:
@@ -22,7 +23,7 @@ def inline(text: Any) -> str:
     start a block, so whitespace runs become one space."""
     flat = " ".join(str(text).split())
     escaped = MARKUP.sub(r"\\\1", html.escape(flat, quote=False))
-    return LINE_START.sub(r"\1\\\2", escaped)
+    return NUMBERED_ITEM.sub(r"\1\\\2", BLOCK_MARK.sub(r"\\\1", escaped))
 
 
 def block(text: str) -> list[str]:

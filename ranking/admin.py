@@ -19,6 +19,8 @@ class SystemResultInline(admin.TabularInline):
         "system",
         "mu",
         "sigma",
+        "ci_lo",
+        "ci_hi",
         "rank_lo",
         "rank_hi",
         "comparisons",
@@ -57,6 +59,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "finished_at",
         "load_seconds",
         "compute_seconds",
+        "note",
         "error",
     ]
     fields = ["campaign", "criterion", "protocol", "repetitions", "seed", *readonly_fields]

@@ -24,6 +24,7 @@ import os
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from django.utils import timezone
 from annotation.models import Campaign, Judgment, Output, counted_q
 
 from .models import RankingRun, SystemResult
-from .service import JUDGMENT_ORDER
+from .service import JUDGMENT_ORDER, ResultRow
 
 FORMAT = "nlg-eval-bundle"
 FORMAT_VERSION = 1
@@ -315,13 +316,15 @@ def run_record(run: RankingRun, criterion_version: int) -> dict:
         "hits": run.hits,
         "comparisons": run.comparisons,
         "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "note": run.note,
         "results": [result_record(result) for result in results],
     }
 
 
 def result_record(result: SystemResult) -> dict:
-    fields = ["position", "cluster", "mu", "sigma", "mu_std", "rank_lo", "rank_hi", "comparisons"]
-    return {"system": result.system.name, **{field: getattr(result, field) for field in fields}}
+    """A stored result, with the fields of a ResultRow: what ranking again must give back."""
+    names = [field.name for field in fields(ResultRow) if field.name != "system"]
+    return {"system": result.system.name, **{name: getattr(result, name) for name in names}}
 
 
 def manifest_of(campaign: Campaign, rows: dict[str, int | None], runs: list[dict]) -> dict:

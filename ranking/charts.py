@@ -1,5 +1,7 @@
-"""Geometry of the rank-range chart, drawn as SVG by a template (text escaped there)."""
+"""Geometry of the rank-range and interval charts, drawn as SVG by templates (text escaped
+there)."""
 
+import math
 from dataclasses import dataclass
 
 ROW_HEIGHT = 22
@@ -32,8 +34,12 @@ class Tick:
     label: int
 
 
+RANK_CHART_TITLE = "95% rank range of each system, best first; shaded bands are clusters"
+
+
 @dataclass(frozen=True)
 class RankChart:
+    title: str
     width: int
     height: int
     bars: list[Bar]
@@ -43,9 +49,10 @@ class RankChart:
     plot_right: int
 
 
-def rank_chart(rows) -> RankChart:
+def rank_chart(rows, title: str = RANK_CHART_TITLE) -> RankChart:
     """One bar per system from its best to its worst rank, best system on top; clusters as
-    alternately shaded bands. `rows`: objects with system, cluster, rank_lo, rank_hi, best first."""
+    alternately shaded bands. `rows`: objects with system, cluster, rank_lo, rank_hi, best first.
+    `title` says what the ranges and bands are under the run's protocol."""
     rows = list(rows)
     n = max(len(rows), 1)
     step = PLOT_WIDTH / n
@@ -65,6 +72,7 @@ def rank_chart(rows) -> RankChart:
         for i, row in enumerate(rows)
     ]
     return RankChart(
+        title=title,
         width=LABEL_WIDTH + PLOT_WIDTH + 20,
         height=TOP + n * ROW_HEIGHT + 10,
         bars=bars,
@@ -91,6 +99,81 @@ def cluster_bands(rows) -> list[Band]:
             )
             start = i + 1
     return bands
+
+
+@dataclass(frozen=True)
+class Interval:
+    name: str
+    y: float
+    x_lo: float
+    x: float
+    x_hi: float
+    value: float
+    lo: float
+    hi: float
+
+
+@dataclass(frozen=True)
+class ScaleTick:
+    x: float
+    label: str
+
+
+@dataclass(frozen=True)
+class IntervalChart:
+    title: str
+    width: int
+    height: int
+    intervals: list[Interval]
+    ticks: list[ScaleTick]
+    plot_left: int
+
+
+def interval_chart(rows, title: str) -> IntervalChart:
+    """A dot at each system's score and a line across its interval, best system on top, on
+    a shared axis. `rows`: objects with system, mu, ci_lo, ci_hi, in the table's order."""
+    rows = list(rows)
+    low = min((row.ci_lo for row in rows), default=0.0)
+    high = max((row.ci_hi for row in rows), default=1.0)
+    ticks = nice_ticks(low, high)
+    left, right = min(ticks[0], low), max(ticks[-1], high)
+    scale = PLOT_WIDTH / ((right - left) or 1.0)
+
+    def x_of(value: float) -> float:
+        return LABEL_WIDTH + (value - left) * scale
+
+    intervals = [
+        Interval(
+            str(row.system),
+            TOP + i * ROW_HEIGHT,
+            x_of(row.ci_lo),
+            x_of(row.mu),
+            x_of(row.ci_hi),
+            row.mu,
+            row.ci_lo,
+            row.ci_hi,
+        )
+        for i, row in enumerate(rows)
+    ]
+    return IntervalChart(
+        title=title,
+        width=LABEL_WIDTH + PLOT_WIDTH + 20,
+        height=TOP + max(len(rows), 1) * ROW_HEIGHT + 10,
+        intervals=intervals,
+        ticks=[ScaleTick(x_of(tick), f"{tick:g}") for tick in ticks],
+        plot_left=LABEL_WIDTH,
+    )
+
+
+def nice_ticks(low: float, high: float, most: int = 8) -> list[float]:
+    """Round values (1, 2 or 5 times a power of ten apart) from below ``low`` to above
+    ``high``, at most ``most`` + 1 of them."""
+    span = (high - low) or 1.0
+    power = 10.0 ** math.floor(math.log10(span / most))
+    step = next(f * power for f in (1, 2, 5, 10) if span / (f * power) <= most)
+    first = math.floor(low / step) * step
+    count = math.ceil((high - first) / step - 1e-9)
+    return [round(first + i * step, 10) for i in range(count + 1)]
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,13 @@ DEFAULT_REPETITIONS = 200  # as E2E
 class Protocol(models.TextChoices):
     E2E = "e2e", "E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)"
     BOOTSTRAP = "bootstrap", "Plain bootstrap (comparisons resampled as observed)"
+    # Two significance views over the same judgments (issue 12); neither is TrueSkill.
+    BRADLEY_TERRY = "bt", "Bradley-Terry with bootstrap intervals (as Chatbot Arena)"
+    WMT = "wmt", "WMT z-scores with Wilcoxon rank-sum clusters"
+
+    @classmethod
+    def is_trueskill(cls, protocol: str) -> bool:
+        return protocol in (cls.E2E, cls.BOOTSTRAP)
 
 
 class RankingRunQuerySet(JobQuerySet):
@@ -30,6 +37,12 @@ class RankingRunQuerySet(JobQuerySet):
         return self.filter(
             campaign_id=criterion.campaign_id, criterion=criterion.criterion, protocol=protocol
         )
+
+    def latest_judgment_counts(self, criterion: CampaignCriterion) -> "RankingRun | None":
+        """The newest run of the criterion, any protocol or status, that has counted the
+        judgments per system (every run counts them before it ranks)."""
+        runs = self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+        return runs.exclude(judgments_per_system={}).order_by("-id").first()
 
     def finished(self):
         return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
@@ -46,7 +59,8 @@ class RankingRun(BackgroundJob):
     repetitions = models.PositiveIntegerField(
         default=DEFAULT_REPETITIONS,
         validators=[MinValueValidator(MIN_REPETITIONS), MaxValueValidator(MAX_REPETITIONS)],
-        help_text="times the TrueSkill run is repeated with other random draws (R)",
+        help_text="times the TrueSkill run is repeated with other random draws, or"
+        " Bradley-Terry's bootstrap resamples (R); WMT's view does not resample",
     )
     seed = models.BigIntegerField(default=0)
     progress = models.PositiveIntegerField(default=0, help_text="repetitions done")
@@ -56,8 +70,14 @@ class RankingRun(BackgroundJob):
     judgments_version = models.PositiveBigIntegerField(
         default=0, help_text="the criterion's judgments version that the input includes"
     )
+    # System name -> [judgments counted, judgments left out (flagged, excluded)], counted by
+    # the worker with the input: the results page shows them without counting per request.
+    judgments_per_system = models.JSONField(default=dict, blank=True)
     load_seconds = models.FloatField(null=True, blank=True)
     compute_seconds = models.FloatField(null=True, blank=True)
+    note = models.TextField(
+        blank=True, help_text="what a finished run's reader should know about how it was computed"
+    )
 
     objects = RankingRunQuerySet.as_manager()
 
@@ -73,16 +93,41 @@ class RankingRun(BackgroundJob):
 
 
 class SystemResult(models.Model):
+    """One system's line of a run's table. The fields are shared by the protocols, each
+    filling them with what it has (TrueSkill / Bradley-Terry / WMT):
+
+    - position: the table's order: mean mu / Arena rank, then rating / mean z.
+    - cluster: significance cluster / Arena rank (1 + systems significantly better) /
+      Wilcoxon cluster.
+    - mu: mean mu over the runs / rating on Arena's scale, fit to all comparisons / mean z.
+    - sigma: mean TrueSkill sigma / - / -.
+    - mu_std: spread of mu over the runs / of the rating over the resamples / -.
+    - ci_lo, ci_hi: - / 95% percentile interval of the rating over the resamples / -.
+    - rank_lo, rank_hi: 95% rank range over the runs / over the resamples / the positions
+      of the system's cluster.
+    - comparisons: pairwise comparisons / the same / judgments with a z-score.
+    """
+
     run = models.ForeignKey(RankingRun, on_delete=models.CASCADE, related_name="results")
     system = models.ForeignKey(System, on_delete=models.CASCADE, related_name="ranking_results")
-    position = models.PositiveIntegerField(help_text="1 = best by mean mu")
-    cluster = models.PositiveIntegerField()
-    mu = models.FloatField(help_text="mean of mu over the bootstrap runs")
-    sigma = models.FloatField(help_text="mean TrueSkill sigma at the end of a run")
-    mu_std = models.FloatField(help_text="standard deviation of mu over the runs")
-    rank_lo = models.PositiveIntegerField(help_text="best rank of the 95% range")
-    rank_hi = models.PositiveIntegerField(help_text="worst rank of the 95% range")
-    comparisons = models.PositiveIntegerField()
+    position = models.PositiveIntegerField(help_text="1 = best in the protocol's order")
+    cluster = models.PositiveIntegerField(help_text="cluster, or Arena's rank (Bradley-Terry)")
+    mu = models.FloatField(help_text="mean mu, Bradley-Terry rating or mean z: the score")
+    sigma = models.FloatField(
+        null=True, blank=True, help_text="mean TrueSkill sigma at the end of a run"
+    )
+    mu_std = models.FloatField(
+        null=True, blank=True, help_text="standard deviation of the score over the runs"
+    )
+    ci_lo = models.FloatField(
+        null=True, blank=True, help_text="lower end of the score's 95% interval"
+    )
+    ci_hi = models.FloatField(
+        null=True, blank=True, help_text="upper end of the score's 95% interval"
+    )
+    rank_lo = models.PositiveIntegerField(help_text="best rank of the range")
+    rank_hi = models.PositiveIntegerField(help_text="worst rank of the range")
+    comparisons = models.PositiveIntegerField(help_text="comparisons, or judgments (WMT)")
 
     class Meta:
         ordering = ["run", "position"]

@@ -81,13 +81,18 @@ def rerank(archive: zipfile.ZipFile, run: dict) -> Reranked:
     return Reranked(run, data, rows, differences(run, data, rows))
 
 
-def counted_rows(archive: zipfile.ZipFile, criterion: str) -> Iterator[tuple[int, str, float]]:
-    """The criterion's counted judgments as (assignment, system, score), in the bundle's
-    order, which is the order rankings read them in."""
+def counted_rows(archive: zipfile.ZipFile, criterion: str) -> Iterator[tuple[int, str, str, float]]:
+    """The criterion's counted judgments as (assignment, annotator, system, score), in the
+    bundle's order, which is the order rankings read them in."""
     for line, record in read_jsonl(archive, JUDGMENTS):
         try:
             if record["criterion"] == criterion and record["counted"] is True:
-                yield record["assignment"], record["system"], float(record["score"])
+                yield (
+                    record["assignment"],
+                    record["annotator"],
+                    record["system"],
+                    float(record["score"]),
+                )
         except (KeyError, TypeError, ValueError) as error:
             raise BundleError(f"{JUDGMENTS}, line {line}: {error!r}") from None
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Hashable, Iterable
 from dataclasses import asdict, dataclass
 from datetime import timedelta
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -18,7 +18,16 @@ from django.utils import timezone
 
 from annotation.models import Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
-from ranking.engine import Comparisons, Ranking, comparisons_from_hits, rank_systems
+from ranking.engine import (
+    AnyRanking,
+    BradleyTerryRanking,
+    Comparisons,
+    Judgments,
+    Ranking,
+    WmtRanking,
+    comparisons_from_hits,
+    rank_systems,
+)
 from ranking.engine.protocols import Progress
 
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
@@ -38,23 +47,27 @@ class RankingInput(Generic[SystemKey]):
 
     systems: list[SystemKey]
     comparisons: Comparisons
+    scores: Judgments  # the raw scores with their annotators, for WMT's view
     judgments: int
     hits: int
 
 
 @dataclass(frozen=True)
 class ResultRow(Generic[SystemKey]):
-    """One system's line of a ranking, best first: what a SystemResult stores."""
+    """One system's line of a ranking, in the protocol's order: what a SystemResult stores
+    (what each field holds per protocol: SystemResult's docstring)."""
 
     position: int
     system: SystemKey
     cluster: int
     mu: float
-    sigma: float
-    mu_std: float
     rank_lo: int
     rank_hi: int
     comparisons: int
+    sigma: float | None = None
+    mu_std: float | None = None
+    ci_lo: float | None = None
+    ci_hi: float | None = None
 
 
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
@@ -66,30 +79,41 @@ JUDGMENT_ORDER = ("assignment__hit_id", "assignment_id", "slot__position")
 
 
 def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
+    """The counted judgments of a criterion, in one query read as a stream. The annotator
+    is a column of the assignment, which the query joins anyway for the HIT's order."""
     rows = (
         Judgment.objects.counted()
         .for_criterion(criterion)
         .order_by(*JUDGMENT_ORDER)
-        .values_list("assignment_id", "slot__output__system_id", "score")
+        .values_list(
+            "assignment_id", "assignment__annotator_id", "slot__output__system_id", "score"
+        )
     )
     return ranking_input_from_rows(rows.iterator(chunk_size=10_000))
 
 
 def ranking_input_from_rows(
-    rows: Iterable[tuple[Hashable, SystemKey, float]],
+    rows: Iterable[tuple[Hashable, Hashable, SystemKey, float]],
 ) -> RankingInput[SystemKey]:
-    """The engine's input from counted judgments as (assignment, system, score) rows in
-    JUDGMENT_ORDER. The database and a bundle both come through here, so the same rows
-    give the same input, numbering included."""
+    """The engine's input from counted judgments as (assignment, annotator, system, score)
+    rows in JUDGMENT_ORDER. The database and a bundle both come through here, so the same
+    rows give the same input: systems and annotators are numbered by first appearance,
+    whatever their keys."""
     assignments: dict[Hashable, Scores] = {}
+    annotators: list[int] = []  # of each assignment, in the order of `assignments`
+    annotator_index: dict[Hashable, int] = {}
     system_index: dict[SystemKey, int] = {}
-    for assignment, system, score in rows:
+    for assignment, annotator, system, score in rows:
         index = system_index.setdefault(system, len(system_index))
-        assignments.setdefault(assignment, []).append((index, score))
+        if assignment not in assignments:
+            assignments[assignment] = []
+            annotators.append(annotator_index.setdefault(annotator, len(annotator_index)))
+        assignments[assignment].append((index, score))
     systems, scores = hit_arrays(list(assignments.values()))
     return RankingInput(
         systems=list(system_index),
         comparisons=comparisons_from_hits(systems, scores),
+        scores=Judgments.from_hits(systems, scores, np.array(annotators, dtype=np.int64)),
         judgments=sum(len(judged) for judged in assignments.values()),
         hits=len(assignments),
     )
@@ -105,43 +129,6 @@ def hit_arrays(assignments: list[Scores]) -> tuple[np.ndarray, np.ndarray]:
         systems[row, : len(judged)] = [index for index, _ in judged]
         scores[row, : len(judged)] = [score for _, score in judged]
     return systems, scores
-
-
-def rank_input(
-    data: RankingInput,
-    protocol: str,
-    repetitions: int,
-    seed: int,
-    progress: Progress | None = None,
-) -> Ranking:
-    """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
-    if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
-        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
-    return rank_systems(
-        data.comparisons,
-        len(data.systems),
-        protocol=protocol,
-        runs=repetitions,
-        seed=seed,
-        progress=progress,
-    )
-
-
-def result_rows(data: RankingInput[SystemKey], ranking: Ranking) -> list[ResultRow[SystemKey]]:
-    return [
-        ResultRow(
-            position=position,
-            system=data.systems[index],
-            cluster=int(ranking.cluster[index]),
-            mu=float(ranking.mean_mu[index]),
-            sigma=float(ranking.mean_sigma[index]),
-            mu_std=float(ranking.std_mu[index]),
-            rank_lo=int(ranking.rank_lo[index]),
-            rank_hi=int(ranking.rank_hi[index]),
-            comparisons=int(ranking.n_comparisons[index]),
-        )
-        for position, index in enumerate(ranking.order, start=1)
-    ]
 
 
 # Queueing -----------------------------------------------------------------------------------
@@ -184,19 +171,39 @@ def queue_due_rankings() -> list[RankingRun]:
             if criterion is not None:
                 queued += [
                     request_ranking(criterion.campaign, criterion.criterion, protocol)
-                    for protocol in Protocol.values
-                    if ranking_is_due(criterion, protocol)
+                    for protocol in due_protocols(criterion)
                 ]
     return queued
 
 
-def ranking_is_due(criterion: CampaignCriterion, protocol: str) -> bool:
-    runs = RankingRun.objects.for_criterion(criterion, protocol)
-    covered = runs.aggregate(version=Max("judgments_version"))["version"] or 0
-    if criterion.judgments_version <= covered or runs.pending().exists():
-        return False
+def due_protocols(criterion: CampaignCriterion) -> list[str]:
+    """The protocols whose ranking of the criterion is due: its judgments are newer than
+    any run's input, no run is waiting, none was queued within the debounce interval.
+
+    Two queries whatever the number of protocols, since the sweep asks this of every
+    judged criterion on every beat."""
+    runs = RankingRun.objects.filter(
+        campaign_id=criterion.campaign_id, criterion=criterion.criterion
+    )
+    latest = {
+        protocol: (covered, last_queued)
+        for protocol, covered, last_queued in runs.order_by()
+        .values("protocol")
+        .annotate(covered=Max("judgments_version"), last_queued=Max("queued_at"))
+        .values_list("protocol", "covered", "last_queued")
+    }
+    waiting = set(runs.pending().values_list("protocol", flat=True))
     debounce = timezone.now() - timedelta(seconds=settings.RANKING_DEBOUNCE_SECONDS)
-    return not runs.filter(queued_at__gt=debounce).exists()
+
+    def is_due(protocol: str) -> bool:
+        if protocol in waiting:
+            return False
+        if protocol not in latest:
+            return True
+        covered, last_queued = latest[protocol]
+        return criterion.judgments_version > covered and last_queued <= debounce
+
+    return [protocol for protocol in Protocol.values if is_due(protocol)]
 
 
 # Running ------------------------------------------------------------------------------------
@@ -224,7 +231,11 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     if criterion is None:
         raise NothingToRank(f"the campaign has no {run.criterion} criterion")
     data = load_ranking_input(criterion)
-    run.update_as_holder(token, judgments_version=criterion.judgments_version)
+    run.update_as_holder(
+        token,
+        judgments_version=criterion.judgments_version,
+        judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
+    )
     loaded = time.perf_counter()
     ranking = rank_input(
         data,
@@ -237,6 +248,33 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     store_results(run, token, data, ranking, loaded - started, computed - loaded)
 
 
+def rank_input(
+    data: RankingInput,
+    protocol: str,
+    repetitions: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> AnyRanking:
+    """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
+    if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
+        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
+    ranking = rank_systems(
+        data.comparisons,
+        len(data.systems),
+        protocol=protocol,
+        runs=repetitions,
+        seed=seed,
+        progress=progress,
+        judgments=data.scores,
+    )
+    if isinstance(ranking, WmtRanking) and len(ranking.order) < 2:
+        raise NothingToRank(
+            "no z-scores yet for two systems: WMT's view needs annotators with at least two"
+            " judgments that are not all equal"
+        )
+    return ranking
+
+
 def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
     def write(done: int, total: int) -> None:
         heartbeat.check()
@@ -246,7 +284,14 @@ def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
 
 
 @transaction.atomic
-def store_results(run, token, data: RankingInput, ranking, load_seconds, compute_seconds) -> None:
+def store_results(
+    run: RankingRun,
+    token: str,
+    data: RankingInput[int],
+    ranking: AnyRanking,
+    load_seconds: float,
+    compute_seconds: float,
+) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
     run.finish_as_holder(
@@ -259,13 +304,74 @@ def store_results(run, token, data: RankingInput, ranking, load_seconds, compute
         load_seconds=load_seconds,
         compute_seconds=compute_seconds,
         error="",
+        note=note_on(ranking),
     )
     SystemResult.objects.bulk_create(
-        SystemResult(run=run, **result_fields(row)) for row in result_rows(data, ranking)
+        SystemResult(run=run, **stored_fields(row)) for row in result_rows(data, ranking)
     )
 
 
-def result_fields(row: ResultRow[int]) -> dict:
+def result_rows(data: RankingInput[SystemKey], ranking: AnyRanking) -> list[ResultRow[SystemKey]]:
+    """The ranking's lines in its order, each system by its key in `data`."""
+    return [
+        ResultRow(position=position, system=data.systems[index], **result_fields(ranking, index))
+        for position, index in enumerate(ranking.order, start=1)
+    ]
+
+
+def stored_fields(row: ResultRow[int]) -> dict:
     fields = asdict(row)
     fields["system_id"] = fields.pop("system")
     return fields
+
+
+def note_on(ranking: AnyRanking) -> str:
+    """Bradley-Terry fits that needed virtual draws: their ratings rest partly on them."""
+    if not isinstance(ranking, BradleyTerryRanking) or not ranking.augmented_rounds:
+        return ""  # the data's own fit needs them only if every resample does
+    where = f"{ranking.augmented_rounds} of {ranking.rounds} resamples"
+    if ranking.augmented_full_fit:
+        where = f"the comparisons themselves and in all {ranking.rounds} resamples"
+    return (
+        f"In {where}, some systems never lost, or never won, against the others, so no"
+        " finite maximum-likelihood rating exists; those fits add one virtual draw between"
+        " every two systems. Read their ratings and intervals as rough: more judgments"
+        " remove the need."
+    )
+
+
+def result_fields(ranking: AnyRanking, index: int) -> dict[str, Any]:
+    """A system's SystemResult fields from any protocol's ranking (their meaning per
+    protocol: SystemResult's docstring)."""
+    if isinstance(ranking, BradleyTerryRanking):
+        return {
+            "cluster": int(ranking.rank[index]),
+            "mu": float(ranking.rating[index]),
+            "mu_std": float(ranking.rating_std[index]),
+            "ci_lo": float(ranking.ci_lo[index]),
+            "ci_hi": float(ranking.ci_hi[index]),
+            "rank_lo": int(ranking.rank_lo[index]),
+            "rank_hi": int(ranking.rank_hi[index]),
+            "comparisons": int(ranking.n_comparisons[index]),
+        }
+    if isinstance(ranking, WmtRanking):
+        return {
+            "cluster": int(ranking.cluster[index]),
+            "mu": float(ranking.mean_z[index]),
+            "rank_lo": int(ranking.rank_lo[index]),
+            "rank_hi": int(ranking.rank_hi[index]),
+            "comparisons": int(ranking.n_judgments[index]),
+        }
+    return trueskill_fields(ranking, index)
+
+
+def trueskill_fields(ranking: Ranking, index: int) -> dict[str, Any]:
+    return {
+        "cluster": int(ranking.cluster[index]),
+        "mu": float(ranking.mean_mu[index]),
+        "sigma": float(ranking.mean_sigma[index]),
+        "mu_std": float(ranking.std_mu[index]),
+        "rank_lo": int(ranking.rank_lo[index]),
+        "rank_hi": int(ranking.rank_hi[index]),
+        "comparisons": int(ranking.n_comparisons[index]),
+    }

@@ -1,3 +1,5 @@
+from dataclasses import dataclass
+
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -5,14 +7,79 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Campaign, CampaignCriterion, Judgment
+from annotation.models import Campaign, CampaignCriterion
 
-from .charts import judgment_chart, rank_chart
+from .charts import RANK_CHART_TITLE, interval_chart, judgment_chart, rank_chart
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
 from .models import Protocol, RankingRun
 from .service import request_ranking
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How the results page shows a protocol's table: its fields mean different things per
+    protocol (SystemResult's docstring); the table template says which and what the view is."""
+
+    summary: str  # what the view is, in a sentence, under the protocol tabs
+    table_template: str
+    score_label: str  # of the score column beside the automatic metrics
+    rank_chart_title: str
+    interval_chart_title: str = ""
+
+
+TRUESKILL = "ranking/table_trueskill.html", "μ", RANK_CHART_TITLE
+PRESENTATIONS: dict[str, Presentation] = {
+    Protocol.E2E: Presentation(
+        "TrueSkill as E2E Table 11: each update takes the least certain system and an opponent"
+        " of similar μ; repeated runs give rank ranges and clusters.",
+        *TRUESKILL,
+    ),
+    Protocol.BOOTSTRAP: Presentation(
+        "TrueSkill over comparisons drawn with replacement as often as they were observed;"
+        " repeated runs give rank ranges and clusters.",
+        *TRUESKILL,
+    ),
+    Protocol.BRADLEY_TERRY: Presentation(
+        "Bradley-Terry as Chatbot Arena: maximum-likelihood ratings from the pairwise"
+        " comparisons with 95% bootstrap intervals; a system's rank is 1 + the number of"
+        " systems significantly better.",
+        "ranking/table_bt.html",
+        "BT rating",
+        "95% rank range of each system over the bootstrap resamples, in Arena's order;"
+        " shaded bands are systems of one rank",
+        "Bradley-Terry rating of each system with its 95% bootstrap interval",
+    ),
+    Protocol.WMT: Presentation(
+        "WMT's view: each annotator's scores standardised (z), a system's mean z, and"
+        " clusters by one-sided Wilcoxon rank-sum tests between systems.",
+        "ranking/table_wmt.html",
+        "mean z",
+        "Positions of each system's cluster, best first; shaded bands are Wilcoxon clusters",
+    ),
+}
+
+
+def _table_context(protocol: str, run: RankingRun | None) -> dict:
+    """The run's table and charts as its protocol presents them."""
+    rows = list(run.results.select_related("system")) if run else []
+    shown = PRESENTATIONS[protocol]
+    scored = sum(row.comparisons for row in rows)  # WMT's count: judgments with a z-score
+    return {
+        "rows": rows,
+        "summary": shown.summary,
+        "table_template": shown.table_template,
+        "score_label": shown.score_label,
+        "chart": rank_chart(rows, shown.rank_chart_title) if rows else None,
+        "interval_chart": (
+            interval_chart(rows, shown.interval_chart_title)
+            if rows and shown.interval_chart_title
+            else None
+        ),
+        "judgments_scored": scored,
+        "judgments_left_out": run.judgments - scored if run else 0,
+    }
 
 
 def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
@@ -30,17 +97,19 @@ def results(request, slug: str, criterion_name: str):
     protocol = ProtocolForm(request.GET).chosen()
     runs = RankingRun.objects.for_criterion(criterion, protocol)
     run = runs.latest_done()
-    rows = list(run.results.select_related("system")) if run else []
     pending = runs.pending().first()
-    judgments = Judgment.objects.for_criterion(criterion).submitted_per_system()
+    counted = RankingRun.objects.latest_judgment_counts(criterion)
+    judgments = (
+        {name: tuple(n) for name, n in counted.judgments_per_system.items()} if counted else {}
+    )
     context = {
         "judgment_chart": judgment_chart(judgments) if judgments else None,
+        "judgments_counted": counted,
         "criterion": criterion,
         "campaign": criterion.campaign,
         "protocol": protocol,
         "run": run,
-        "rows": rows,
-        "chart": rank_chart(rows) if rows else None,
+        **_table_context(protocol, run),
         "pending": pending,
         "abandoned": None if pending else runs.abandoned().first(),
         "protocols": Protocol.choices,

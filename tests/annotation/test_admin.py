@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
@@ -185,11 +187,21 @@ def test_admin_item_list_shows_inputs_and_output_counts(organiser, judged):
     assert sorted(shown) == sorted(expected)
 
 
-def test_admin_system_list_counts_outputs_and_judgments(organiser, judged):
+def test_admin_system_list_counts_outputs(organiser, judged):
     rows = changelist_rows(organiser.get(changelist("system")))
-    shown = sorted(columns(rows, "name", "is_active", "output_count", "judgment_count"))
-    judged_systems = [(f"sys{n}", "True", "3", "1") for n in (1, 2, 3)]
-    assert shown == judged_systems + [(f"sys{n}", "True", "3", "0") for n in (4, 5)]
+    shown = sorted(columns(rows, "name", "is_active", "output_count"))
+    assert shown == [(f"sys{n}", "True", "3") for n in range(1, 6)]
+
+
+def test_admin_system_page_counts_its_judgments(organiser, judged):
+    campaign, _, _ = judged
+    judged_system, unjudged = campaign.systems.get(name="sys1"), campaign.systems.get(name="sys5")
+    for system, judgments in ((judged_system, 1), (unjudged, 0)):
+        page = organiser.get(reverse("admin:annotation_system_change", args=[system.pk]))
+        readonly = re.search(
+            r'field-judgment_count.*?<div class="readonly">(\d+)</div>', page.content.decode(), re.S
+        )
+        assert readonly and int(readonly.group(1)) == judgments
 
 
 def test_admin_output_list_shows_every_output(organiser, judged):

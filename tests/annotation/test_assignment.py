@@ -4,7 +4,6 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection, connections
-from django.utils import timezone
 
 from annotation.assignment import expire_abandoned, next_assignment, release
 from annotation.loads import kept_loads
@@ -196,10 +195,8 @@ def test_abandoned_assignment_returns_to_the_pool_after_its_timeout():
     campaign, _, _ = make_system_set(make_campaign(outputs_per_hit=5), 5, 1)
     task = task_of(campaign)
     abandoned = next_assignment(make_annotator(campaign), task)
-    Assignment.objects.filter(pk=abandoned.pk).update(
-        expires_at=timezone.now() - timedelta(seconds=1)
-    )
-    later = next_assignment(make_annotator(campaign), task)
+    after = abandoned.expires_at + timedelta(seconds=1)
+    later = next_assignment(make_annotator(campaign), task, now=after)
     abandoned.refresh_from_db()
     assert abandoned.status == Assignment.Status.EXPIRED
     assert later.hit == abandoned.hit  # the same HIT, given out again
@@ -278,8 +275,9 @@ def test_next_assignment_concurrent_annotators_never_share_a_slot():
 def test_next_assignment_concurrent_requests_reuse_a_free_hit_once():
     campaign, _, _ = make_system_set(make_campaign(outputs_per_hit=3), 6, 1)
     task = task_of(campaign)
-    gone = next_assignment(make_annotator(campaign), task)
-    Assignment.objects.filter(pk=gone.pk).update(status=Assignment.Status.EXPIRED)
+    quitter = make_annotator(campaign)
+    gone = next_assignment(quitter, task)
+    release(quitter, task)  # its HIT is free again
     annotators = [make_annotator(campaign) for _ in range(6)]
     results = run_together(*[lambda a=a: next_assignment(a, task) for a in annotators])
     hits = Counter(r.hit_id for r in results)

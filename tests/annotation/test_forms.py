@@ -3,7 +3,14 @@ from django import forms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from annotation.forms import EntryForm, HitForm, MagnitudeField
+from annotation.forms import (
+    EntryForm,
+    HitForm,
+    KeyInput,
+    MagnitudeField,
+    MarkInput,
+    ScoreInput,
+)
 from annotation.submission import Answer, Shown
 from nlgdata.judgments import COVERAGE_MARKS, COVERAGE_RULE
 
@@ -169,3 +176,18 @@ def test_entry_form_without_parameters_names_nobody():
 @pytest.mark.parametrize("value", ["a b", "x" * 101, "<script>", "p'1"])
 def test_entry_form_refuses_odd_identifiers(value):
     assert not EntryForm({"PROLIFIC_PID": value}).is_valid()
+
+
+@pytest.mark.parametrize(
+    ("ours", "djangos", "value", "attrs"),
+    [
+        (ScoreInput, forms.TextInput, "12\"<>&'", {"aria-invalid": "true", "required": True}),
+        (ScoreInput, forms.TextInput, None, {"size": 7, "spellcheck": "false"}),
+        (MarkInput, forms.CheckboxInput, True, {}),
+        (MarkInput, forms.CheckboxInput, False, {"disabled": False}),
+        (KeyInput, forms.HiddenInput, "a<b", {}),
+    ],
+)
+def test_inputs_written_directly_equal_djangos_templates(ours, djangos, value, attrs):
+    attrs = {"id": "id_field", **attrs}
+    assert ours().render("field", value, attrs) == djangos().render("field", value, attrs)

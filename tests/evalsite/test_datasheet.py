@@ -67,6 +67,8 @@ def test_datasheet_has_the_heds_sections_and_the_campaigns_values():
     (ranking,) = quality["4.3.9"]["facts"]["ranking_runs"]
     assert (ranking["run"], ranking["protocol"], ranking["seed"]) == (run.pk, "e2e", 5)
     assert ranking["repetitions"] == 10 and ranking["covers_current_judgments"]
+    assert quality["4.3.9"]["answer"][0].startswith("e2e: each HIT's k scores give")
+    assert quality["4.3.10"]["answer"][0].startswith("e2e: 95% rank ranges")
     sample = questions(sheet, "3")
     assert sample["3.1.1"]["answer"] == {"quality": {"sys1": 4, "sys2": 4, "sys3": 4}}
     assert sample["3.1.1"]["facts"]["items_by_kind"] == {"mr": 4}

@@ -59,18 +59,16 @@ def stored_run(campaign: Campaign, protocol: str = Protocol.E2E, seed: int = 7) 
     return run
 
 
+FIELDS = ["position", "cluster", "mu", "sigma", "mu_std", "ci_lo", "ci_hi", "rank_lo", "rank_hi"]
+
+
 def results_of(run: RankingRun) -> dict[str, tuple]:
-    return {
-        r.system.name: (r.position, r.cluster, r.mu, r.sigma, r.mu_std, r.rank_lo, r.rank_hi)
-        for r in run.results.select_related("system")
-    }
+    rows = run.results.select_related("system")
+    return {r.system.name: tuple(getattr(r, field) for field in FIELDS) for r in rows}
 
 
 def reranked_results(rows) -> dict[str, tuple]:
-    return {
-        r.system: (r.position, r.cluster, r.mu, r.sigma, r.mu_std, r.rank_lo, r.rank_hi)
-        for r in rows
-    }
+    return {r.system: tuple(getattr(r, field) for field in FIELDS) for r in rows}
 
 
 def stored_csv(run: RankingRun) -> str:
@@ -81,7 +79,8 @@ def stored_csv(run: RankingRun) -> str:
 
 def test_bundle_round_trip_ranks_identically_without_the_database(tmp_path, capsys):
     campaign = judged_campaign()
-    runs = [stored_run(campaign, Protocol.E2E, 7), stored_run(campaign, Protocol.BOOTSTRAP, 3)]
+    runs = [stored_run(campaign, protocol, seed) for seed, protocol in enumerate(Protocol.values)]
+    assert {run.status for run in runs} == {"done"}
     stored = {run.protocol: (results_of(run), run.pk) for run in runs}
     bundle = tmp_path / "campaign.zip"
     call_command("bundle", campaign.slug, str(bundle))
@@ -98,14 +97,15 @@ def test_bundle_round_trip_ranks_identically_without_the_database(tmp_path, caps
         assert again.differences == []
 
 
-def test_rank_bundle_writes_the_csv_of_the_stored_run(tmp_path):
+@pytest.mark.parametrize("protocol", Protocol.values)
+def test_rank_bundle_writes_the_csv_of_the_stored_run(tmp_path, protocol):
     campaign = judged_campaign()
-    run = stored_run(campaign)
+    run = stored_run(campaign, protocol)
     expected = stored_csv(run)
     bundle, csv = tmp_path / "campaign.zip", tmp_path / "again.csv"
     call_command("bundle", campaign.slug, str(bundle))
     Campaign.objects.all().delete()
-    call_command("rank", "--bundle", str(bundle), "--protocol", "e2e", "--csv", str(csv))
+    call_command("rank", "--bundle", str(bundle), "--protocol", protocol, "--csv", str(csv))
     assert csv.read_bytes().decode() == expected
 
 
@@ -266,9 +266,10 @@ def test_bundle_round_trip_on_e2e_quality_ratings(e2e_data, tmp_path, capsys):
         str(e2e_data / "human_ratings" / "quality.csv"),
         "--create-campaign",
     )
-    call_command("rank", "e2e", "--runs", "10", "--seed", "5")
-    run = RankingRun.objects.get()
-    stored = results_of(run)
+    for protocol in ["e2e", "wmt"]:
+        call_command("rank", "e2e", "--runs", "10", "--seed", "5", "--protocol", protocol)
+    runs = {run.protocol: run for run in RankingRun.objects.all()}
+    stored = {protocol: results_of(run) for protocol, run in runs.items()}
     bundle = tmp_path / "e2e.zip"
     call_command("bundle", "e2e", str(bundle))
     Campaign.objects.all().delete()
@@ -276,7 +277,10 @@ def test_bundle_round_trip_on_e2e_quality_ratings(e2e_data, tmp_path, capsys):
 
     call_command("rank", "--bundle", str(bundle))
 
-    assert f"Identical to the stored run {run.pk}" in capsys.readouterr().out
-    (again,) = rerank_bundle(bundle)
-    assert reranked_results(again.rows) == stored and len(stored) == 21
-    assert len(again.data.comparisons) == 29790
+    out = capsys.readouterr().out
+    for protocol, run in runs.items():
+        assert f"Identical to the stored run {run.pk}" in out
+        (again,) = rerank_bundle(bundle, protocol=protocol)
+        assert reranked_results(again.rows) == stored[protocol]
+        assert len(again.data.comparisons) == 29790
+    assert len(stored["e2e"]) == 21

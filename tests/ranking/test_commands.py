@@ -3,7 +3,10 @@ import csv
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.models import CampaignCriterion
+from ranking.engine.bradley_terry import reference_ratings
 from ranking.models import RankingRun
+from ranking.service import load_ranking_input
 from tests.e2e_reference import REFERENCE_MEAN_MU, TABLE_11
 
 pytestmark = pytest.mark.django_db
@@ -55,6 +58,35 @@ def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_
         _, _, lo, hi = TABLE_11[row["system"]]
         assert abs(int(row["rank_lo"]) - lo) <= 2 and abs(int(row["rank_hi"]) - hi) <= 2
     assert RankingRun.objects.get().status == "done"
+
+
+def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, capsys):
+    """Through the service on E2E's quality ratings: Bradley-Terry's stored ratings are the
+    reference fit's; WMT's view puts chen and sheff2 alone in its last cluster."""
+    call_command(
+        "import_ratings",
+        "e2e",
+        str(e2e_data / "human_ratings" / "quality.csv"),
+        "--create-campaign",
+    )
+    out = tmp_path / "bt.csv"
+    call_command("rank", "e2e", "--runs", "1000", "--protocol", "bt", "--csv", str(out))
+    assert "   rank  rating   range  system" in capsys.readouterr().out
+    data = load_ranking_input(CampaignCriterion.objects.get(criterion="quality"))
+    reference = reference_ratings(data.comparisons, len(data.systems))
+    run = RankingRun.objects.get(protocol="bt")
+    for result in run.results.all():
+        assert result.mu == pytest.approx(reference[data.systems.index(result.system_id)], abs=1e-6)
+        assert result.ci_lo < result.mu < result.ci_hi
+    rows = list(csv.DictReader(out.open()))
+    assert [row["system"] for row in rows[:2]] == ["tuda", "slug"] and len(rows) == 21
+
+    call_command("rank", "e2e", "--protocol", "wmt")
+    run = RankingRun.objects.get(protocol="wmt")
+    assert run.status == "done" and run.judgments == 14_895
+    assert sum(run.results.values_list("comparisons", flat=True)) == 14_895 - 1_100
+    last = run.results.filter(cluster=run.results.order_by("-cluster")[0].cluster)
+    assert sorted(last.values_list("system__name", flat=True)) == ["chen", "sheff2"]
 
 
 def test_rank_unknown_campaign_is_an_error():

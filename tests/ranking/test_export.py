@@ -29,3 +29,37 @@ def test_write_csv_quotes_system_names_a_spreadsheet_would_run():
     mus = [row[2] for row in rows[1:]]
     assert any(mu.startswith("-") for mu in mus)  # numbers are left as they are
     assert all(len(mu.split(".")[1]) == 6 for mu in mus)
+
+
+def test_write_csv_of_each_view_names_its_columns_and_leaves_no_empty_cells():
+    campaign, systems, items = make_system_set(systems=3, items=6)
+    for n, item in enumerate(items):
+        scores = [50, 100, 300] if n % 3 else [300, 100, 50]  # upsets: finite ratings
+        make_judged_hit(list(item.outputs.order_by("system__name")), scores)
+    headers = {}
+    for protocol in ("bt", "wmt"):
+        run = RankingRun.objects.create(
+            campaign=campaign, criterion="quality", protocol=protocol, repetitions=10
+        )
+        execute_run(run)
+        out = io.StringIO()
+        write_csv(out, run)
+        rows = list(csv.reader(io.StringIO(out.getvalue())))
+        headers[protocol] = rows[0]
+        assert sorted(row[1] for row in rows[1:]) == ["sys1", "sys2", "sys3"]
+        assert all(cell != "" for row in rows for cell in row)
+        assert all(not cell.startswith("'") for row in rows for cell in row)  # numbers stay
+    assert headers == {
+        "bt": [
+            "rank",
+            "system",
+            "rating",
+            "ci_lo",
+            "ci_hi",
+            "rating_std",
+            "rank_lo",
+            "rank_hi",
+            "comparisons",
+        ],
+        "wmt": ["cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"],
+    }

@@ -8,8 +8,14 @@ from django.utils import timezone
 from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
 from ranking.engine import rank_systems
-from ranking.models import RankingRun
-from ranking.service import execute_run, load_ranking_input, queue_due_rankings, store_results
+from ranking.models import Protocol, RankingRun
+from ranking.service import (
+    due_protocols,
+    execute_run,
+    load_ranking_input,
+    queue_due_rankings,
+    store_results,
+)
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
@@ -44,6 +50,24 @@ def test_load_ranking_input_numbers_systems_by_first_appearance():
     assert data.comparisons.draw.sum() == 1
 
 
+def test_load_ranking_input_reads_each_judgments_annotator_in_the_same_one_query(
+    django_assert_num_queries,
+):
+    campaign, systems, items = make_system_set(systems=3, items=2)
+    first, second = (list(item.outputs.order_by("system__name")) for item in items)
+    alice, bob = make_annotator(campaign), make_annotator(campaign)
+    make_judged_hit(first, [10, 20, 30], annotator=alice)
+    make_judged_hit(second[:2], [40, 50], annotator=bob)
+    criterion = campaign.criteria.get(criterion="quality")
+    with django_assert_num_queries(1):
+        data = load_ranking_input(criterion)
+    # Annotators are numbered by first appearance, like systems: a bundle, which knows them
+    # by pseudonym only, then gives the same input.
+    assert data.scores.annotator.tolist() == [0] * 3 + [1] * 2
+    assert data.scores.system.tolist() == [0, 1, 2, 0, 1]
+    assert data.scores.score.tolist() == [10, 20, 30, 40, 50]
+
+
 def test_load_ranking_input_leaves_out_flagged_and_excluded():
     campaign, systems, items = make_system_set(systems=3, items=3)
     outputs = [list(item.outputs.all()) for item in items]
@@ -66,6 +90,71 @@ def test_execute_run_stores_results_best_first():
     assert names == ["sys1", "sys2", "sys3"]
     first = run.results.get(position=1)
     assert first.cluster == 1 and first.rank_lo == 1 and first.comparisons == 60
+    assert run.note == "" and first.ci_lo is None and first.sigma is not None
+
+
+def known_order_campaign():
+    """Four systems in 24 HITs, each by its own annotator: sys1 clearly first, sys2 and
+    sys3 alike (sys2 slightly ahead), sys4 clearly last, with a few upsets."""
+    hits = [[300, 120, 80, 10]] * 11 + [[300, 80, 120, 10]] * 9
+    hits += [[90, 100, 80, 10], [90, 80, 100, 10], [300, 5, 100, 10], [300, 100, 5, 10]]
+    campaign, systems, items = make_system_set(systems=4, items=len(hits))
+    for item, scores in zip(items, hits, strict=True):
+        make_judged_hit(list(item.outputs.order_by("system__name")), scores)
+    return campaign
+
+
+def results_of(run: RankingRun) -> list[tuple]:
+    return list(
+        run.results.order_by("position").values_list(
+            "system__name", "cluster", "rank_lo", "rank_hi", "comparisons"
+        )
+    )
+
+
+def test_execute_run_bradley_terry_stores_arena_ranks_and_intervals():
+    run = quality_run(known_order_campaign(), protocol="bt", repetitions=200)
+    assert execute_run(run)
+    run.refresh_from_db()
+    assert (run.status, run.progress, run.comparisons) == ("done", 200, 144)
+    assert results_of(run) == [
+        ("sys1", 1, 1, 1, 72),
+        ("sys2", 2, 2, 3, 72),  # Arena's rank 2 for both: neither is significantly better
+        ("sys3", 2, 2, 3, 72),
+        ("sys4", 4, 4, 4, 72),
+    ]
+    for row in run.results.all():
+        assert row.ci_lo < row.mu < row.ci_hi and row.mu_std > 0 and row.sigma is None
+    assert sum(row.mu for row in run.results.all()) == pytest.approx(4000.0)
+    # Resamples that drew none of sys1's two losses needed virtual draws; the data did not.
+    assert run.note.startswith("In ") and " of 200 resamples, some systems never lost" in run.note
+
+
+def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
+    run = quality_run(known_order_campaign(), protocol="wmt")
+    assert execute_run(run)
+    run.refresh_from_db()
+    assert (run.status, run.judgments, run.hits) == ("done", 96, 24)
+    assert results_of(run) == [
+        ("sys1", 1, 1, 1, 24),
+        ("sys2", 2, 2, 3, 24),
+        ("sys3", 2, 2, 3, 24),
+        ("sys4", 3, 4, 4, 24),
+    ]
+    best = run.results.get(position=1)
+    assert best.mu == pytest.approx(1.3219, abs=1e-4)
+    assert (best.sigma, best.mu_std, best.ci_lo, best.ci_hi) == (None, None, None, None)
+
+
+def test_execute_run_wmt_without_z_scores_fails_and_says_why():
+    campaign, systems, items = make_system_set(systems=3, items=2)
+    for item in items:  # each annotator gives every output the same score
+        make_judged_hit(list(item.outputs.all()), [100, 100, 100])
+    run = quality_run(campaign, protocol="wmt")
+    execute_run(run)
+    run.refresh_from_db()
+    assert run.status == "failed" and "no z-scores yet" in run.error
+    assert not run.results.exists()
 
 
 def test_execute_run_same_seed_same_results():
@@ -151,10 +240,31 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
         queued = queue_due_rankings()
     assert sorted((r.criterion, r.protocol) for r in queued) == [
         ("quality", "bootstrap"),
+        ("quality", "bt"),
         ("quality", "e2e"),
+        ("quality", "wmt"),
     ]
-    assert len(sent) == 2  # a message each, once committed
+    assert len(sent) == 4  # a message each, once committed
     assert queue_due_rankings() == []  # they are waiting: nothing more
+
+
+def test_sweep_asks_two_queries_per_criterion_whatever_the_number_of_protocols(
+    django_assert_num_queries,
+):
+    campaign, _ = judged_campaign(hits=3)
+    criterion = campaign.criteria.get(criterion="quality")
+    with django_assert_num_queries(2):
+        assert due_protocols(criterion) == Protocol.values
+
+
+def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
+    campaign, _ = judged_campaign(hits=3)
+    long_ago = timezone.now() - timedelta(hours=1)
+    quality_run(campaign, protocol="bt", status="running", heartbeat_at=timezone.now())
+    quality_run(campaign, protocol="wmt", status="running", heartbeat_at=long_ago)
+    RankingRun.objects.update(queued_at=long_ago)
+    # The abandoned WMT run is not waiting: its worker is gone, so a new run is queued.
+    assert due_protocols(campaign.criteria.get(criterion="quality")) == ["e2e", "bootstrap", "wmt"]
 
 
 def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
@@ -167,7 +277,7 @@ def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
     assert queue_due_rankings() == []  # the last run was queued less than 60 s ago
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(seconds=61))
     again = queue_due_rankings()
-    assert len(again) == 2
+    assert len(again) == len(Protocol.values)
     task = campaign.criteria.get(criterion="quality")
     execute_run(again[0])
     again[0].refresh_from_db()
@@ -193,9 +303,8 @@ def test_sweep_counts_a_failed_run_as_covering_its_input():
         execute_run(run)
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
     assert [r.status for r in RankingRun.objects.filter(criterion="naturalness")] == [
-        "failed",
-        "failed",
-    ]
+        "failed"
+    ] * len(Protocol.values)
     assert queue_due_rankings() == []
 
 

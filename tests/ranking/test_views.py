@@ -7,10 +7,12 @@ from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ranking.models import RankingRun
+from ranking.models import Protocol, RankingRun
 from ranking.service import execute_run
 from tests.client import forms_on
 from tests.factories import make_campaign, make_judged_hit, make_system_set
@@ -18,13 +20,13 @@ from tests.factories import make_campaign, make_judged_hit, make_system_set
 pytestmark = pytest.mark.django_db
 
 
-def ranked_campaign(repetitions: int = 20):
+def ranked_campaign(repetitions: int = 20, protocol: str = "e2e"):
     campaign, systems, items = make_system_set(systems=3, items=6)
     for item in items:
         outputs = list(item.outputs.order_by("system__name"))
         make_judged_hit(outputs, [300, 100, 50])
     run = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", repetitions=repetitions, seed=1
+        campaign=campaign, criterion="quality", repetitions=repetitions, seed=1, protocol=protocol
     )
     execute_run(run)
     return campaign, run
@@ -49,6 +51,45 @@ def test_results_page_shows_table_chart_and_counts(organiser):
     assert "E2E protocol (Sakaguchi" in page
     spread = run.results.get(position=1).mu_std
     assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
+
+
+def test_results_page_offers_every_protocol_and_says_what_it_is(organiser):
+    campaign, _ = ranked_campaign()
+    page = organiser.get(results_url(campaign)).content.decode()
+    for protocol in Protocol.values:
+        assert f'href="?protocol={protocol}"' in page
+    assert "Bradley-Terry with bootstrap intervals (as Chatbot Arena)" in page
+    assert "WMT z-scores with Wilcoxon rank-sum clusters" in page
+    assert "TrueSkill as E2E Table 11" in page  # the view shown, in a sentence
+
+
+def test_results_page_shows_the_bradley_terry_view(organiser):
+    campaign, run = ranked_campaign(protocol="bt")
+    page = organiser.get(results_url(campaign), {"protocol": "bt"}).content.decode()
+    assert "Bradley-Terry as Chatbot Arena: maximum-likelihood ratings" in page
+    assert "<th>BT rating [95% CI]</th>" in page and "What this view is" in page
+    assert "20 bootstrap resamples, seed 1" in page
+    first = run.results.get(position=1)
+    assert f"{first.mu:.1f} [{first.ci_lo:.1f}, {first.ci_hi:.1f}]" in page
+    assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
+    assert "Bradley-Terry rating of each system with its 95% bootstrap interval" in page
+    assert "over the bootstrap resamples, in Arena&#x27;s order" in page  # rank chart
+    assert "TrueSkill (mean μ)" not in page
+    # sys1 won every comparison: no finite maximum, and the page says so.
+    assert "In the comparisons themselves and in all 20 resamples" in page
+
+
+def test_results_page_shows_the_wmt_view(organiser):
+    campaign, run = ranked_campaign(protocol="wmt")
+    page = organiser.get(results_url(campaign), {"protocol": "wmt"}).content.decode()
+    assert "WMT&#x27;s view: each annotator&#x27;s scores standardised" in page
+    assert "<th>Mean z</th>" in page and "one-sided Wilcoxon" in page
+    assert "of which\n    18 have a z-score (0 left out" in page
+    first = run.results.get(position=1)
+    assert f'<td class="num">{first.mu:.3f}</td>' in page
+    assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
+    assert "Wilcoxon clusters</title>" in page
+    assert "TrueSkill (mean μ)" not in page
 
 
 def test_results_page_escapes_system_names(organiser):
@@ -110,6 +151,23 @@ def test_results_csv_has_header_and_rows_best_first(organiser):
     assert rows[1][6] == "12"
 
 
+@pytest.mark.parametrize(
+    ("protocol", "header"),
+    [
+        ("bt", ["rank", "system", "rating", "ci_lo", "ci_hi", "rating_std", "rank_lo", "rank_hi"]),
+        ("wmt", ["cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"]),
+    ],
+)
+def test_results_csv_of_the_significance_views(organiser, protocol, header):
+    campaign, run = ranked_campaign(protocol=protocol)
+    response = organiser.get(results_url(campaign, name="csv"), {"protocol": protocol})
+    assert f"{campaign.slug}-quality-{protocol}-ranking.csv" in response["Content-Disposition"]
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[0][: len(header)] == header
+    assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3"]
+    assert float(rows[1][2]) == pytest.approx(run.results.get(position=1).mu, abs=1e-6)
+
+
 def test_results_csv_without_a_run_is_404(organiser):
     campaign = make_campaign()
     assert organiser.get(results_url(campaign, name="csv")).status_code == 404
@@ -126,6 +184,17 @@ def test_recompute_queues_a_run(organiser, django_capture_on_commit_callbacks):
     run = RankingRun.objects.get(protocol="bootstrap")
     assert (run.status, run.repetitions, run.seed) == ("queued", 100, 5)
     assert len(callbacks) == 1
+
+
+@pytest.mark.parametrize("protocol", ["bt", "wmt"])
+def test_recompute_queues_a_run_of_a_significance_view(organiser, protocol):
+    campaign, _ = ranked_campaign()
+    response = recompute(
+        organiser, campaign, {"protocol": protocol, "repetitions": 1000, "seed": 2}
+    )
+    assert response.url == results_url(campaign) + f"?protocol={protocol}"
+    run = RankingRun.objects.get(protocol=protocol)
+    assert (run.status, run.repetitions, run.seed) == ("queued", 1000, 2)
 
 
 def test_recompute_without_csrf_token_is_refused(organiser):
@@ -151,8 +220,14 @@ def test_results_page_charts_judgments_used_and_left_out(organiser):
     flagged.flag = "too_fast"
     flagged.save()
     page = organiser.get(results_url(campaign)).content.decode()
+    assert ">6</text>" in page  # as the run counted them: 6 judgments each, none flagged
+    # The next run (the sweep's, after the flag) counts again; the page reads its counts.
+    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    with CaptureQueriesContext(connection) as queries:
+        page = organiser.get(results_url(campaign)).content.decode()
     assert "Judgments so far" in page
     assert ">5 + 1</text>" in page  # each system: 5 judgments used, 1 in the flagged HIT
+    assert not [q for q in queries if "annotation_judgment" in q["sql"]]  # none counted here
 
 
 def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(organiser):

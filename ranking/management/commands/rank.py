@@ -6,17 +6,24 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
-from ranking.export import CsvRow, ranked_rows, stored_rows, write_rows
+from ranking.export import Named, stored_rows, write_rows
 from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun
 from ranking.rerank import BundleError, Reranked, rerank_bundle
 from ranking.service import execute_run
 
+# What the table's first two columns hold where it is not TrueSkill (SystemResult's docstring).
+HEADERS: dict[str, tuple[str, str]] = {
+    Protocol.BRADLEY_TERRY: ("rank", "rating"),
+    Protocol.WMT: ("cluster", "mean z"),
+}
+
 
 class Command(BaseCommand):
     help = (
-        "Compute TrueSkill clusters for a campaign and criterion here (no worker), store them "
-        "for the results page and print the table; or, with --bundle, rank again from a "
-        "bundle alone (manage.py bundle) and check the result against the run it stores."
+        "Compute a ranking (TrueSkill clusters, Bradley-Terry or WMT's view) for a campaign and "
+        "criterion here (no worker), store it for the results page and print the table; or, "
+        "with --bundle, rank again from a bundle alone (manage.py bundle) and check the "
+        "result against the run it stores."
     )
 
     def add_arguments(self, parser):
@@ -35,7 +42,8 @@ class Command(BaseCommand):
             "--repetitions",
             "--runs",
             type=int,
-            help=f"how often the TrueSkill run is repeated (R); default {DEFAULT_REPETITIONS}",
+            help="how often the TrueSkill run is repeated, or Bradley-Terry resampled (R); "
+            f"default {DEFAULT_REPETITIONS}",
         )
         parser.add_argument("--seed", type=int, help="default 0")
         parser.add_argument(
@@ -67,13 +75,14 @@ class Command(BaseCommand):
         if run.status != RankingRun.Status.DONE:
             raise CommandError(f"ranking failed: {run.error}")
         self.stdout.write(
-            f"{run.get_protocol_display()}; {run.repetitions} runs, seed {run.seed}; "
+            f"{run.get_protocol_display()}; "
+            f"{repetitions_text(run.protocol, run.repetitions, run.seed)}; "
             f"{run.judgments} judgments, {run.hits} HITs, {run.comparisons} comparisons; "
             f"{run.compute_seconds:.2f} s"
         )
-        self.print_table(stored_rows(run))
+        self.print_table(run.protocol, stored_rows(run))
         if csv:
-            self.write_csv_file(list(stored_rows(run)), csv)
+            self.write_csv_file(run.protocol, list(stored_rows(run)), csv)
 
     def new_run(self, slug, criterion_name, protocol, repetitions, seed) -> RankingRun:
         campaign = Campaign.objects.filter(slug=slug).first()
@@ -107,7 +116,7 @@ class Command(BaseCommand):
         for one in reranked:
             self.report(path, one)
         if csv:
-            self.write_csv_file(list(ranked_rows(reranked[0].rows)), csv)
+            self.write_csv_file(reranked[0].run["protocol"], named(reranked[0]), csv)
         different = [one for one in reranked if one.differences]
         if different:
             raise CommandError(
@@ -121,31 +130,45 @@ class Command(BaseCommand):
         run, data = one.run, one.data
         self.stdout.write(
             f"{run['criterion']}: {run.get('protocol_label', run['protocol'])}; "
-            f"{run['repetitions']} runs, seed {run['seed']}; {data.judgments} judgments, "
-            f"{data.hits} HITs, {len(data.comparisons)} comparisons; ranked again from {path}"
+            f"{repetitions_text(run['protocol'], run['repetitions'], run['seed'])}; "
+            f"{data.judgments} judgments, {data.hits} HITs, {len(data.comparisons)} "
+            f"comparisons; ranked again from {path}"
         )
-        self.print_table(ranked_rows(one.rows))
+        self.print_table(run["protocol"], named(one))
         if not one.differences:
             self.stdout.write(
-                f"Identical to the stored run {run['id']}: mean mu, rank ranges and clusters "
-                f"of {len(one.rows)} systems."
+                f"Identical to the stored run {run['id']}: every system's score, rank range "
+                f"and cluster ({len(one.rows)} systems)."
             )
 
-    def print_table(self, rows: Iterable[CsvRow]) -> None:
-        self.stdout.write(f"{'cluster':>7} {'mu':>7} {'range':>7}  system")
+    def print_table(self, protocol: str, rows: Iterable[Named]) -> None:
+        group, score = HEADERS.get(protocol, ("cluster", "mu"))
+        self.stdout.write(f"{group:>7} {score:>7} {'range':>7}  system")
         previous = None
-        for cluster, system, mu, _, rank_lo, rank_hi, _ in rows:
-            if previous is not None and cluster != previous:
+        for name, row in rows:
+            if previous is not None and row.cluster != previous:
                 self.stdout.write("-" * 40)
-            shown = str(cluster) if cluster != previous else ""
-            span = f"{rank_lo}-{rank_hi}"
-            self.stdout.write(f"{shown:>7} {mu:7.3f} {span:>7}  {system}")
-            previous = cluster
+            cluster = str(row.cluster) if row.cluster != previous else ""
+            span = f"{row.rank_lo}-{row.rank_hi}"
+            self.stdout.write(f"{cluster:>7} {row.mu:7.3f} {span:>7}  {name}")
+            previous = row.cluster
 
-    def write_csv_file(self, rows: list[CsvRow], target: str) -> None:
+    def write_csv_file(self, protocol: str, rows: list[Named], target: str) -> None:
         if target == "-":
-            write_rows(sys.stdout, rows)
+            write_rows(sys.stdout, protocol, rows)
             return
         with Path(target).open("w", newline="", encoding="utf-8") as out:
-            write_rows(out, rows)
+            write_rows(out, protocol, rows)
         self.stdout.write(f"CSV written to {target}")
+
+
+def named(one: Reranked) -> list[Named]:
+    return [(row.system, row) for row in one.rows]
+
+
+def repetitions_text(protocol: str, repetitions: int, seed: int) -> str:
+    if protocol == Protocol.WMT:
+        return "no resampling"
+    if protocol == Protocol.BRADLEY_TERRY:
+        return f"{repetitions} bootstrap resamples, seed {seed}"
+    return f"{repetitions} runs, seed {seed}"

@@ -32,6 +32,7 @@ def test_rank_systems_reports_progress():
 
 def test_rank_systems_rejects_unknown_protocol():
     with pytest.raises(
-        ValueError, match=r"^unknown protocol 'elo': use one of \['bootstrap', 'e2e'\]$"
+        ValueError,
+        match=r"^unknown protocol 'elo': use one of \['bootstrap', 'bt', 'e2e', 'wmt'\]$",
     ):
         rank_systems(make_ladder(), 4, protocol="elo")

@@ -1,0 +1,145 @@
+"""WMT's direct-assessment view: per-annotator z-scores and Wilcoxon rank-sum clusters.
+
+As the WMT 2017-2019 findings rank systems (and as Knowles's replication of their tables,
+nrc-cnrc/WMT-Stability ``scripts/get_ranking.py``, computes it):
+
+- Each annotator's scores are standardised: minus the annotator's mean, divided by their
+  standard deviation (sample, ddof=1), both over all the annotator's judgments here. An
+  annotator with a single judgment, or with every score equal, has no standard deviation to
+  divide by; WMT leaves their scores out, and so does this.
+- A system's score is the mean z of its judgments (WMT's "Ave z"). WMT first averages
+  repeated judgments of one segment by a system; here each judgment counts once, as RankME
+  rarely judges an output twice in a criterion.
+- Systems are ordered by that score. System A is significantly better than B when a
+  one-sided Wilcoxon rank-sum (Mann-Whitney U) test of A's z-scores against B's gives
+  p < 0.05 (normal approximation with tie and continuity correction, as scipy computed it
+  for WMT; WMT's scipy, before 1.7, reported the smaller one-sided p whatever the
+  direction, this tests the direction of the order).
+- A cluster boundary falls below a system that is significantly better than every system
+  below it: the lines of WMT's tables, by the rule of the replication above, which gives
+  back the findings' clusters. Only the last system above a line is tested against every
+  system under it; the order by mean z stands in for the others.
+- Rank range: the positions its cluster spans, as WMT's tables give a cluster's ranks.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+SIGNIFICANCE = 0.05
+
+
+@dataclass(frozen=True)
+class Judgments:
+    """One row per judgment: the raw score an annotator gave one system's output."""
+
+    system: np.ndarray  # int32[n]: system numbers
+    annotator: np.ndarray  # int64[n]: any identifier of the annotator
+    score: np.ndarray  # float64[n]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int32))
+        object.__setattr__(self, "annotator", np.asarray(self.annotator, dtype=np.int64))
+        object.__setattr__(self, "score", np.asarray(self.score, dtype=np.float64))
+        n = len(self.system)
+        if self.system.ndim != 1 or len(self.annotator) != n or len(self.score) != n:
+            raise ValueError("system, annotator and score must be 1-d arrays of equal length")
+
+    def __len__(self) -> int:
+        return len(self.system)
+
+    @classmethod
+    def from_hits(
+        cls, systems: np.ndarray, scores: np.ndarray, annotators: np.ndarray
+    ) -> "Judgments":
+        """From (H, k) arrays of systems and scores (NaN where a slot is empty) and the
+        annotator of each of the H HITs."""
+        present = ~np.isnan(np.asarray(scores, dtype=np.float64))
+        annotator = np.broadcast_to(np.asarray(annotators)[:, None], present.shape)
+        return cls(np.asarray(systems)[present], annotator[present], np.asarray(scores)[present])
+
+
+@dataclass(frozen=True)
+class WmtRanking:
+    """Per-system results, indexed by system number. Systems without z-scores (all their
+    judgments from annotators who are left out) get NaN and no place in ``order``."""
+
+    protocol: str
+    mean_z: np.ndarray  # float64[n]
+    n_judgments: np.ndarray  # int64[n]: z-scores per system
+    cluster: np.ndarray  # int64[n], 1 = best; 0 for a system without z-scores
+    rank_lo: np.ndarray  # int64[n]
+    rank_hi: np.ndarray  # int64[n]
+    order: np.ndarray  # int64[ranked], best first by mean z
+    left_out: int  # judgments of annotators without a standard deviation
+
+
+def z_scores(judgments: Judgments) -> np.ndarray:
+    """float64[n]: each score standardised by its annotator; NaN for the annotators left out."""
+    _, annotator, counts = np.unique(judgments.annotator, return_inverse=True, return_counts=True)
+    mean = np.bincount(annotator, judgments.score) / counts
+    deviation = judgments.score - mean[annotator]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        std = np.sqrt(np.bincount(annotator, deviation**2) / (counts - 1))
+        z = deviation / std[annotator]
+    # Equal scores may leave a rounding residue instead of an exact zero.
+    constant = std <= 1e-12 * np.maximum(np.abs(mean), 1.0)
+    z[(counts < 2)[annotator] | constant[annotator]] = np.nan
+    return z
+
+
+def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
+    z = z_scores(judgments)
+    kept = ~np.isnan(z)
+    by_system = np.argsort(judgments.system[kept], kind="stable")
+    n_judgments = np.bincount(judgments.system[kept], minlength=n_systems).astype(np.int64)
+    per_system = np.split(z[kept][by_system], np.cumsum(n_judgments)[:-1])
+    with np.errstate(invalid="ignore"):
+        mean_z = np.array([scores.mean() if len(scores) else np.nan for scores in per_system])
+    ranked = np.flatnonzero(n_judgments > 0)
+    order = ranked[np.argsort(-mean_z[ranked], kind="stable")]
+    in_order = clusters_in_order([per_system[s] for s in order])
+    cluster = np.zeros(n_systems, dtype=np.int64)
+    cluster[order] = in_order
+    rank_lo, rank_hi = np.zeros_like(cluster), np.zeros_like(cluster)
+    rank_lo[order], rank_hi[order] = cluster_spans(in_order)
+    return WmtRanking(
+        protocol="wmt",
+        mean_z=mean_z,
+        n_judgments=n_judgments,
+        cluster=cluster,
+        rank_lo=rank_lo,
+        rank_hi=rank_hi,
+        order=order,
+        left_out=int((~kept).sum()),
+    )
+
+
+def significantly_better(upper: np.ndarray, lower: np.ndarray) -> bool:
+    """One-sided Wilcoxon rank-sum test: are ``upper``'s z-scores stochastically greater?"""
+    test = mannwhitneyu(upper, lower, alternative="greater", method="asymptotic")
+    return bool(test.pvalue < SIGNIFICANCE)
+
+
+def clusters_in_order(z_best_first: list[np.ndarray]) -> np.ndarray:
+    """Cluster numbers (1 = best) of systems given best first: a boundary below each system
+    that is significantly better than every system below it."""
+    n = len(z_best_first)
+    ends = [
+        all(significantly_better(z_best_first[i], z_best_first[j]) for j in range(i + 1, n))
+        for i in range(n - 1)
+    ]
+    return 1 + np.concatenate(([0], np.cumsum(ends, dtype=np.int64)))[:n]
+
+
+def cluster_spans(cluster: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For clusters numbered in order, each system's first and last position (1-based) of
+    its cluster."""
+    positions = np.arange(1, len(cluster) + 1)
+    first = {c: positions[cluster == c].min() for c in np.unique(cluster)}
+    last = {c: positions[cluster == c].max() for c in np.unique(cluster)}
+    return (
+        np.array([first[c] for c in cluster], dtype=np.int64),
+        np.array([last[c] for c in cluster], dtype=np.int64),
+    )
