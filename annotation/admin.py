@@ -1,15 +1,19 @@
 from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.views.decorators.http import require_GET
 
 from nlgdata.datafiles import DataFileError
 
-from .forms_admin import DataFileUploadForm
+from .exporters import ExportError, export
+from .forms_admin import DataFileUploadForm, JudgmentExportForm
 from .identity import set_excluded
 from .importers import import_items, import_outputs
 from .models import (
@@ -140,7 +144,10 @@ class CampaignAdmin(RecountAfterEdits):
     def links(self, campaign):
         # The project's admin (evalsite/admin.py) adds the link to the results pages.
         upload = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
-        return format_html('<a href="{}">Upload data</a>', upload)
+        export = reverse("admin:annotation_campaign_export", args=[campaign.pk])
+        return format_html(
+            '<a href="{}">Upload data</a> · <a href="{}">Export judgments</a>', upload, export
+        )
 
     def get_urls(self):
         upload = path(
@@ -148,7 +155,12 @@ class CampaignAdmin(RecountAfterEdits):
             self.admin_site.admin_view(self.upload_view),
             name="annotation_campaign_upload",
         )
-        return [upload, *super().get_urls()]
+        export = path(
+            "<int:campaign_id>/export/",
+            self.admin_site.admin_view(require_GET(self.export_view)),
+            name="annotation_campaign_export",
+        )
+        return [upload, export, *super().get_urls()]
 
     def upload_view(self, request, campaign_id):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -171,6 +183,43 @@ class CampaignAdmin(RecountAfterEdits):
             "title": f"Upload data to {campaign}",
         }
         return TemplateResponse(request, "admin/annotation/upload.html", context)
+
+    def export_view(self, request, campaign_id):
+        """The export form; once filled in, the file, streamed as it is written."""
+        campaign = get_object_or_404(Campaign, pk=campaign_id)
+        if not self.has_view_permission(request, campaign):
+            raise PermissionDenied
+        form = JudgmentExportForm(request.GET or None, campaign=campaign)
+        if form.is_valid():
+            try:
+                return export_response(campaign, form.cleaned_data)
+            except ExportError as error:
+                form.add_error(None, str(error))
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "title": f"Export judgments of {campaign}",
+        }
+        return TemplateResponse(request, "admin/annotation/export.html", context)
+
+
+EXPORT_FILES = {
+    "csv": ("text/csv; charset=utf-8", "judgments.csv"),
+    "jsonl": ("application/x-ndjson; charset=utf-8", "judgments.jsonl"),
+    "e2e": ("text/csv; charset=utf-8", "e2e-ratings.csv"),
+}
+
+
+def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
+    criterion = data["criterion"]
+    chunks = export(campaign, data["file_format"], criterion)
+    content_type, suffix = EXPORT_FILES[data["file_format"]]
+    name = f"{campaign.slug}-{criterion.criterion if criterion else 'all'}-{suffix}"
+    response = StreamingHttpResponse(chunks, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
 
 
 def import_uploaded(campaign: Campaign, data: dict, user):

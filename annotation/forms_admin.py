@@ -3,7 +3,8 @@ from typing import cast
 from django import forms
 from django.conf import settings
 
-from .models import Criterion, DataFile, System
+from .exporters import FORMATS
+from .models import CampaignCriterion, Criterion, DataFile, System
 
 
 class DataFileUploadForm(forms.Form):
@@ -46,4 +47,29 @@ class DataFileUploadForm(forms.Form):
         has_system = cleaned.get("system") or cleaned.get("new_system")
         if is_outputs and not has_system:
             raise forms.ValidationError("Outputs need a system: pick one or name a new one.")
+        return cleaned
+
+
+class JudgmentExportForm(forms.Form):
+    file_format = forms.ChoiceField(label="Format", choices=list(FORMATS.items()))
+    criterion = forms.ChoiceField(required=False, help_text="The E2E format holds one criterion.")
+
+    def __init__(self, *args, campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+        criterion = cast(forms.ChoiceField, self.fields["criterion"])
+        criterion.choices = [("", "all criteria")] + [
+            (each.criterion, each.get_criterion_display())
+            for each in campaign.criteria.order_by("criterion")
+        ]
+
+    def clean_criterion(self) -> CampaignCriterion | None:
+        name = self.cleaned_data["criterion"]
+        return self.campaign.criteria.get(criterion=name) if name else None
+
+    def clean(self):
+        super().clean()
+        cleaned = self.cleaned_data
+        if cleaned.get("file_format") == "e2e" and not cleaned.get("criterion"):
+            raise forms.ValidationError("The E2E format holds one criterion: choose it.")
         return cleaned

@@ -20,6 +20,7 @@ from nlgdata.datafiles import DataFileError, Row, batches, read_table
 from nlgdata.judgments import COVERAGE_MARKS, E2E_COVERAGE_WORDS, MAX_SCORE_DIGITS, coverage_allowed
 from nlgdata.text import normalise
 
+from .csvsafe import unguarded
 from .importers import (
     BATCH_CHARS,
     BATCH_ROWS,
@@ -125,7 +126,10 @@ def parse_coverage(value: str, file_name: str, line: int, column: str) -> tuple:
 
 
 def read_page(row: Row, criterion: str, k: int, file_name: str) -> Page:
-    values, line = row.values, row.line
+    # A file this platform exported has its text cells guarded against spreadsheets
+    # (csvsafe): an output or system name is read back as it was.
+    values = {name: unguarded(value) for name, value in row.values.items()}
+    line = row.line
     input_data, key = mr_input(values["mr"], file_name, line, "mr")
     page = Page(
         line=line,

@@ -26,7 +26,7 @@ from annotation.models import (
 )
 from generation.models import HostedSystem
 from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
-from ranking.models import RankingRun
+from ranking.models import RankingRun, RunAgreement
 
 from .datasheet_markdown import render_markdown
 from .heds import HEDS_VERSION, SECTION_TITLES, question, to_be_filled
@@ -184,7 +184,8 @@ def ethics_questions() -> dict:
             by_hand="whether outputs or responses hold personal data, and how that is handled",
             platform=(
                 "the platform stores crowd workers' platform ids and study ids, and invited "
-                "annotators' names; the bundle replaces every annotator with a pseudonym"
+                "annotators' names; exports and the bundle give each annotator as the number "
+                "of their row"
             ),
         ),
         "5.3": question("5.3"),
@@ -464,8 +465,36 @@ def aggregation_questions(criterion: CampaignCriterion) -> dict:
             [f"{p}: {SIGNIFICANCE.get(p, 'see the protocol')}" for p in protocols] or None,
             by_hand=None if runs else "no finished ranking run yet",
         ),
-        "4.3.11": question("4.3.11", by_hand="agreement, if measured: the platform does not"),
+        "4.3.11": agreement_question(criterion),
     }
+
+
+def agreement_question(criterion: CampaignCriterion) -> dict:
+    """What the newest finished run measured of the agreement between annotators."""
+    measured = (
+        RunAgreement.objects.filter(
+            run__campaign_id=criterion.campaign_id,
+            run__criterion=criterion.criterion,
+            run__status=RankingRun.Status.DONE,
+        )
+        .order_by("-run__finished_at", "-run_id")
+        .first()
+    )
+    intra = "intra-annotator agreement, if measured: the platform measures it between annotators"
+    if measured is None or measured.alpha is None:
+        return question("4.3.11", by_hand=f"no finished run has measured agreement; {intra}")
+    answer = (
+        "Krippendorff's alpha, interval level, on each HIT's scores as ranks normalised to "
+        f"[0, 1], with (item, system) pairs as units: {measured.alpha:.3f}, 95% bootstrap "
+        f"interval over items {number(measured.alpha_low)} to {number(measured.alpha_high)} "
+        f"({measured.rounds} rounds), on {measured.units} pairs judged twice or more "
+        f"({measured.judgments} judgments); per annotator, Pearson's r with the others"
+    )
+    return question("4.3.11", answer, by_hand=intra, run=measured.run_id)
+
+
+def number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def latest_runs(criterion: CampaignCriterion) -> list[dict]:

@@ -5,6 +5,7 @@ from django.utils.html import format_html
 
 from evalsite.job_admin import progress_html
 
+from .agreement_admin import RunAgreementInline
 from .models import RankingRun, SystemResult
 from .service import request_ranking
 
@@ -63,7 +64,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "error",
     ]
     fields = ["campaign", "criterion", "protocol", "repetitions", "seed", *readonly_fields]
-    inlines = [SystemResultInline]
+    inlines = [SystemResultInline, RunAgreementInline]
     actions = ["queue_again"]
 
     @admin.display(description="progress")

@@ -7,9 +7,10 @@ Members of format version 1, each listed with its row count and meaning in the m
 - `campaign.json`: the campaign's settings and criteria, with the exact question wording
 - `items.jsonl`: `{"id", "kind", "input", "references"}`, the JSON Lines that import_items reads
 - `systems.jsonl`, `outputs.jsonl`: the systems, and each output with its origin
-- `annotators.jsonl`: a pseudonym per annotator (never their platform id), source, exclusion
+- `annotators.jsonl`: each annotator as the number of their row (never their platform id
+  or name, as in export_judgments), source, exclusion
 - `judgments.jsonl`: every judgment of a submitted HIT, flagged and excluded ones too, with
-  `counted` saying whether rankings use it; in JUDGMENT_ORDER within each criterion
+  `counted` saying whether rankings use it; in ranking order (in_ranking_order)
 - `runs.json`: the newest finished run per criterion and protocol: protocol, repetitions,
   seed, the judgments version it covered, its results
 - `datasheet.json`: the HEDS datasheet, where the caller gives one
@@ -33,10 +34,10 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, ExpressionWrapper
 from django.utils import timezone
 
-from annotation.models import Campaign, Judgment, Output, counted_q
+from annotation.models import Assignment, Campaign, Judgment, Output, counted_q
 
 from .models import RankingRun, SystemResult
-from .service import JUDGMENT_ORDER, ResultRow
+from .service import ResultRow
 
 FORMAT = "nlg-eval-bundle"
 FORMAT_VERSION = 1
@@ -57,11 +58,11 @@ CONTENTS = {
     ITEMS: "items: id, input kind, input, references (import_items' JSON Lines)",
     SYSTEMS: "systems: name, label, architecture, description, active",
     OUTPUTS: "outputs: item, system, text, origin (imported or generated)",
-    ANNOTATORS: "annotators: pseudonym, source (prolific, invited, ...), excluded",
+    ANNOTATORS: "annotators: row number, source (prolific, invited, ...), excluded",
     JUDGMENTS: (
         "every judgment of a submitted HIT, flagged and excluded ones too: criterion, HIT, "
-        "assignment, annotator pseudonym, position, item, system, score, coverage marks, "
-        "status, flag, exclusion, seconds taken, counted (whether rankings use it)"
+        "assignment, annotator (row number), position, item, system, score, coverage marks, "
+        "flag, exclusion, seconds taken, counted (whether rankings use it)"
     ),
     RUNS: "the newest finished ranking run per criterion and protocol, with its results",
     DATASHEET: "the HEDS 3.0 datasheet of the campaign",
@@ -84,9 +85,8 @@ JUDGMENT_FIELDS = {
     "adds_information": "adds_information",
     "misses_information": "misses_information",
     "reflects_perfectly": "reflects_perfectly",
-    "status": "assignment__status",
     "flag": "assignment__flag",
-    "annotator_excluded": "assignment__annotator__is_excluded",
+    "excluded": "assignment__annotator__is_excluded",
     "counted": "counted",
 }
 CHUNK = 2_000
@@ -159,9 +159,8 @@ def write_members(
     writer.write_jsonl(ITEMS, item_records(campaign))
     writer.write_jsonl(SYSTEMS, system_records(campaign))
     writer.write_jsonl(OUTPUTS, output_records(campaign))
-    pseudonyms = annotator_pseudonyms(campaign)
-    writer.write_jsonl(ANNOTATORS, annotator_records(campaign, pseudonyms))
-    writer.write_jsonl(JUDGMENTS, judgment_records(campaign, pseudonyms))
+    writer.write_jsonl(ANNOTATORS, annotator_records(campaign))
+    writer.write_jsonl(JUDGMENTS, judgment_records(campaign))
     runs = run_records(campaign)
     writer.write_json(RUNS, runs)
     if datasheet_of is not None:
@@ -251,31 +250,26 @@ def output_records(campaign: Campaign) -> Iterator[dict]:
         yield {"item": item, "system": system, "text": text, "origin": origin}
 
 
-def annotator_pseudonyms(campaign: Campaign) -> dict[int, str]:
-    """A1, A2, ... in the order annotators arrived: nothing of their platform id or name."""
-    ids = campaign.annotators.order_by("pk").values_list("pk", flat=True)
-    return {pk: f"A{number}" for number, pk in enumerate(ids.iterator(), start=1)}
-
-
-def annotator_records(campaign: Campaign, pseudonyms: dict[int, str]) -> Iterator[dict]:
+def annotator_records(campaign: Campaign) -> Iterator[dict]:
     rows = campaign.annotators.order_by("pk").values_list("pk", "source", "is_excluded")
     for pk, source, excluded in rows.iterator(chunk_size=CHUNK):
-        yield {"annotator": pseudonyms[pk], "source": source, "excluded": excluded}
+        yield {"annotator": pk, "source": source, "excluded": excluded}
 
 
-def judgment_records(campaign: Campaign, pseudonyms: dict[int, str]) -> Iterator[dict]:
+def judgment_records(campaign: Campaign) -> Iterator[dict]:
     rows = (
-        Judgment.objects.filter(assignment__hit__campaign=campaign)
+        Judgment.objects.filter(
+            assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED
+        )
         # Whether rankings use it, by the one rule they use (annotation.models.counted_q).
         .annotate(counted=ExpressionWrapper(counted_q("assignment__"), BooleanField()))
-        .order_by("assignment__hit__criterion", *JUDGMENT_ORDER)
+        .in_ranking_order()
         .values_list(
             *JUDGMENT_FIELDS.values(), "assignment__started_at", "assignment__submitted_at"
         )
     )
     for *values, started_at, submitted_at in rows.iterator(chunk_size=CHUNK):
         record = dict(zip(JUDGMENT_FIELDS, values, strict=True))
-        record["annotator"] = pseudonyms[record["annotator"]]
         record["seconds"] = (
             round((submitted_at - started_at).total_seconds(), 3) if submitted_at else None
         )

@@ -140,5 +140,7 @@ class SystemResult(models.Model):
         return f"{self.position}. {self.system} {self.mu:.3f}"
 
 
-# Automatic metrics live in their own module; imported here so Django sees the models.
+# Automatic metrics, and the agreement between annotators stored with each run, live in their
+# own modules; imported here so Django sees the models.
+from .agreement_models import AnnotatorAgreement, RunAgreement  # noqa: E402, F401
 from .metric_models import Metric, MetricResult, MetricRun  # noqa: E402, F401

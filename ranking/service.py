@@ -30,6 +30,7 @@ from ranking.engine import (
 )
 from ranking.engine.protocols import Progress
 
+from .agreement_service import Measured, measure, store_agreement
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
 
 
@@ -73,10 +74,6 @@ class ResultRow(Generic[SystemKey]):
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
 Scores = list[tuple[int, float]]
 
-# The order in which a ranking reads judgments: HIT by HIT, position by position. Systems
-# are numbered in this order, so the ranking depends on it (see the module's docstring).
-JUDGMENT_ORDER = ("assignment__hit_id", "assignment_id", "slot__position")
-
 
 def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     """The counted judgments of a criterion, in one query read as a stream. The annotator
@@ -84,7 +81,7 @@ def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     rows = (
         Judgment.objects.counted()
         .for_criterion(criterion)
-        .order_by(*JUDGMENT_ORDER)
+        .in_ranking_order()
         .values_list(
             "assignment_id", "assignment__annotator_id", "slot__output__system_id", "score"
         )
@@ -96,9 +93,9 @@ def ranking_input_from_rows(
     rows: Iterable[tuple[Hashable, Hashable, SystemKey, float]],
 ) -> RankingInput[SystemKey]:
     """The engine's input from counted judgments as (assignment, annotator, system, score)
-    rows in JUDGMENT_ORDER. The database and a bundle both come through here, so the same
-    rows give the same input: systems and annotators are numbered by first appearance,
-    whatever their keys."""
+    rows in ranking order (Judgment.objects.in_ranking_order()). The database and a bundle
+    both come through here, so the same rows give the same input: systems and annotators
+    are numbered by first appearance, whatever their keys."""
     assignments: dict[Hashable, Scores] = {}
     annotators: list[int] = []  # of each assignment, in the order of `assignments`
     annotator_index: dict[Hashable, int] = {}
@@ -245,7 +242,9 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         progress=progress_writer(run, token, heartbeat),
     )
     computed = time.perf_counter()
-    store_results(run, token, data, ranking, loaded - started, computed - loaded)
+    # Agreement between the annotators, stored with the run so pages read it, not compute it.
+    agreement = measure(criterion, run.seed)
+    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
 
 
 def rank_input(
@@ -291,6 +290,7 @@ def store_results(
     ranking: AnyRanking,
     load_seconds: float,
     compute_seconds: float,
+    agreement: Measured,
 ) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
@@ -309,6 +309,7 @@ def store_results(
     SystemResult.objects.bulk_create(
         SystemResult(run=run, **stored_fields(row)) for row in result_rows(data, ranking)
     )
+    store_agreement(run, agreement)
 
 
 def result_rows(data: RankingInput[SystemKey], ranking: AnyRanking) -> list[ResultRow[SystemKey]]:

@@ -13,7 +13,7 @@ from .charts import RANK_CHART_TITLE, interval_chart, judgment_chart, rank_chart
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
-from .models import Protocol, RankingRun
+from .models import Protocol, RankingRun, RunAgreement
 from .service import request_ranking
 
 
@@ -116,6 +116,7 @@ def results(request, slug: str, criterion_name: str):
         "form": RecomputeForm(initial={"protocol": protocol}),
         "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
         "metrics": metrics_section(criterion.campaign, run),
+        "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
     }
     return render(request, "ranking/results.html", context)
 

@@ -23,8 +23,8 @@ QUESTION = "Which sentence reads best, given the input?"
 
 def evaluated_campaign(**fields):
     """Three systems (one hosted, its outputs generated) judged on four items by a Prolific
-    worker and an invited annotator; one HIT too fast, one annotator excluded; a finished
-    E2E ranking run with seed 5."""
+    worker and an invited annotator (the first item by both); one HIT too fast, one
+    annotator excluded; a finished E2E ranking run with seed 5."""
     campaign, systems, items = make_system_set(make_campaign(**fields), systems=3, items=4)
     campaign.criteria.filter(criterion="quality").update(question=QUESTION)
     hosted = systems[2]
@@ -40,6 +40,8 @@ def evaluated_campaign(**fields):
     for n, item in enumerate(items):
         outputs = list(item.outputs.order_by("system__name"))
         make_judged_hit(outputs, [100, 50 + n, 20], annotator=[worker, invited][n % 2])
+    # items[0] twice, counted: agreement between annotators has a pair judged twice.
+    make_judged_hit(list(items[0].outputs.order_by("system__name")), [90, 60, 30], invited)
     make_judged_hit(list(items[0].outputs.all()), [1, 2, 3], annotator=other)
     fast = make_judged_hit(list(items[1].outputs.all()), [3, 2, 1], annotator=worker)
     Assignment.objects.filter(pk=fast.pk).update(flag=Assignment.Flag.TOO_FAST)
@@ -69,6 +71,8 @@ def test_datasheet_has_the_heds_sections_and_the_campaigns_values():
     assert ranking["repetitions"] == 10 and ranking["covers_current_judgments"]
     assert quality["4.3.9"]["answer"][0].startswith("e2e: each HIT's k scores give")
     assert quality["4.3.10"]["answer"][0].startswith("e2e: 95% rank ranges")
+    assert quality["4.3.11"]["answer"].startswith("Krippendorff's alpha")
+    assert quality["4.3.11"]["facts"] == {"run": run.pk}
     sample = questions(sheet, "3")
     assert sample["3.1.1"]["answer"] == {"quality": {"sys1": 4, "sys2": 4, "sys3": 4}}
     assert sample["3.1.1"]["facts"]["items_by_kind"] == {"mr": 4}
@@ -77,7 +81,7 @@ def test_datasheet_has_the_heds_sections_and_the_campaigns_values():
     assert sample["3.3.3"]["facts"]["flagged_hits"] == {"too_fast": 1}
     assert sample["3.3.3"]["facts"]["excluded_evaluators"] == 1
     counts = sample["3.3.3"]["facts"]
-    assert (counts["judgments_submitted"], counts["judgments_left_out"]) == (18, 6)
+    assert (counts["judgments_submitted"], counts["judgments_left_out"]) == (21, 6)
     assert (counts["judgments_flagged"], counts["judgments_of_excluded_evaluators"]) == (3, 3)
 
 

@@ -1,10 +1,10 @@
 import pytest
 from django.urls import reverse
 
-from ranking.models import RankingRun
+from ranking.models import AnnotatorAgreement, RankingRun, RunAgreement
 from ranking.service import execute_run
 from tests.client import changelist_rows
-from tests.factories import make_campaign, make_judged_hit, make_system_set
+from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
 
@@ -120,3 +120,66 @@ def test_admin_add_run_without_csrf_token_is_refused(organiser):
     data = {**new_run(campaign, 200), "results-TOTAL_FORMS": 0, "results-INITIAL_FORMS": 0}
     assert organiser.post(RUN_ADD, data).status_code == 403
     assert not RankingRun.objects.exists()
+
+
+# Agreement between annotators -----------------------------------------------------------------
+
+
+def disagreeing_campaign():
+    """Annotators A, B and D rank sys1 > sys2 > sys3 on three items; C reverses them."""
+    campaign, _, items = make_system_set(systems=3, items=3)
+    people = {name: make_annotator(campaign, external_id=name) for name in "ABCD"}
+    for item in items:
+        outputs = list(item.outputs.order_by("system__name"))
+        for name, annotator in people.items():
+            make_judged_hit(outputs, [10, 20, 30] if name == "C" else [30, 20, 10], annotator)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    execute_run(run)
+    return run, people
+
+
+def agreement_list(run) -> str:
+    url = reverse("admin:ranking_annotatoragreement_changelist")
+    return f"{url}?run__id__exact={run.pk}"
+
+
+def test_admin_run_page_shows_alpha_and_links_to_its_annotators(organiser):
+    run, _ = disagreeing_campaign()
+    page = organiser.get(reverse("admin:ranking_rankingrun_change", args=[run.pk])).content
+    alpha = RunAgreement.objects.get(run=run).alpha
+    assert f"{alpha:g}"[:6] in page.decode()
+    assert f'<a href="{agreement_list(run)}">annotators</a>' in page.decode().replace("&amp;", "&")
+
+
+def test_admin_annotator_agreement_lists_the_runs_annotators(organiser):
+    run, people = disagreeing_campaign()
+    other, _ = disagreeing_campaign()
+    rows = changelist_rows(organiser.get(agreement_list(run)))  # lowest agreement first
+    shown = [(row["annotator"], row["correlation_shown"], row["hits"]) for row in rows]
+    assert shown == [
+        ("prolific:C", "-1.000", "3"),
+        ("prolific:A", "1.000", "3"),
+        ("prolific:B", "1.000", "3"),
+        ("prolific:D", "1.000", "3"),
+    ]
+    assert AnnotatorAgreement.objects.filter(run=other).count() == 4
+
+
+def test_admin_annotator_agreement_is_read_only(organiser):
+    run, _ = disagreeing_campaign()
+    row = AnnotatorAgreement.objects.filter(run=run).first()
+    page = organiser.get(reverse("admin:ranking_annotatoragreement_change", args=[row.pk]))
+    assert page.status_code == 200 and "Save" not in page.content.decode()
+    response = organiser.send(
+        "POST", reverse("admin:ranking_annotatoragreement_delete", args=[row.pk]), {"post": "yes"}
+    )
+    assert response.status_code == 403
+    assert AnnotatorAgreement.objects.filter(pk=row.pk).exists()
+
+
+@pytest.mark.parametrize("outsider", ["stranger", "non_staff"])
+def test_admin_annotator_agreement_sends_outsiders_to_the_login_page(request, outsider):
+    run, _ = disagreeing_campaign()
+    response = request.getfixturevalue(outsider).get(agreement_list(run))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("admin:login"))

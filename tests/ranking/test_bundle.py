@@ -131,20 +131,22 @@ def test_bundle_members_are_listed_with_their_sha256(tmp_path):
     assert run["covers_bundle_judgments"]
 
 
-def test_bundle_judgments_carry_flags_exclusions_and_pseudonyms_only(tmp_path):
+def test_bundle_judgments_carry_flags_exclusions_and_row_numbers_only(tmp_path):
     campaign = judged_campaign(hits=6)
     bundle = tmp_path / "campaign.zip"
     call_command("bundle", campaign.slug, str(bundle))
     with zipfile.ZipFile(bundle) as archive:
         judgments = [json.loads(line) for line in archive.read(JUDGMENTS).splitlines()]
         everything = b"".join(archive.read(name) for name in archive.namelist())
-    assert {j["annotator"] for j in judgments} == {"A1", "A2", "A3"}
+    assert {j["annotator"] for j in judgments} == set(
+        campaign.annotators.values_list("pk", flat=True)
+    )
     assert b"prolific-" not in everything  # no platform id of any annotator
     assert campaign.completion_code.encode() not in everything
     flagged = [j for j in judgments if j["flag"] == "too_fast"]
-    excluded = [j for j in judgments if j["annotator_excluded"]]
+    excluded = [j for j in judgments if j["excluded"]]
     assert len(flagged) == 4 and len(excluded) == 8
-    assert all(j["counted"] == (not j["flag"] and not j["annotator_excluded"]) for j in judgments)
+    assert all(j["counted"] == (not j["flag"] and not j["excluded"]) for j in judgments)
     assert [j["hit"] for j in judgments] == sorted(j["hit"] for j in judgments)
 
 

@@ -7,8 +7,9 @@ from django.utils import timezone
 
 from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
+from ranking.agreement_service import measure
 from ranking.engine import rank_systems
-from ranking.models import Protocol, RankingRun
+from ranking.models import Protocol, RankingRun, RunAgreement
 from ranking.service import (
     due_protocols,
     execute_run,
@@ -210,12 +211,15 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     )
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
-    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
+    criterion = campaign.criteria.get(criterion="quality")
+    data = load_ranking_input(criterion)
     ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=0)
+    agreement = measure(criterion, seed=0)
     with pytest.raises(ClaimLost):
-        store_results(run, stalled_token, data, ranking, 0.0, 0.0)
+        store_results(run, stalled_token, data, ranking, 0.0, 0.0, agreement)
     run.refresh_from_db()
     assert (run.status, run.results.count(), run.error) == ("done", 3, "")
+    assert RunAgreement.objects.filter(run=run).count() == 1  # the second worker's
 
 
 def test_execute_run_gives_up_on_a_run_that_keeps_killing_its_workers():

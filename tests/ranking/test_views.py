@@ -12,10 +12,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ranking.models import Protocol, RankingRun
+from ranking.models import Protocol, RankingRun, RunAgreement
 from ranking.service import execute_run
 from tests.client import forms_on
-from tests.factories import make_campaign, make_judged_hit, make_system_set
+from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.django_db
 
@@ -246,3 +246,26 @@ def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(organiser):
     assert 'http-equiv="refresh"' not in page  # nothing is in progress
     assert f"Ranking run #{finished.pk}" not in page
     assert page.index(">sys1<") < page.index(">sys2<")  # the finished results stay
+
+
+def test_results_page_shows_the_agreement_stored_with_the_run(organiser):
+    campaign, run = ranked_campaign()
+    # A second annotator ranks each item's outputs in the opposite order.
+    other = make_annotator(campaign)
+    for item in campaign.items.all():
+        make_judged_hit(list(item.outputs.order_by("system__name")), [50, 100, 300], other)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    execute_run(run)
+    agreement = RunAgreement.objects.get(run=run)
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert f"Krippendorff's α = <strong>{agreement.alpha:.3f}</strong>" in page
+    assert f"(95% interval {agreement.alpha_low:.3f} to {agreement.alpha_high:.3f})" in page
+    assert "on 18 (item, system) pairs judged by two annotators or more" in page
+    per_annotator = reverse("admin:ranking_annotatoragreement_changelist")
+    assert f'href="{per_annotator}?run__id__exact={run.pk}"' in page
+
+
+def test_results_page_without_pairs_judged_twice_says_alpha_is_not_defined(organiser):
+    campaign, _ = ranked_campaign()
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert "Krippendorff's α is not defined yet" in page

@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
 from ranking.export import Named, stored_rows, write_rows
-from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun
+from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun, RunAgreement
 from ranking.rerank import BundleError, Reranked, rerank_bundle
 from ranking.service import execute_run
 
@@ -81,6 +81,7 @@ class Command(BaseCommand):
             f"{run.compute_seconds:.2f} s"
         )
         self.print_table(run.protocol, stored_rows(run))
+        self.print_agreement(run)
         if csv:
             self.write_csv_file(run.protocol, list(stored_rows(run)), csv)
 
@@ -152,6 +153,16 @@ class Command(BaseCommand):
             span = f"{row.rank_lo}-{row.rank_hi}"
             self.stdout.write(f"{cluster:>7} {row.mu:7.3f} {span:>7}  {name}")
             previous = row.cluster
+
+    def print_agreement(self, run: RankingRun) -> None:
+        agreement = RunAgreement.objects.filter(run=run).first()
+        if agreement is None or agreement.alpha is None:
+            return
+        self.stdout.write(
+            f"Krippendorff's alpha {agreement.alpha:.3f} (95% interval {agreement.alpha_low:.3f} "
+            f"to {agreement.alpha_high:.3f}, {agreement.rounds} rounds) on {agreement.units} "
+            f"(item, system) pairs judged twice or more; {agreement.seconds:.2f} s"
+        )
 
     def write_csv_file(self, protocol: str, rows: list[Named], target: str) -> None:
         if target == "-":

@@ -1,0 +1,130 @@
+"""Between the database and ranking.engine.agreement: load a criterion's judgments as arrays,
+measure, and store the result with the ranking run that asked for it.
+
+The worker measures agreement as part of each ranking run, so it is recomputed exactly when
+the judgments change (the sweep's trigger), is claimed, kept alive and taken over with the
+run, and is stored in the run's own transaction: the results page reads one row.
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from django.db.models import Case, Value, When
+
+from annotation.models import Assignment, CampaignCriterion, Judgment, counted_q
+from ranking.engine.agreement import Agreement, HitsDone, Judgments, hits_done, measure_agreement
+
+from .agreement_models import AnnotatorAgreement, RunAgreement
+
+# The fields of ranking.engine.agreement.Judgments, as one row of an array.
+JUDGMENT_FIELDS = {
+    "hit": "i8",
+    "annotator": "i8",
+    "item": "i8",
+    "system": "i8",
+    "score": "f8",
+    "counted": "?",
+}
+JUDGMENT_ROW = np.dtype(list(JUDGMENT_FIELDS.items()))
+HIT_ROW = np.dtype([("annotator", "i8"), ("seconds", "f8"), ("flagged", "?"), ("excluded", "?")])
+CHUNK_ROWS = 10_000
+
+
+@dataclass(frozen=True)
+class Measured:
+    agreement: Agreement
+    done: HitsDone
+    excluded: set[int]  # annotators excluded from rankings
+    seconds: float
+
+
+def measure(criterion: CampaignCriterion, seed: int) -> Measured:
+    started = time.perf_counter()
+    judgments = load_judgments(criterion)
+    agreement = measure_agreement(judgments, np.random.default_rng(seed))
+    hits = load_hits(criterion)
+    done = hits_done(hits["annotator"], hits["seconds"], hits["flagged"])
+    excluded = set(np.unique(hits["annotator"][hits["excluded"]]).tolist())
+    return Measured(agreement, done, excluded, time.perf_counter() - started)
+
+
+def load_judgments(criterion: CampaignCriterion) -> Judgments:
+    """Every judgment of a submitted HIT, marked with whether rankings count it: the
+    per-annotator figures cover flagged HITs and excluded annotators too."""
+    counted = Case(When(counted_q("assignment__"), then=Value(True)), default=Value(False))
+    rows = (
+        Judgment.objects.for_criterion(criterion)
+        .filter(assignment__status=Assignment.Status.SUBMITTED)
+        .order_by()
+        .annotate(is_counted=counted)
+        .values_list(
+            "assignment_id",
+            "assignment__annotator_id",
+            "assignment__hit__item_id",
+            "slot__output__system_id",
+            "score",
+            "is_counted",
+        )
+    )
+    data = np.fromiter(rows.iterator(chunk_size=CHUNK_ROWS), dtype=JUDGMENT_ROW)
+    return Judgments(**{name: data[name] for name in JUDGMENT_FIELDS})
+
+
+def load_hits(criterion: CampaignCriterion) -> np.ndarray:
+    rows = (
+        Assignment.objects.submitted()
+        .filter(hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion)
+        .order_by()
+        .values_list("annotator_id", "started_at", "submitted_at", "flag", "annotator__is_excluded")
+    )
+    return np.fromiter(
+        (
+            (annotator, seconds_taken(started, submitted), bool(flag), excluded)
+            for annotator, started, submitted, flag, excluded in rows.iterator(
+                chunk_size=CHUNK_ROWS
+            )
+        ),
+        dtype=HIT_ROW,
+    )
+
+
+def seconds_taken(started, submitted) -> float:
+    return (submitted - started).total_seconds() if submitted else np.nan
+
+
+def store_agreement(run, measured: Measured) -> None:
+    """Inside the transaction that marks `run` done."""
+    alpha = measured.agreement.alpha
+    RunAgreement.objects.create(
+        run=run,
+        alpha=alpha.value,
+        alpha_low=alpha.low,
+        alpha_high=alpha.high,
+        rounds=alpha.rounds,
+        units=alpha.units,
+        judgments=alpha.judgments,
+        seconds=measured.seconds,
+    )
+    AnnotatorAgreement.objects.bulk_create(annotator_rows(run, measured), batch_size=1000)
+
+
+def annotator_rows(run, measured: Measured):
+    done, compared = measured.done, measured.agreement.annotators
+    where = dict(zip(compared.annotator.tolist(), range(len(compared.annotator)), strict=True))
+    for i, annotator in enumerate(done.annotator.tolist()):
+        j = where.get(annotator)
+        yield AnnotatorAgreement(
+            run=run,
+            annotator_id=annotator,
+            hits=int(done.hits[i]),
+            flagged=int(done.flagged[i]),
+            median_seconds=finite_or_none(float(done.median_seconds[i])),
+            correlation=None if j is None else finite_or_none(float(compared.correlation[j])),
+            shared_units=0 if j is None else int(compared.shared_units[j]),
+            excluded=annotator in measured.excluded,
+        )
+
+
+def finite_or_none(value: float) -> float | None:
+    return float(value) if np.isfinite(value) else None
