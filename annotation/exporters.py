@@ -91,9 +91,7 @@ def judgment_records(
     )
     if criterion is not None:
         judgments = judgments.for_criterion(criterion)
-    rows = judgments.order_by(
-        "assignment__hit__criterion", "assignment__hit_id", "assignment_id", "slot__position"
-    ).values_list(*JUDGMENT_FIELDS.values())
+    rows = judgments.in_ranking_order().values_list(*JUDGMENT_FIELDS.values())
     for values in rows.iterator(chunk_size=CHUNK_ROWS):
         yield with_derived(dict(zip(JUDGMENT_FIELDS, values, strict=True)))
 

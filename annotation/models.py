@@ -434,6 +434,14 @@ class JudgmentQuerySet(models.QuerySet):
             assignment__hit__criterion=criterion.criterion,
         )
 
+    def in_ranking_order(self):
+        """Criterion by criterion, HIT by HIT, position by position: the order in which
+        rankings read judgments and number systems by first appearance, so a ranking
+        depends on it. Rankings, the bundle and the judgment exports all read this one."""
+        return self.order_by(
+            "assignment__hit__criterion", "assignment__hit_id", "assignment_id", "slot__position"
+        )
+
     def submitted_per_system(self) -> dict[str, tuple[int, int]]:
         """System name -> (judgments rankings use, judgments left out: flagged or excluded)."""
         rows = (

@@ -4,12 +4,13 @@ Each protocol names its columns for what they hold (SystemResult's docstring): T
 as always; Bradley-Terry's Arena rank, rating and 95% interval; WMT's cluster and mean z.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from decimal import Decimal
 
 from annotation import csvsafe
 
 from .models import Protocol, RankingRun, SystemResult
+from .service import ResultRow
 
 CSV_COLUMNS = ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
 BRADLEY_TERRY_COLUMNS = [
@@ -25,17 +26,29 @@ BRADLEY_TERRY_COLUMNS = [
 ]
 WMT_COLUMNS = ["cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"]
 
-Cells = Callable[[SystemResult], list]
+# A line of results: a stored one, or one ranked again from a bundle, with its system's name.
+Result = SystemResult | ResultRow
+Named = tuple[str, Result]
+Cells = Callable[[str, Result], list]
 
 
 def write_csv(out, run: RankingRun) -> None:
+    write_rows(out, run.protocol, stored_rows(run))
+
+
+def stored_rows(run: RankingRun) -> Iterator[Named]:
+    for row in run.results.select_related("system"):
+        yield row.system.name, row
+
+
+def write_rows(out, protocol: str, rows: Iterable[Named]) -> None:
     # System names are slugs and may start with '-': csvsafe keeps spreadsheets from
     # running them as formulas.
-    columns, cells = csv_layout(run.protocol)
+    columns, cells = csv_layout(protocol)
     writer = csvsafe.SafeWriter(out)
     writer.writerow(columns)
-    for row in run.results.select_related("system"):
-        writer.writerow(cells(row))
+    for name, row in rows:
+        writer.writerow(cells(name, row))
 
 
 def csv_layout(protocol: str) -> tuple[list[str], Cells]:
@@ -46,10 +59,10 @@ def csv_layout(protocol: str) -> tuple[list[str], Cells]:
     return CSV_COLUMNS, trueskill_cells
 
 
-def trueskill_cells(row: SystemResult) -> list:
+def trueskill_cells(name: str, row: Result) -> list:
     return [
         row.cluster,
-        row.system.name,
+        name,
         six_decimals(row.mu),
         six_decimals(row.sigma),
         row.rank_lo,
@@ -58,10 +71,10 @@ def trueskill_cells(row: SystemResult) -> list:
     ]
 
 
-def bradley_terry_cells(row: SystemResult) -> list:
+def bradley_terry_cells(name: str, row: Result) -> list:
     return [
         row.cluster,
-        row.system.name,
+        name,
         six_decimals(row.mu),
         six_decimals(row.ci_lo),
         six_decimals(row.ci_hi),
@@ -72,10 +85,10 @@ def bradley_terry_cells(row: SystemResult) -> list:
     ]
 
 
-def wmt_cells(row: SystemResult) -> list:
+def wmt_cells(name: str, row: Result) -> list:
     return [
         row.cluster,
-        row.system.name,
+        name,
         six_decimals(row.mu),
         row.rank_lo,
         row.rank_hi,

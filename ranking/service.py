@@ -5,8 +5,10 @@ position), because the E2E protocol breaks ties in sigma by that order.
 """
 
 import time
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable
+from dataclasses import asdict, dataclass
 from datetime import timedelta
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from django.conf import settings
@@ -26,6 +28,7 @@ from ranking.engine import (
     comparisons_from_hits,
     rank_systems,
 )
+from ranking.engine.protocols import Progress
 
 from .agreement_service import Measured, measure, store_agreement
 from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
@@ -35,42 +38,77 @@ class NothingToRank(ValueError):
     pass
 
 
+SystemKey = TypeVar("SystemKey", bound=Hashable)
+
+
 @dataclass(frozen=True)
-class RankingInput:
-    system_ids: list[int]
+class RankingInput(Generic[SystemKey]):
+    """What the engine ranks, and which system each of its numbers stands for: the
+    database's system ids, or the system names of a bundle."""
+
+    systems: list[SystemKey]
     comparisons: Comparisons
     scores: Judgments  # the raw scores with their annotators, for WMT's view
     judgments: int
     hits: int
 
 
+@dataclass(frozen=True)
+class ResultRow(Generic[SystemKey]):
+    """One system's line of a ranking, in the protocol's order: what a SystemResult stores
+    (what each field holds per protocol: SystemResult's docstring)."""
+
+    position: int
+    system: SystemKey
+    cluster: int
+    mu: float
+    rank_lo: int
+    rank_hi: int
+    comparisons: int
+    sigma: float | None = None
+    mu_std: float | None = None
+    ci_lo: float | None = None
+    ci_hi: float | None = None
+
+
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
 Scores = list[tuple[int, float]]
 
 
-def load_ranking_input(criterion: CampaignCriterion) -> RankingInput:
+def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     """The counted judgments of a criterion, in one query read as a stream. The annotator
     is a column of the assignment, which the query joins anyway for the HIT's order."""
     rows = (
         Judgment.objects.counted()
         .for_criterion(criterion)
-        .order_by("assignment__hit_id", "assignment_id", "slot__position")
+        .in_ranking_order()
         .values_list(
             "assignment_id", "assignment__annotator_id", "slot__output__system_id", "score"
         )
     )
-    assignments: dict[int, Scores] = {}
+    return ranking_input_from_rows(rows.iterator(chunk_size=10_000))
+
+
+def ranking_input_from_rows(
+    rows: Iterable[tuple[Hashable, Hashable, SystemKey, float]],
+) -> RankingInput[SystemKey]:
+    """The engine's input from counted judgments as (assignment, annotator, system, score)
+    rows in ranking order (Judgment.objects.in_ranking_order()). The database and a bundle
+    both come through here, so the same rows give the same input: systems and annotators
+    are numbered by first appearance, whatever their keys."""
+    assignments: dict[Hashable, Scores] = {}
     annotators: list[int] = []  # of each assignment, in the order of `assignments`
-    system_index: dict[int, int] = {}
-    for assignment_id, annotator_id, system_id, score in rows.iterator(chunk_size=10_000):
-        index = system_index.setdefault(system_id, len(system_index))
-        if assignment_id not in assignments:
-            assignments[assignment_id] = []
-            annotators.append(annotator_id)
-        assignments[assignment_id].append((index, score))
+    annotator_index: dict[Hashable, int] = {}
+    system_index: dict[SystemKey, int] = {}
+    for assignment, annotator, system, score in rows:
+        index = system_index.setdefault(system, len(system_index))
+        if assignment not in assignments:
+            assignments[assignment] = []
+            annotators.append(annotator_index.setdefault(annotator, len(annotator_index)))
+        assignments[assignment].append((index, score))
     systems, scores = hit_arrays(list(assignments.values()))
     return RankingInput(
-        system_ids=list(system_index),
+        systems=list(system_index),
         comparisons=comparisons_from_hits(systems, scores),
         scores=Judgments.from_hits(systems, scores, np.array(annotators, dtype=np.int64)),
         judgments=sum(len(judged) for judged in assignments.values()),
@@ -195,16 +233,37 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         judgments_version=criterion.judgments_version,
         judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
     )
-    if len(data.system_ids) < 2 or len(data.comparisons.winner) == 0:
-        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     loaded = time.perf_counter()
+    ranking = rank_input(
+        data,
+        run.protocol,
+        run.repetitions,
+        run.seed,
+        progress=progress_writer(run, token, heartbeat),
+    )
+    computed = time.perf_counter()
+    # Agreement between the annotators, stored with the run so pages read it, not compute it.
+    agreement = measure(criterion, run.seed)
+    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
+
+
+def rank_input(
+    data: RankingInput,
+    protocol: str,
+    repetitions: int,
+    seed: int,
+    progress: Progress | None = None,
+) -> AnyRanking:
+    """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
+    if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
+        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
     ranking = rank_systems(
         data.comparisons,
-        len(data.system_ids),
-        protocol=run.protocol,
-        runs=run.repetitions,
-        seed=run.seed,
-        progress=progress_writer(run, token, heartbeat),
+        len(data.systems),
+        protocol=protocol,
+        runs=repetitions,
+        seed=seed,
+        progress=progress,
         judgments=data.scores,
     )
     if isinstance(ranking, WmtRanking) and len(ranking.order) < 2:
@@ -212,10 +271,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
             "no z-scores yet for two systems: WMT's view needs annotators with at least two"
             " judgments that are not all equal"
         )
-    computed = time.perf_counter()
-    # Agreement between the annotators, stored with the run so pages read it, not compute it.
-    agreement = measure(criterion, run.seed)
-    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
+    return ranking
 
 
 def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
@@ -230,7 +286,7 @@ def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
 def store_results(
     run: RankingRun,
     token: str,
-    data: RankingInput,
+    data: RankingInput[int],
     ranking: AnyRanking,
     load_seconds: float,
     compute_seconds: float,
@@ -251,15 +307,23 @@ def store_results(
         note=note_on(ranking),
     )
     SystemResult.objects.bulk_create(
-        SystemResult(
-            run=run,
-            system_id=data.system_ids[index],
-            position=position,
-            **result_fields(ranking, index),
-        )
-        for position, index in enumerate(ranking.order, start=1)
+        SystemResult(run=run, **stored_fields(row)) for row in result_rows(data, ranking)
     )
     store_agreement(run, agreement)
+
+
+def result_rows(data: RankingInput[SystemKey], ranking: AnyRanking) -> list[ResultRow[SystemKey]]:
+    """The ranking's lines in its order, each system by its key in `data`."""
+    return [
+        ResultRow(position=position, system=data.systems[index], **result_fields(ranking, index))
+        for position, index in enumerate(ranking.order, start=1)
+    ]
+
+
+def stored_fields(row: ResultRow[int]) -> dict:
+    fields = asdict(row)
+    fields["system_id"] = fields.pop("system")
+    return fields
 
 
 def note_on(ranking: AnyRanking) -> str:
@@ -277,7 +341,7 @@ def note_on(ranking: AnyRanking) -> str:
     )
 
 
-def result_fields(ranking: AnyRanking, index: int) -> dict[str, float | int | None]:
+def result_fields(ranking: AnyRanking, index: int) -> dict[str, Any]:
     """A system's SystemResult fields from any protocol's ranking (their meaning per
     protocol: SystemResult's docstring)."""
     if isinstance(ranking, BradleyTerryRanking):
@@ -302,7 +366,7 @@ def result_fields(ranking: AnyRanking, index: int) -> dict[str, float | int | No
     return trueskill_fields(ranking, index)
 
 
-def trueskill_fields(ranking: Ranking, index: int) -> dict[str, float | int | None]:
+def trueskill_fields(ranking: Ranking, index: int) -> dict[str, Any]:
     return {
         "cluster": int(ranking.cluster[index]),
         "mu": float(ranking.mean_mu[index]),

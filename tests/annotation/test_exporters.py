@@ -229,9 +229,9 @@ def test_export_e2e_refuses_hits_of_several_sizes():
 def ranked(campaign: Campaign) -> list[tuple[str, float]]:
     """Mean mu per system, in the order the ranking numbers the systems."""
     data = load_ranking_input(campaign.criteria.get(criterion="quality"))
-    ranking = rank_systems(data.comparisons, len(data.system_ids), runs=10, seed=7)
+    ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=7)
     names = dict(System.objects.filter(campaign=campaign).values_list("id", "name"))
-    return [(names[pk], float(ranking.mean_mu[i])) for i, pk in enumerate(data.system_ids)]
+    return [(names[pk], float(ranking.mean_mu[i])) for i, pk in enumerate(data.systems)]
 
 
 def test_export_e2e_of_the_published_ratings_imports_to_the_same_ranking(e2e_data):

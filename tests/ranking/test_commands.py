@@ -73,12 +73,10 @@ def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, ca
     call_command("rank", "e2e", "--runs", "1000", "--protocol", "bt", "--csv", str(out))
     assert "   rank  rating   range  system" in capsys.readouterr().out
     data = load_ranking_input(CampaignCriterion.objects.get(criterion="quality"))
-    reference = reference_ratings(data.comparisons, len(data.system_ids))
+    reference = reference_ratings(data.comparisons, len(data.systems))
     run = RankingRun.objects.get(protocol="bt")
     for result in run.results.all():
-        assert result.mu == pytest.approx(
-            reference[data.system_ids.index(result.system_id)], abs=1e-6
-        )
+        assert result.mu == pytest.approx(reference[data.systems.index(result.system_id)], abs=1e-6)
         assert result.ci_lo < result.mu < result.ci_hi
     rows = list(csv.DictReader(out.open()))
     assert [row["system"] for row in rows[:2]] == ["tuda", "slug"] and len(rows) == 21

@@ -46,7 +46,7 @@ def test_load_ranking_input_numbers_systems_by_first_appearance():
     first = list(items[0].outputs.order_by("system__name"))
     make_judged_hit([first[2], first[0], first[1]], [10, 20, 20])
     data = load_ranking_input(campaign.criteria.get(criterion="quality"))
-    assert data.system_ids == [systems[2].pk, systems[0].pk, systems[1].pk]
+    assert data.systems == [systems[2].pk, systems[0].pk, systems[1].pk]
     assert (data.hits, data.judgments, len(data.comparisons.winner)) == (1, 3, 3)
     assert data.comparisons.draw.sum() == 1
 
@@ -62,7 +62,9 @@ def test_load_ranking_input_reads_each_judgments_annotator_in_the_same_one_query
     criterion = campaign.criteria.get(criterion="quality")
     with django_assert_num_queries(1):
         data = load_ranking_input(criterion)
-    assert data.scores.annotator.tolist() == [alice.pk] * 3 + [bob.pk] * 2
+    # Annotators are numbered by first appearance, like systems: a bundle, which knows them
+    # by pseudonym only, then gives the same input.
+    assert data.scores.annotator.tolist() == [0] * 3 + [1] * 2
     assert data.scores.system.tolist() == [0, 1, 2, 0, 1]
     assert data.scores.score.tolist() == [10, 20, 30, 40, 50]
 
@@ -211,7 +213,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
     criterion = campaign.criteria.get(criterion="quality")
     data = load_ranking_input(criterion)
-    ranking = rank_systems(data.comparisons, len(data.system_ids), runs=10, seed=0)
+    ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=0)
     agreement = measure(criterion, seed=0)
     with pytest.raises(ClaimLost):
         store_results(run, stalled_token, data, ranking, 0.0, 0.0, agreement)

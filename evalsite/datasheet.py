@@ -1,0 +1,522 @@
+"""A campaign's Human Evaluation Datasheet (HEDS 3.0, evalsite/heds.py), filled from what the
+platform knows, as JSON; evalsite/datasheet_markdown.py renders it.
+
+Each question has an `answer` (null where the platform cannot know it) and, where something
+is left to a person, `by_hand` saying what; `to_be_filled_by_hand` lists those. `facts` are
+what the platform counted, to help whoever completes the sheet.
+
+It lives in the project, not in an app: it reads annotation, ranking and generation.
+"""
+
+import json
+from typing import Any
+
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    DataFile,
+    Judgment,
+    Output,
+    counted_q,
+)
+from generation.models import HostedSystem
+from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
+from ranking.models import RankingRun, RunAgreement
+
+from .datasheet_markdown import render_markdown
+from .heds import HEDS_VERSION, SECTION_TITLES, question, to_be_filled
+
+# HEDS 2.1 input types of the platform's input kinds (nlgdata.inputs.KINDS).
+KIND_INPUT_TYPES = {
+    "mr": "raw/structured data",
+    "table": "raw/structured data",
+    "boxscore": "raw/structured data",
+    "triples": "raw/structured data",
+    "document": "text: document (with a question)",
+}
+# HEDS 4.1-4.2 properties of the RankME criteria (DESIGN.md): quality is judged with the
+# input shown, naturalness without it.
+CRITERION_PROPERTIES = {
+    "quality": {
+        "4.1.1": "goodness",
+        "4.1.2": "both form and content of output",
+        "4.1.3": "quality of output relative to the input (the input is shown)",
+    },
+    "naturalness": {
+        "4.1.1": "goodness",
+        "4.1.2": "form of output",
+        "4.1.3": "quality of output in its own right (the input is not shown)",
+    },
+}
+# HEDS 4.3.9 and 4.3.10 for each ranking protocol (ranking.models.Protocol), by its name.
+PAIRS = (
+    "each HIT's k scores give k(k-1)/2 pairwise comparisons (the higher score wins, equal "
+    "scores draw; only the order is used)"
+)
+TRUESKILL_CLUSTERS = (
+    "95% rank ranges over the R runs (ranks trimmed at both ends) and significance clusters: "
+    "a cluster ends below a system whose worst rank is better than the best rank of every "
+    "system below it"
+)
+AGGREGATION = {
+    "e2e": f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. "
+    "2014: each update takes the system with the largest sigma and a near opponent); "
+    "systems by mean mu",
+    "bootstrap": f"{PAIRS}; TrueSkill over them, R runs over comparisons resampled as "
+    "observed; systems by mean mu",
+    "bt": f"{PAIRS}; Bradley-Terry ratings fit to them (a draw half a win each way), on "
+    "Chatbot Arena's scale",
+    "wmt": "each annotator's scores standardised (z-scores; annotators with one judgment or "
+    "all scores equal left out); systems by mean z, as WMT 2017-2019",
+}
+SIGNIFICANCE = {
+    "e2e": TRUESKILL_CLUSTERS,
+    "bootstrap": TRUESKILL_CLUSTERS,
+    "bt": "95% intervals of the rating from R bootstrap resamples; Arena's rank: 1 + the "
+    "number of systems whose interval lies wholly above",
+    "wmt": "one-sided Wilcoxon rank-sum tests (p < 0.05): a cluster ends below a system "
+    "significantly better than every system below it",
+}
+# Hosted systems' settings that say what generated the outputs; others (endpoints, the
+# names of secret variables, devices, timeouts) stay out of a published sheet.
+DESCRIPTIVE_SETTINGS = {
+    "checkpoint",
+    "architecture",
+    "model",
+    "prompt_template",
+    "system_prompt",
+    "num_beams",
+    "do_sample",
+    "temperature",
+    "top_p",
+    "seed",
+    "max_new_tokens",
+    "max_tokens",
+}
+IMPORTED_NOTE = "for the imported ratings, which were collected elsewhere: how"
+SOURCE_RECRUITMENT = {
+    Annotator.Source.PROLIFIC: "Prolific (arrived through the study's link)",
+    Annotator.Source.MTURK: "Mechanical Turk (arrived through the HIT's link)",
+    Annotator.Source.INVITED: "invited by the organisers, each with a private link",
+    Annotator.Source.CROWDFLOWER: "CrowdFlower (ratings imported from its export)",
+}
+
+
+def datasheet_files(campaign: Campaign) -> dict[str, str]:
+    """The datasheet as JSON and as Markdown, by file name."""
+    sheet = build_datasheet(campaign)
+    return {
+        f"{campaign.slug}-datasheet.json": json.dumps(sheet, indent=2, ensure_ascii=False) + "\n",
+        f"{campaign.slug}-datasheet.md": render_markdown(sheet),
+    }
+
+
+def build_datasheet(campaign: Campaign) -> dict:
+    criteria = evaluated_criteria(campaign)
+    imported = imported_ratings(campaign)
+    sections: dict[str, dict[str, Any]] = {
+        "1": {"questions": resource_questions()},
+        "2": {"questions": system_questions(campaign), "systems": system_facts(campaign)},
+        "3": {"questions": sample_and_design_questions(campaign, criteria, imported)},
+        "4": {"criteria": [criterion_section(criterion) for criterion in criteria]},
+        "5": {"questions": ethics_questions()},
+    }
+    for number, section in sections.items():
+        section["title"] = SECTION_TITLES[number]
+    return {
+        "heds_version": HEDS_VERSION,
+        "campaign": {"slug": campaign.slug, "name": campaign.name},
+        "generated_at": timezone.now().isoformat(),
+        "sections": sections,
+        "to_be_filled_by_hand": to_be_filled(sections),
+    }
+
+
+def evaluated_criteria(campaign: Campaign) -> list[CampaignCriterion]:
+    """The criteria with submitted HITs (HEDS section 4 is one per criterion evaluated); all
+    of them before any, for a sheet written ahead of the experiment."""
+    criteria = list(campaign.criteria.order_by("criterion"))
+    judged = [criterion for criterion in criteria if submitted_hits(criterion).exists()]
+    return judged or criteria
+
+
+def sample_and_design_questions(
+    campaign: Campaign, criteria: list[CampaignCriterion], imported: list[str]
+) -> dict:
+    questions = {
+        **sample_questions(campaign, criteria, imported),
+        **evaluator_questions(campaign, criteria),
+        **design_questions(campaign, imported),
+    }
+    if imported:
+        # What these answers describe is the platform's own HIT pages; imported ratings
+        # were collected elsewhere, by a process only the organiser can describe.
+        for qid in ("3.2.4", "3.3.3", "3.3.4", "3.3.5"):
+            entry = questions[qid]
+            entry["by_hand"] = "; ".join(filter(None, [entry["by_hand"], IMPORTED_NOTE]))
+    return questions
+
+
+# Section 1 and 5: the platform knows nothing of papers and ethics -------------------------
+
+
+def resource_questions() -> dict:
+    return {
+        "1.1": question("1.1"),
+        "1.2": question(
+            "1.2",
+            by_hand="where the bundle (manage.py bundle) and other resources are published",
+        ),
+        "1.3": question("1.3"),
+    }
+
+
+def ethics_questions() -> dict:
+    return {
+        "5.1": question("5.1"),
+        "5.2": question(
+            "5.2",
+            by_hand="whether outputs or responses hold personal data, and how that is handled",
+            platform=(
+                "the platform stores crowd workers' platform ids and study ids, and invited "
+                "annotators' names; exports and the bundle give each annotator as the number "
+                "of their row"
+            ),
+        ),
+        "5.3": question("5.3"),
+        "5.4": question("5.4"),
+    }
+
+
+# Section 2: systems --------------------------------------------------------------------------
+
+
+def system_questions(campaign: Campaign) -> dict:
+    kinds = item_kinds(campaign)
+    input_types = sorted({KIND_INPUT_TYPES.get(kind, "other") for kind in kinds})
+    return {
+        "2.1": question("2.1", input_types or None, input_kinds=kinds),
+        "2.2": question("2.2", by_hand="which kind of text (sentence, several, document)"),
+        "2.3": question("2.3", by_hand="the task (e.g. data-to-text generation)"),
+        "2.4": question("2.4"),
+        "2.5": question("2.5"),
+    }
+
+
+def item_kinds(campaign: Campaign) -> dict[str, int]:
+    rows = campaign.items.order_by().values_list("input_kind").annotate(n=Count("pk"))
+    return {kind: n for kind, n in sorted(rows)}
+
+
+def system_facts(campaign: Campaign) -> list[dict]:
+    """Each system with its outputs, and how they were obtained: imported from files, or
+    generated by a hosted backend (its settings that say what generated them)."""
+    generated = Q(outputs__origin=Output.Origin.GENERATED)
+    systems = campaign.systems.order_by("name").annotate(
+        n_outputs=Count("outputs"), n_generated=Count("outputs", filter=generated)
+    )
+    hosting = {
+        hosted.system_id: hosted
+        for hosted in HostedSystem.objects.filter(system__campaign=campaign)
+    }
+    return [
+        {
+            "name": system.name,
+            "label": system.label,
+            "architecture": system.architecture,
+            "description": system.description,
+            "active": system.is_active,
+            "outputs": system.n_outputs,
+            "imported": system.n_outputs - system.n_generated,
+            "generated": system.n_generated,
+            "hosted": hosting_of(hosting.get(system.pk)),
+        }
+        for system in systems
+    ]
+
+
+def hosting_of(hosted: HostedSystem | None) -> dict | None:
+    if hosted is None:
+        return None
+    settings = {k: v for k, v in sorted(hosted.settings.items()) if k in DESCRIPTIVE_SETTINGS}
+    return {"backend": hosted.backend, "settings": settings}
+
+
+# Section 3: sample, evaluators, design ------------------------------------------------------
+
+
+def sample_questions(
+    campaign: Campaign, criteria: list[CampaignCriterion], imported: list[str]
+) -> dict:
+    judged = {c.criterion: outputs_judged_per_system(c) for c in criteria}
+    selection = (
+        "other: the platform gives each evaluator the unseen item with the fewest judgments "
+        "and the k systems with the fewest judgments for it (balanced, not random)"
+    )
+    return {
+        "3.1.1": question(
+            "3.1.1",
+            judged,
+            items=campaign.items.count(),
+            items_by_kind=item_kinds(campaign),
+            items_judged={c.criterion: items_judged(c) for c in criteria},
+        ),
+        "3.1.2": question(
+            "3.1.2",
+            None if imported else selection,
+            by_hand=(
+                "how the imported ratings' items were selected: they were collected elsewhere"
+                if imported
+                else None
+            ),
+            imported_ratings_files=imported,
+        ),
+        "3.1.3": question("3.1.3"),
+    }
+
+
+def outputs_judged_per_system(criterion: CampaignCriterion) -> dict[str, int]:
+    rows = (
+        Judgment.objects.counted()
+        .for_criterion(criterion)
+        .order_by()
+        .values_list("slot__output__system__name")
+        .annotate(n=Count("slot__output", distinct=True))
+    )
+    return dict(sorted(rows))
+
+
+def items_judged(criterion: CampaignCriterion) -> int:
+    return submitted_hits(criterion).filter(counted_q()).values("hit__item").distinct().count()
+
+
+def submitted_hits(criterion: CampaignCriterion):
+    return Assignment.objects.submitted().filter(
+        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
+    )
+
+
+def imported_ratings(campaign: Campaign) -> list[str]:
+    files = campaign.data_files.filter(kind=DataFile.Kind.RATINGS).order_by("imported_at")
+    return list(files.values_list("name", flat=True))
+
+
+def evaluator_questions(campaign: Campaign, criteria: list[CampaignCriterion]) -> dict:
+    evaluators = campaign.annotators.filter(assignments__status=Assignment.Status.SUBMITTED)
+    by_source = dict(
+        sorted(evaluators.order_by().values_list("source").annotate(n=Count("pk", distinct=True)))
+    )
+    recruitment = [f"{SOURCE_RECRUITMENT.get(s, s)}: {n}" for s, n in by_source.items()]
+    return {
+        "3.2.1": question(
+            "3.2.1",
+            evaluators.distinct().count(),
+            per_criterion={c.criterion: evaluator_count(c) for c in criteria},
+        ),
+        "3.2.2": question(
+            "3.2.2",
+            by_hand="expert or not, paid or not, known to the authors or not; the pay per "
+            "HIT or per hour (the campaign records no pay)",
+            evaluators_by_source=by_source,
+        ),
+        "3.2.3": question(
+            "3.2.3",
+            recruitment or None,
+            by_hand="screening: the recruiting platform's filters (e.g. Prolific's "
+            "prescreeners, native speakers), inclusion and exclusion criteria",
+        ),
+        "3.2.4": question(
+            "3.2.4",
+            "instructions with a worked example before the first HIT; on every HIT the "
+            "standard utterance comes first with its fixed score of 100",
+            instructions=campaign.instructions,
+            standard=campaign.standard_text,
+        ),
+        "3.2.5": question("3.2.5"),
+    }
+
+
+def evaluator_count(criterion: CampaignCriterion) -> int:
+    return submitted_hits(criterion).values("annotator").distinct().count()
+
+
+def design_questions(campaign: Campaign, imported: list[str]) -> dict:
+    collected = "online, on the platform's RankME HIT pages"
+    if imported:
+        collected += "; imported ratings were collected elsewhere (see 3.1.2)"
+    return {
+        "3.3.1": question("3.3.1"),
+        "3.3.2": question("3.3.2", collected),
+        "3.3.3": quality_assurance(campaign),
+        "3.3.4": question(
+            "3.3.4",
+            "one HIT per page: the standard with its score of 100, then the outputs of k "
+            f"systems ({campaign.outputs_per_hit} per HIT) for one input, shuffled, each "
+            "with a score box; for quality also the input and three coverage boxes per "
+            "output; a live view of the ranking the numbers imply; identical outputs are "
+            "shown once and their score given to each system",
+            by_hand="links to screenshots",
+        ),
+        "3.3.5": question(
+            "3.3.5",
+            f"each HIT must be submitted within {campaign.assignment_timeout_minutes} "
+            "minutes, after which it returns to the pool; at most "
+            f"{campaign.max_hits_per_annotator} HITs per evaluator; evaluators may stop and "
+            "come back later",
+        ),
+        "3.3.6": question("3.3.6"),
+        "3.3.7": question("3.3.7", "at a place of the evaluators' own choosing, online"),
+        "3.3.8": question("3.3.8", "N/A: at a place of the evaluators' own choosing"),
+    }
+
+
+def quality_assurance(campaign: Campaign) -> dict:
+    hits = Assignment.objects.submitted().filter(hit__campaign=campaign)
+    methods = [
+        f"automatic: a HIT submitted in under {campaign.min_seconds_per_hit} s is flagged "
+        "and left out of rankings (an organiser may clear the flag)",
+        "manual: organisers may exclude an evaluator, whose judgments are then left out",
+        "the coverage boxes: 'reflects the input perfectly' cannot be ticked with another",
+    ]
+    return question(
+        "3.3.3",
+        methods,
+        by_hand="other checks, if any (native speakers, attention checks)",
+        flagged_hits=dict(
+            sorted(hits.flagged().order_by().values_list("flag").annotate(n=Count("pk")))
+        ),
+        excluded_evaluators=campaign.annotators.filter(is_excluded=True).count(),
+        **judgment_counts(campaign),
+    )
+
+
+def judgment_counts(campaign: Campaign) -> dict[str, int]:
+    """The judgments of submitted HITs, those rankings leave out, and why (both reasons
+    may hold for one judgment)."""
+    judgments = Judgment.objects.filter(
+        assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED
+    )
+    return judgments.aggregate(
+        judgments_submitted=Count("pk"),
+        judgments_left_out=Count("pk", filter=~counted_q("assignment__")),
+        judgments_flagged=Count("pk", filter=~Q(assignment__flag="")),
+        judgments_of_excluded_evaluators=Count(
+            "pk", filter=Q(assignment__annotator__is_excluded=True)
+        ),
+    )
+
+
+# Section 4: one per criterion ---------------------------------------------------------------
+
+
+def criterion_section(criterion: CampaignCriterion) -> dict:
+    properties = CRITERION_PROPERTIES.get(criterion.criterion, {})
+    questions = {qid: question(qid, properties.get(qid)) for qid in ("4.1.1", "4.1.2", "4.1.3")}
+    questions |= {
+        "4.2.1": question("4.2.1", "subjective"),
+        "4.2.2": question("4.2.2", "relative: k outputs of different systems judged together"),
+        "4.2.3": question("4.2.3", "intrinsic"),
+        **instrument_questions(criterion),
+        **aggregation_questions(criterion),
+    }
+    return {"criterion": criterion.criterion, "questions": questions}
+
+
+def instrument_questions(criterion: CampaignCriterion) -> dict:
+    boxes = "; with three coverage check-boxes per output: " + ", ".join(
+        f"'{words}'" for words in COVERAGE_MARKS.values()
+    )
+    presented = "other: a whole number typed in a box per output (magnitude estimation)"
+    return {
+        "4.3.1": question("4.3.1", criterion.get_criterion_display()),
+        "4.3.2": question("4.3.2", criterion.question_text, by_hand="any further definition"),
+        "4.3.3": question("4.3.3", MAX_SCORE),
+        "4.3.4": question(
+            "4.3.4", f"1-{MAX_SCORE:,}, relative to the standard's fixed score of 100"
+        ),
+        "4.3.5": question("4.3.5", presented + (boxes if criterion.shows_input else "")),
+        "4.3.6": question("4.3.6", "N/A: there is a rating instrument"),
+        "4.3.7": question("4.3.7", criterion.question_text),
+        "4.3.8": question(
+            "4.3.8",
+            "relative quality estimation (including ranking): RankME, magnitude estimation "
+            "of k outputs against a standard",
+        ),
+    }
+
+
+def aggregation_questions(criterion: CampaignCriterion) -> dict:
+    runs = latest_runs(criterion)
+    protocols = [run["protocol"] for run in runs]
+    return {
+        "4.3.9": question(
+            "4.3.9",
+            [f"{p}: {AGGREGATION.get(p, 'see the protocol')}" for p in protocols] or None,
+            by_hand=None if runs else "no finished ranking run yet",
+            ranking_runs=runs,
+        ),
+        "4.3.10": question(
+            "4.3.10",
+            [f"{p}: {SIGNIFICANCE.get(p, 'see the protocol')}" for p in protocols] or None,
+            by_hand=None if runs else "no finished ranking run yet",
+        ),
+        "4.3.11": agreement_question(criterion),
+    }
+
+
+def agreement_question(criterion: CampaignCriterion) -> dict:
+    """What the newest finished run measured of the agreement between annotators."""
+    measured = (
+        RunAgreement.objects.filter(
+            run__campaign_id=criterion.campaign_id,
+            run__criterion=criterion.criterion,
+            run__status=RankingRun.Status.DONE,
+        )
+        .order_by("-run__finished_at", "-run_id")
+        .first()
+    )
+    intra = "intra-annotator agreement, if measured: the platform measures it between annotators"
+    if measured is None or measured.alpha is None:
+        return question("4.3.11", by_hand=f"no finished run has measured agreement; {intra}")
+    answer = (
+        "Krippendorff's alpha, interval level, on each HIT's scores as ranks normalised to "
+        f"[0, 1], with (item, system) pairs as units: {measured.alpha:.3f}, 95% bootstrap "
+        f"interval over items {number(measured.alpha_low)} to {number(measured.alpha_high)} "
+        f"({measured.rounds} rounds), on {measured.units} pairs judged twice or more "
+        f"({measured.judgments} judgments); per annotator, Pearson's r with the others"
+    )
+    return question("4.3.11", answer, by_hand=intra, run=measured.run_id)
+
+
+def number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def latest_runs(criterion: CampaignCriterion) -> list[dict]:
+    """The newest finished run of each protocol: what the results page shows."""
+    runs = RankingRun.objects.filter(
+        campaign_id=criterion.campaign_id, criterion=criterion.criterion
+    )
+    protocols = runs.finished().order_by("protocol").values_list("protocol", flat=True).distinct()
+    latest = [runs.filter(protocol=protocol).latest_done() for protocol in protocols]
+    return [run_facts(run, criterion) for run in latest if run is not None]
+
+
+def run_facts(run: RankingRun, criterion: CampaignCriterion) -> dict:
+    return {
+        "run": run.pk,
+        "protocol": run.protocol,
+        "protocol_label": run.get_protocol_display(),
+        "repetitions": run.repetitions,
+        "seed": run.seed,
+        "judgments": run.judgments,
+        "hits": run.hits,
+        "comparisons": run.comparisons,
+        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+        "covers_current_judgments": run.judgments_version == criterion.judgments_version,
+    }
