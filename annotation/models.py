@@ -81,6 +81,11 @@ class Campaign(models.Model):
         return self.name
 
 
+def shows_input(criterion_name: str) -> bool:
+    """Quality is judged with the input beside the sentences; naturalness without it."""
+    return criterion_name == Criterion.QUALITY
+
+
 class CampaignCriterionQuerySet(models.QuerySet):
     def record_pool_change(self, recount: bool = False) -> int:
         """Note that outputs, systems or the HIT size of these criteria changed, so the next
@@ -141,7 +146,7 @@ class CampaignCriterion(models.Model):
 
     @property
     def shows_input(self) -> bool:
-        return self.criterion == Criterion.QUALITY
+        return shows_input(self.criterion)
 
     @property
     def question_text(self) -> str:

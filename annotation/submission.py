@@ -85,17 +85,20 @@ def save_submission(
     answers: dict[int, Answer],
     key: str,
 ) -> Outcome:
-    """submit's work, inside a transaction that holds the criterion's lock, with the
-    assignment (and its annotator) read under that lock: every change to the criterion's
-    assignments takes it, so what was read is what is true."""
+    """submit's work, inside a transaction that holds the criterion's lock. The assignment
+    (with its annotator) may have been read before the lock was taken, so that the lock is
+    held for the writes only: it is marked submitted only if its status and its annotator's
+    exclusion are still those read (every change to them takes the lock), else read again."""
     if assignment.status == Assignment.Status.SUBMITTED:
         same = key and key == assignment.submission_key
         return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
     was_expired = assignment.status == Assignment.Status.EXPIRED
     if was_expired and hit_is_taken(assignment):
         return Outcome.TAKEN
+    if not finish_assignment(assignment, criterion, key):
+        fresh = Assignment.objects.select_related("annotator", "hit").get(pk=assignment.pk)
+        return save_submission(fresh, criterion, shown, answers, key)
     save_judgments(assignment, criterion, shown, answers)
-    finish_assignment(assignment, criterion, key)
     was_live = not was_expired  # open
     is_live = not assignment.flag and not assignment.annotator.is_excluded
     if was_live != is_live:  # flagged, or an expired HIT that nobody else took
@@ -134,13 +137,30 @@ def save_judgments(
     Judgment.objects.bulk_create(judgments)
 
 
-def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> None:
-    now = timezone.now()
-    assignment.status = Assignment.Status.SUBMITTED
-    assignment.submitted_at = now
-    assignment.submission_key = key
-    assignment.flag = quality_flag(assignment, criterion)
-    assignment.save(update_fields=["status", "submitted_at", "submission_key", "flag"])
+def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> bool:
+    """Mark the assignment submitted, as a compare-and-set on what was read of it; False
+    (and nothing written) if its status or its annotator's exclusion changed meanwhile."""
+    submitted_at = timezone.now()
+    read = Assignment.objects.filter(
+        pk=assignment.pk,
+        status=assignment.status,
+        annotator__is_excluded=assignment.annotator.is_excluded,
+    )
+    assignment.submitted_at = submitted_at  # the flag depends on it
+    flag = quality_flag(assignment, criterion)
+    changed = read.update(
+        status=Assignment.Status.SUBMITTED,
+        submitted_at=submitted_at,
+        submission_key=key,
+        flag=flag,
+    )
+    if changed:
+        assignment.status, assignment.submission_key, assignment.flag = (
+            Assignment.Status.SUBMITTED,
+            key,
+            flag,
+        )
+    return bool(changed)
 
 
 def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:

@@ -25,7 +25,7 @@ from .assignment import (
     release,
 )
 from .forms import COVERAGE_RULE, EntryForm, HitForm, SubmissionKeyForm
-from .models import Annotator, Assignment, Campaign, CampaignCriterion
+from .models import Annotator, Assignment, Campaign, CampaignCriterion, shows_input
 from .submission import Outcome, save_submission, shown_outputs
 
 OUTCOME_MESSAGES = {
@@ -184,23 +184,40 @@ def hit(request, slug: str, criterion_name: str, assignment_id: int):
 
 
 def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
-    """Save the answers and hand out the next HIT in one transaction, under the criterion's
-    lock taken once, with the criterion read; a form with mistakes is shown again after."""
+    """Save the answers and hand out the next HIT in one transaction. The assignment, the
+    sentences and the answers are read and checked first; the criterion's lock is taken
+    (with the criterion's read) only for the writes: save_submission checks that what was
+    read of the assignment still holds."""
+    assignment = _submitted_assignment_or_404(request, slug, criterion_name, assignment_id)
+    shown = shown_outputs(assignment.hit)
+    form = HitForm(request.POST, shown=shown, coverage=shows_input(criterion_name))
+    if assignment.status != Assignment.Status.SUBMITTED and not form.is_valid():
+        criterion = _criterion_or_404(slug, criterion_name)
+        return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
     with transaction.atomic():
         criterion = _criterion_or_404(slug, criterion_name, lock=True)
-        assignment = _assignment_or_404(request, criterion, assignment_id)
         if assignment.status == Assignment.Status.SUBMITTED:
             if not SubmissionKeyForm(request.POST).is_repeat_of(assignment):
                 messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
-            return _go_to(hand_out(assignment.annotator_id, criterion), criterion)
-        shown = shown_outputs(assignment.hit)
-        form = HitForm(request.POST, shown=shown, coverage=criterion.shows_input)
-        if form.is_valid():
+        else:
             outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
             if outcome in OUTCOME_MESSAGES:
                 messages.warning(request, OUTCOME_MESSAGES[outcome])
-            return _go_to(hand_out(assignment.annotator_id, criterion), criterion)
-    return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
+        return _go_to(hand_out(assignment.annotator_id, criterion), criterion)
+
+
+def _submitted_assignment_or_404(request, slug: str, criterion_name: str, pk: int) -> Assignment:
+    """The assignment a HIT page posts to, one of the session's annotator's own, found by
+    the campaign's slug (no criterion row needed), with its annotator, HIT and item."""
+    remembered = [int(pk) for pk in request.session.get(identity.SESSION_KEY, {}).values()]
+    assignments = Assignment.objects.select_related("annotator", "hit__item")
+    return get_object_or_404(
+        assignments.exclude(hit__campaign__status=Campaign.Status.DRAFT),
+        pk=pk,
+        annotator_id__in=remembered,
+        hit__campaign__slug=slug,
+        hit__criterion=criterion_name,
+    )
 
 
 def _hit_context(criterion, assignment, form) -> dict:

@@ -3,13 +3,15 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections
+from django.db import connection, connections, transaction
 
-from annotation.assignment import expire_abandoned, next_assignment, release
+from annotation.assignment import expire_abandoned, lock_criterion, next_assignment, release
+from annotation.identity import set_excluded
 from annotation.loads import kept_loads
 from annotation.models import Assignment, Campaign, Criterion, Hit, HitOutput, Judgment
-from annotation.submission import Answer, Outcome, shown_outputs, submit
+from annotation.submission import Answer, Outcome, save_submission, shown_outputs, submit
 from tests.annotation.test_loads import counted_from_rows
+from tests.client import HttpsClient
 from tests.factories import (
     make_annotator,
     make_campaign,
@@ -309,4 +311,48 @@ def test_submit_concurrent_double_post_saves_once():
     outcomes = run_together(post, post, post)
     assert sorted(o.value for o in outcomes) == ["repeated", "repeated", "saved"]
     assert Judgment.objects.filter(assignment=assignment).count() == 5
+    assert kept_loads(task) == counted_from_rows(task)
+
+
+@pytest.mark.django_db
+def test_a_submission_read_before_an_exclusion_counts_it_when_written():
+    """The HIT page reads the assignment before it takes the criterion's lock; an exclusion
+    in between must still decide whether the HIT counts towards balance."""
+    campaign, _, _ = make_system_set(make_campaign(outputs_per_hit=3, min_seconds_per_hit=0), 5, 2)
+    task, annotator = task_of(campaign), make_annotator(campaign)
+    assignment = next_assignment(annotator, task)
+    read_first = Assignment.objects.select_related("annotator", "hit").get(pk=assignment.pk)
+    set_excluded(annotator, True)
+    answers = {s.key: Answer(score=60) for s in shown_outputs(read_first.hit)}
+    with transaction.atomic():
+        outcome = save_submission(
+            read_first, lock_criterion(task), shown_outputs(read_first.hit), answers, "k"
+        )
+    assert outcome == Outcome.SAVED
+    assert Judgment.objects.filter(assignment=assignment).count() == 3
+    assert kept_loads(task) == counted_from_rows(task)  # excluded: not live
+
+
+@needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_hit_page_concurrent_double_post_saves_once_and_hands_out_once(client):
+    campaign, _, _ = make_system_set(make_campaign(outputs_per_hit=3, min_seconds_per_hit=0), 5, 4)
+    task = task_of(campaign)
+    base = f"/annotate/{campaign.slug}/quality/"
+    client.get(base, {"PROLIFIC_PID": "double", "STUDY_ID": "s"})
+    hit_page = client.post(f"{base}start/").url
+    assignment = Assignment.objects.get(annotator__external_id="double")
+    data = {f"score_{s.position}": "70" for s in assignment.hit.slots.all()}
+    data["submission_key"] = "same-page"
+    cookies = client.cookies
+
+    def post():
+        browser = HttpsClient()  # another tab of the same browser: the same cookies
+        browser.cookies = cookies
+        return browser.post(hit_page, data).status_code
+
+    assert run_together(post, post, post) == [302, 302, 302]
+    assert Judgment.objects.filter(assignment=assignment).count() == 3
+    mine = Assignment.objects.filter(annotator=assignment.annotator)
+    assert mine.filter(status="assigned").count() == 1  # one next HIT, not three
     assert kept_loads(task) == counted_from_rows(task)
