@@ -73,7 +73,8 @@ def rank_chart(rows, title: str = RANK_CHART_TITLE) -> RankChart:
     ]
     return RankChart(
         title=title,
-        width=LABEL_WIDTH + PLOT_WIDTH + 20,
+        # Cluster numbers sit right of the plot: room for two digits clear of the last bar.
+        width=LABEL_WIDTH + PLOT_WIDTH + 30,
         height=TOP + n * ROW_HEIGHT + 10,
         bars=bars,
         bands=cluster_bands(rows),

@@ -3,10 +3,10 @@
 from dataclasses import dataclass
 
 WIDTH = 250
-HEIGHT = 200
+HEIGHT = 214
 LEFT = 46
 RIGHT = 12
-TOP = 12
+TOP = 26  # room above the plot for the score's label, clear of the dots
 BOTTOM = 34
 
 

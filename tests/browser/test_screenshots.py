@@ -1,14 +1,32 @@
-"""Screenshots of the HIT pages for the README (opt-in: SCREENSHOTS=1 pytest -m browser).
+"""Screenshots for the README (opt-in: SCREENSHOTS=1 pytest -m browser).
 
-Writes docs/screenshots/{quality,naturalness}-hit[-phone].png with the E2E-like demo data,
-some numbers typed and boxes ticked, so the live ranking shows.
+- docs/screenshots/{quality,naturalness}-hit[-phone].png: the HIT pages with the E2E-like demo
+  data, some numbers typed and boxes ticked, so the live ranking shows.
+- docs/screenshots/results-e2e-{quality,bt,wmt}.png: the results page on the released E2E
+  quality ratings, in the TrueSkill (E2E protocol), Bradley-Terry and WMT views, from the top
+  of the page to the recompute form; the automatic metrics section, the same in every view
+  but for its score column, is left out of these and has its own:
+- docs/screenshots/results-e2e-metrics.png: that section beside the E2E protocol's clusters,
+  with the correlations and scatter plots (METEOR, ROUGE-L and CIDEr need Java).
+
+The results screenshots need ../shared (the E2E data) and take a few minutes, most of it the
+metrics of 21 systems over 630 items.
 """
 
 import os
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.urls import reverse
 
+from annotation.models import Campaign
+from ranking.metric_models import MetricRun
+from ranking.metric_service import execute_metric_run
+from ranking.metrics import coco
+from ranking.models import Protocol, RankingRun
+from ranking.service import execute_run
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
 
@@ -17,6 +35,11 @@ pytestmark = [
     pytest.mark.skipif(not os.environ.get("SCREENSHOTS"), reason="set SCREENSHOTS=1 to write them"),
 ]
 OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+# The width of the results page's column (960 px) with a margin, as the README shows it.
+RESULTS = {"width": 1100, "height": 900}
+# Repetitions as the README's figures: 200 TrueSkill runs as E2E, 1,000 resamples for Arena's
+# intervals; WMT's view has nothing to repeat.
+REPETITIONS = {Protocol.E2E: 200, Protocol.BRADLEY_TERRY: 1000, Protocol.WMT: 1}
 
 
 def open_hit(browser, live_server, criterion: str, viewport: dict, pid: str):
@@ -41,3 +64,65 @@ def test_screenshot_hit_page(live_server, browser, criterion):
         page.evaluate("document.activeElement.blur(); window.scrollTo(0, 0)")
         page.screenshot(path=OUT / f"{criterion}-hit{suffix}.png", full_page=True)
         page.close()
+
+
+def e2e_campaign(e2e_data: Path) -> Campaign:
+    """The published E2E test set, the 21 primary systems' outputs and the quality ratings,
+    ranked in three protocols and scored by the automatic metrics, as the README loads them."""
+    call_command("import_items", "e2e", str(e2e_data / "testset_w_refs.csv"), "--create-campaign")
+    for path in sorted((e2e_data / "outputs").glob("*.tsv")):
+        call_command("import_outputs", "e2e", path.stem, str(path), "--create-system")
+    call_command("import_ratings", "e2e", str(e2e_data / "human_ratings" / "quality.csv"))
+    campaign = Campaign.objects.get(slug="e2e")
+    for protocol, repetitions in REPETITIONS.items():
+        run = RankingRun.objects.create(
+            campaign=campaign,
+            criterion="quality",
+            protocol=protocol,
+            repetitions=repetitions,
+            seed=0,
+        )
+        assert execute_run(run)
+        run.refresh_from_db()
+        assert run.status == RankingRun.Status.DONE, run.error
+    metrics = MetricRun.objects.create(campaign=campaign)
+    assert execute_metric_run(metrics)
+    metrics.refresh_from_db()
+    assert metrics.status == MetricRun.Status.DONE and metrics.missing == {}, metrics.error
+    return campaign
+
+
+def log_in(browser, live_server, viewport: dict):
+    """A page logged in as an organiser, through the admin's login form."""
+    User.objects.create_superuser("organiser", "organiser@example.org", "screenshots")
+    page = browser.new_page(viewport=viewport, device_scale_factor=1)
+    page.goto(f"{live_server.url}{reverse('admin:login')}")
+    page.get_by_label("Username").fill("organiser")
+    page.get_by_label("Password").fill("screenshots")
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{live_server.url}{reverse('admin:index')}")
+    return page
+
+
+def test_screenshot_results_page(live_server, browser, e2e_data):
+    if reason := coco.java_missing():
+        pytest.skip(f"METEOR, ROUGE-L and CIDEr as E2E computed them {reason}")
+    campaign = e2e_campaign(e2e_data)
+    OUT.mkdir(parents=True, exist_ok=True)
+    page = log_in(browser, live_server, RESULTS)
+    url = live_server.url + reverse("ranking:results", args=[campaign.slug, "quality"])
+    names = {Protocol.E2E: "quality", Protocol.BRADLEY_TERRY: "bt", Protocol.WMT: "wmt"}
+    for protocol, name in names.items():
+        page.goto(f"{url}?protocol={protocol}")
+        assert page.locator(".card.error").count() == 0, page.locator(
+            ".card.error"
+        ).all_inner_texts()
+        assert page.locator("table.ranking tbody tr").first.is_visible()
+        if protocol == Protocol.E2E:
+            section = page.locator("#metrics")
+            assert section.locator(".scatters figure").count() > 0
+            section.screenshot(path=OUT / "results-e2e-metrics.png")
+        page.locator("#metrics").evaluate("section => { section.style.display = 'none'; }")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=OUT / f"results-e2e-{name}.png", full_page=True)
+    page.close()
