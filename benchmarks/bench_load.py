@@ -34,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -129,13 +130,17 @@ def main() -> None:
         groups = {"web (gunicorn)": processes[0].pid, "Celery worker": processes[1].pid}
         before, started = cpu_seconds(groups), time.time()
         client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        sampler = SessionSampler(args.postgres)
+        sampler.start()
         stats = run_locust(env, work, port, args)
+        sampler.stop()
         elapsed, used = time.time() - started, cpu_seconds(groups)
         client_after = resource.getrusage(resource.RUSAGE_CHILDREN)  # locust, waited for
         before["load client (locust)"] = client_before.ru_utime + client_before.ru_stime
         used["load client (locust)"] = client_after.ru_utime + client_after.ru_stime
         hits = report(stats, args, elapsed)
         report_cpu(before, used, hits)
+        sampler.report()
         check_database()
     finally:
         for process in reversed(processes):
@@ -394,6 +399,46 @@ def report_cpu(before: dict[str, float], after: dict[str, float], hits: int) -> 
     for name in before:
         spent = after[name] - before[name]
         print(f"  {name:<22}{spent:8.1f} s {1000 * spent / max(hits, 1):8.1f} ms/HIT")
+
+
+# What the database's sessions wait for ------------------------------------------------------
+
+
+class SessionSampler(threading.Thread):
+    """Samples pg_stat_activity for the benchmark's database twice a second: how many of its
+    sessions run a query, wait for a lock (the criterion's row lock: hand-outs and
+    submissions queue on it), or sit in an open transaction between two queries."""
+
+    def __init__(self, server: str) -> None:
+        super().__init__(daemon=True)
+        self.server, self.samples, self.done = server, [], threading.Event()
+
+    def run(self) -> None:
+        query = (
+            "SELECT count(*) FILTER (WHERE state = 'active' AND wait_event_type IS DISTINCT"
+            " FROM 'Lock'), count(*) FILTER (WHERE wait_event_type = 'Lock'),"
+            " count(*) FILTER (WHERE state = 'idle in transaction')"
+            " FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()"
+        )
+        with psycopg.connect(f"{self.server}/postgres", autocommit=True) as sessions:
+            while not self.done.wait(0.5):
+                self.samples.append(sessions.execute(query, (DATABASE,)).fetchone())
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+
+    def report(self) -> None:
+        if not self.samples:
+            return
+        running, locked, between = (
+            sum(column) / len(self.samples) for column in zip(*self.samples, strict=True)
+        )
+        print(
+            f"\ndatabase sessions, mean of {len(self.samples)} samples: {running:.1f} running a"
+            f" query, {locked:.1f} waiting for a lock, {between:.1f} in a transaction between"
+            " queries"
+        )
 
 
 # Integrity ----------------------------------------------------------------------------------
