@@ -112,6 +112,7 @@ class CampaignAdmin(RecountAfterEdits):
                     "min_seconds_per_hit",
                     "assignment_timeout_minutes",
                     "completion_code",
+                    "failed_completion_code",
                 ]
             },
         ),

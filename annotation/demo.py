@@ -40,6 +40,7 @@ def build_demo_campaign() -> Campaign:
         },
         instructions=INSTRUCTIONS,
         completion_code="DEMO2026",
+        failed_completion_code="DEMOFAIL",
     )
     for criterion in Criterion.values:
         CampaignCriterion.objects.create(campaign=campaign, criterion=criterion, is_open=True)

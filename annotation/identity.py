@@ -7,8 +7,10 @@ browser session remembers it per campaign, so later pages need no parameters; a 
 who comes back through the platform's link (any browser) is the same row again.
 """
 
+from urllib.parse import quote
+
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.urls import reverse
 
 from .loads import lock_criteria, shift_loads
@@ -77,10 +79,30 @@ def invite_path(annotator: Annotator, criterion_name: str) -> str:
     return f"{entry}?token={annotator.token}"
 
 
-def completion_url(annotator: Annotator) -> str:
-    """Where the annotator goes back to their platform when done; empty if nowhere."""
+# An annotator at least this share of whose submitted HITs were flagged did not do the task.
+FAILING_FLAGGED_SHARE = 0.5
+
+
+def passes_checks(annotator: Annotator) -> bool:
+    """The verdict the completion code carries: not excluded by an organiser, and fewer
+    than FAILING_FLAGGED_SHARE of their submitted HITs flagged."""
+    if annotator.is_excluded:
+        return False
+    counts = annotator.assignments.submitted().aggregate(
+        done=Count("id"), flagged=Count("id", filter=~Q(flag=""))
+    )
+    return not counts["done"] or counts["flagged"] / counts["done"] < FAILING_FLAGGED_SHARE
+
+
+def completion_code(annotator: Annotator) -> str:
+    campaign = annotator.campaign
+    return campaign.completion_code if passes_checks(annotator) else campaign.failed_completion_code
+
+
+def completion_url(annotator: Annotator, code: str) -> str:
+    """Where the annotator goes back to their platform with `code`; empty if nowhere."""
     if annotator.source == Annotator.Source.PROLIFIC:
-        return PROLIFIC_COMPLETION_URL.format(code=annotator.campaign.completion_code)
+        return PROLIFIC_COMPLETION_URL.format(code=quote(code))
     return ""
 
 

@@ -66,7 +66,19 @@ class Campaign(models.Model):
     max_hits_per_annotator = models.PositiveIntegerField(default=20)
     min_seconds_per_hit = models.PositiveIntegerField(default=20)
     assignment_timeout_minutes = models.PositiveIntegerField(default=30)
-    completion_code = models.CharField(max_length=40, default=new_completion_code)
+    # Prolific takes several completion codes per study, each with its own action: set the
+    # study to approve the first and to reject (or review) the second.
+    completion_code = models.CharField(
+        max_length=40,
+        default=new_completion_code,
+        help_text="Given to annotators whose work passes the checks.",
+    )
+    failed_completion_code = models.CharField(
+        max_length=40,
+        default=new_completion_code,
+        help_text="Given instead to annotators who were excluded or most of whose HITs were"
+        " flagged (submitted faster than the minimum).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -35,6 +35,9 @@ OUTCOME_MESSAGES = {
     "could not be kept. Here is a new one.",
 }
 
+# How long the completion page shows the code before it takes a Prolific worker back.
+COMPLETION_REDIRECT_SECONDS = 10
+
 # The input of the worked example on the instructions page (E2E style).
 EXAMPLE_INPUT = {
     "attributes": [
@@ -271,12 +274,15 @@ def done(request, slug: str, criterion_name: str):
     annotator = _annotator_or_404(request, criterion)
     current = active_assignment(annotator, criterion)
     others = criterion.campaign.criteria.filter(is_open=True).exclude(pk=criterion.pk)
+    code = identity.completion_code(annotator)
     context = {
         "criterion": criterion,
         "campaign": criterion.campaign,
         "submitted": hits_submitted(annotator, criterion),
         "current": current,
-        "completion_url": identity.completion_url(annotator),
+        "completion_code": code,
+        "redirect_seconds": COMPLETION_REDIRECT_SECONDS,
+        "completion_url": identity.completion_url(annotator, code),
         "others": [t for t in others if _can_take_more(annotator, t)],
     }
     return render(request, "annotation/done.html", context)

@@ -45,8 +45,10 @@ def test_invite_makes_a_named_annotator_with_a_private_link():
 def test_completion_url_only_for_prolific():
     campaign = make_campaign(completion_code="C0DE")
     prolific = annotator_from_link(campaign, "prolific", "p", {})
-    assert completion_url(prolific) == "https://app.prolific.com/submissions/complete?cc=C0DE"
-    assert completion_url(invite(campaign, "Ada")) == ""
+    assert (
+        completion_url(prolific, "C0DE") == "https://app.prolific.com/submissions/complete?cc=C0DE"
+    )
+    assert completion_url(invite(campaign, "Ada"), "C0DE") == ""
 
 
 def test_set_excluded_removes_judgments_from_rankings_reversibly():

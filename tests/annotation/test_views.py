@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.identity import invite, invite_path
+from annotation.identity import invite, invite_path, set_excluded
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
 from tests.annotation.sample_inputs import INPUTS
 from tests.client import forms_on
@@ -534,6 +534,46 @@ def test_finish_returns_open_hit_to_pool_and_shows_code(campaign, worker):
     page = worker.get(response.url).content.decode()
     assert campaign.completion_code in page
     assert f"https://app.prolific.com/submissions/complete?cc={campaign.completion_code}" in page
+
+
+PROLIFIC_DONE = "https://app.prolific.com/submissions/complete?cc="
+
+
+def finish_visit(worker, campaign) -> str:
+    """Submit one HIT and finish; the completion page, with nothing left to do there."""
+    assignment = take_hit(worker, campaign)
+    send_answers(worker, assignment, answers(assignment))
+    for criterion in campaign.criteria.exclude(criterion=Criterion.QUALITY):
+        criterion.is_open = False  # no other task to offer: the page takes them back
+        criterion.save()
+    following = Assignment.objects.filter(annotator=worker.annotator, status="assigned").first()
+    if following is not None:
+        worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
+    return worker.get(url("done", campaign)).content.decode()
+
+
+def test_done_gives_a_careful_worker_the_pass_code_and_takes_them_back(campaign, worker):
+    page = finish_visit(worker, campaign)
+    assert campaign.completion_code in page and campaign.failed_completion_code not in page
+    assert f'content="10;url={PROLIFIC_DONE}{campaign.completion_code}"' in page
+
+
+def test_done_gives_the_failed_code_when_most_hits_were_flagged(stranger):
+    campaign = make_campaign(outputs_per_hit=3, min_seconds_per_hit=3600)
+    make_system_set(campaign, systems=3, items=4)
+    stranger.enter(campaign, pid="too-quick")
+    page = finish_visit(stranger, campaign)
+    assert Assignment.objects.get(status="submitted").flag == "too_fast"
+    assert campaign.failed_completion_code in page and campaign.completion_code not in page
+    assert f'content="10;url={PROLIFIC_DONE}{campaign.failed_completion_code}"' in page
+
+
+def test_done_gives_the_failed_code_to_an_excluded_annotator(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    send_answers(worker, assignment, answers(assignment))
+    set_excluded(worker.annotator, True)
+    page = worker.get(url("done", campaign)).content.decode()
+    assert campaign.failed_completion_code in page and campaign.completion_code not in page
 
 
 def test_finish_wrong_method_is_405(campaign, worker):
