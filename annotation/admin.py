@@ -36,7 +36,7 @@ from .submission import clear_flags
 class CampaignCriterionInline(admin.TabularInline):
     model = CampaignCriterion
     extra = 0
-    fields = ["criterion", "is_open", "question"]
+    fields = ["criterion", "is_open", "question", "comprehension_check"]
 
 
 class DataFileInline(admin.TabularInline):

@@ -233,3 +233,10 @@ class HitForm(SubmissionKeyForm):
                 }
             )
         return rows
+
+
+class CheckForm(forms.Form):
+    """The comprehension check's two scores, as a HIT asks for them."""
+
+    score_a = MagnitudeField(label="Score for sentence A")
+    score_b = MagnitudeField(label="Score for sentence B")

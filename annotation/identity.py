@@ -14,7 +14,7 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.urls import reverse
 
 from .loads import lock_criteria, shift_loads
-from .models import Annotator, Campaign, CampaignCriterion
+from .models import Annotator, Campaign, CampaignCriterion, Screening
 
 SESSION_KEY = "annotators"  # {campaign id: annotator id}
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -84,9 +84,12 @@ FAILING_FLAGGED_SHARE = 0.5
 
 
 def passes_checks(annotator: Annotator) -> bool:
-    """The verdict the completion code carries: not excluded by an organiser, and fewer
-    than FAILING_FLAGGED_SHARE of their submitted HITs flagged."""
+    """The verdict the completion code carries: not excluded by an organiser, not screened
+    out by a comprehension check, and fewer than FAILING_FLAGGED_SHARE of their submitted
+    HITs flagged."""
     if annotator.is_excluded:
+        return False
+    if annotator.screenings.filter(passed=False, attempts__gte=Screening.MAX_ATTEMPTS).exists():
         return False
     counts = annotator.assignments.submitted().aggregate(
         done=Count("id"), flagged=Count("id", filter=~Q(flag=""))

@@ -130,6 +130,12 @@ class CampaignCriterion(models.Model):
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     is_open = models.BooleanField(default=True)
     question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
+    comprehension_check = models.BooleanField(
+        default=False,
+        help_text="Before their first HIT, annotators score a worked pair (a sentence and a"
+        " degraded copy of it); those who put the copy above the sentence twice get no HITs"
+        " and the failed completion code.",
+    )
     judgments_version = models.PositiveBigIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # What the hand-out keeps of the pool (assignment.py): `pool_version` is bumped when
@@ -380,6 +386,30 @@ class Assignment(models.Model):
         if not self.submitted_at:
             return None
         return (self.submitted_at - self.started_at).total_seconds()
+
+
+class Screening(models.Model):
+    """An annotator's comprehension check in one criterion: attempts made, and whether one
+    passed. Two failed attempts screen them out of the criterion."""
+
+    MAX_ATTEMPTS = 2
+
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="screenings")
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
+    attempts = models.PositiveSmallIntegerField(default=0)
+    passed = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "criterion"], name="screening_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in {self.criterion}: {self.attempts} attempts"
+
+    @property
+    def screened_out(self) -> bool:
+        return not self.passed and self.attempts >= self.MAX_ATTEMPTS
 
 
 class ItemLoad(models.Model):

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from nlgdata.inputs import InputError, check_input
 
-from . import identity
+from . import identity, screening
 from .assignment import (
     active_assignment,
     hand_out,
@@ -24,8 +24,8 @@ from .assignment import (
     next_assignment,
     release,
 )
-from .forms import COVERAGE_RULE, EntryForm, HitForm, SubmissionKeyForm
-from .models import Annotator, Assignment, Campaign, CampaignCriterion, shows_input
+from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
+from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
 from .submission import Outcome, save_submission, shown_outputs
 
 OUTCOME_MESSAGES = {
@@ -34,6 +34,11 @@ OUTCOME_MESSAGES = {
     Outcome.TAKEN: "That HIT timed out and was given to someone else, so your answers to it "
     "could not be kept. Here is a new one.",
 }
+
+CHECK_RETRY_MESSAGE = (
+    "Not quite: one of the two sentences is a scrambled copy of the other, so it should get a"
+    " lower score. Read them again; you have one more try."
+)
 
 # How long the completion page shows the code before it takes a Prolific worker back.
 COMPLETION_REDIRECT_SECONDS = 10
@@ -156,8 +161,44 @@ def start(request, slug: str, criterion_name: str):
         annotator_id = criterion.remembered_annotator_id  # type: ignore[attr-defined]
         if annotator_id is None:
             raise Http404("No annotator known in this browser for this campaign.")
+        if not screening.has_passed(annotator_id, criterion):
+            return redirect(_url("check", criterion))
         assignment = hand_out(annotator_id, criterion)
     return _go_to(assignment, criterion)
+
+
+@require_http_methods(["GET", "POST"])
+def check(request, slug: str, criterion_name: str):
+    """The comprehension check (screening.py): the worked pair, two attempts."""
+    criterion = _criterion_or_404(slug, criterion_name)
+    annotator = _annotator_or_404(request, criterion)
+    state = screening.screening_state(annotator.pk, criterion)
+    if not criterion.comprehension_check or (state and state.passed):
+        return _next_hit(annotator, criterion)
+    if state and state.screened_out:
+        return redirect(_url("done", criterion))
+    form = CheckForm(request.POST or None)
+    sentence_first = screening.sentence_first(annotator.pk)
+    if form.is_valid():
+        a, b = form.cleaned_data["score_a"], form.cleaned_data["score_b"]
+        sentence, degraded = (a, b) if sentence_first else (b, a)
+        state = screening.record_attempt(annotator.pk, criterion, sentence, degraded)
+        if not (state.passed or state.screened_out):
+            messages.warning(request, CHECK_RETRY_MESSAGE)
+        return redirect(_url("check", criterion))  # which shows what comes next
+    pair = screening.worked_pair(criterion)
+    first, second = (
+        (pair.sentence, pair.degraded) if sentence_first else (pair.degraded, pair.sentence)
+    )
+    context = {
+        "criterion": criterion,
+        "campaign": criterion.campaign,
+        "form": form,
+        "example_input": EXAMPLE_INPUT,
+        "rows": [("A", first, form["score_a"]), ("B", second, form["score_b"])],
+        "attempts_left": Screening.MAX_ATTEMPTS - (state.attempts if state else 0),
+    }
+    return render(request, "annotation/check.html", context)
 
 
 def _next_hit(annotator: Annotator, criterion: CampaignCriterion):
@@ -273,16 +314,20 @@ def done(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
     annotator = _annotator_or_404(request, criterion)
     current = active_assignment(annotator, criterion)
-    others = criterion.campaign.criteria.filter(is_open=True).exclude(pk=criterion.pk)
     code = identity.completion_code(annotator)
+    state = screening.screening_state(annotator.pk, criterion)
+    screened_out = state is not None and state.screened_out
+    others = criterion.campaign.criteria.filter(is_open=True).exclude(pk=criterion.pk)
     context = {
         "criterion": criterion,
         "campaign": criterion.campaign,
         "submitted": hits_submitted(annotator, criterion),
         "current": current,
         "completion_code": code,
+        "screened_out": screened_out,
         "redirect_seconds": COMPLETION_REDIRECT_SECONDS,
         "completion_url": identity.completion_url(annotator, code),
-        "others": [t for t in others if _can_take_more(annotator, t)],
+        # Screened out here, the study's code is the failed one whatever else they do.
+        "others": [] if screened_out else [t for t in others if _can_take_more(annotator, t)],
     }
     return render(request, "annotation/done.html", context)
