@@ -7,6 +7,7 @@ from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 from django.views.decorators.http import require_GET
 
@@ -29,6 +30,7 @@ from .models import (
     Output,
     System,
 )
+from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
 from .ratings_import import import_ratings
 from .submission import clear_flags
 
@@ -111,6 +113,8 @@ class CampaignAdmin(RecountAfterEdits):
                     "max_hits_per_annotator",
                     "min_seconds_per_hit",
                     "assignment_timeout_minutes",
+                    "target_hits",
+                    "pay_per_hit",
                     "completion_code",
                     "failed_completion_code",
                 ]
@@ -146,8 +150,13 @@ class CampaignAdmin(RecountAfterEdits):
         # The project's admin (evalsite/admin.py) adds the link to the results pages.
         upload = reverse("admin:annotation_campaign_upload", args=[campaign.pk])
         export = reverse("admin:annotation_campaign_export", args=[campaign.pk])
+        monitor = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
         return format_html(
-            '<a href="{}">Upload data</a> · <a href="{}">Export judgments</a>', upload, export
+            '<a href="{}">Upload data</a> · <a href="{}">Export judgments</a> · '
+            '<a href="{}">Monitor</a>',
+            upload,
+            export,
+            monitor,
         )
 
     def get_urls(self):
@@ -161,7 +170,36 @@ class CampaignAdmin(RecountAfterEdits):
             self.admin_site.admin_view(require_GET(self.export_view)),
             name="annotation_campaign_export",
         )
-        return [upload, export, *super().get_urls()]
+        monitor = path(
+            "<int:campaign_id>/monitor/",
+            self.admin_site.admin_view(require_GET(self.monitor_view)),
+            name="annotation_campaign_monitor",
+        )
+        return [upload, export, monitor, *super().get_urls()]
+
+    def monitor_view(self, request, campaign_id):
+        """The live monitor; with ?part=progress only its progress section, which the page
+        fetches again every MONITOR_REFRESH_SECONDS instead of reloading."""
+        campaign = get_object_or_404(Campaign, pk=campaign_id)
+        if not self.has_view_permission(request, campaign):
+            raise PermissionDenied
+        rows = [
+            (progress, hour_bars(progress.per_hour))
+            for progress in campaign_progress(campaign, timezone.now())
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "campaign": campaign,
+            "rows": rows,
+            "chart_height": CHART_HEIGHT,
+            "bar_width": BAR_WIDTH,
+            "refresh_seconds": MONITOR_REFRESH_SECONDS,
+            "opts": self.model._meta,
+            "title": f"Live monitor: {campaign}",
+        }
+        if request.GET.get("part") == "progress":
+            return TemplateResponse(request, "admin/annotation/_monitor_progress.html", context)
+        return TemplateResponse(request, "admin/annotation/monitor.html", context)
 
     def upload_view(self, request, campaign_id):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -205,6 +243,9 @@ class CampaignAdmin(RecountAfterEdits):
         }
         return TemplateResponse(request, "admin/annotation/export.html", context)
 
+
+# How often the monitor page fetches its progress section again.
+MONITOR_REFRESH_SECONDS = 15
 
 EXPORT_FILES = {
     "csv": ("text/csv; charset=utf-8", "judgments.csv"),

@@ -64,6 +64,16 @@ class Campaign(models.Model):
     standard_input = models.JSONField(default=dict, blank=True)
     instructions = models.TextField(blank=True)
     max_hits_per_annotator = models.PositiveIntegerField(default=20)
+    # For the live monitor's progress, cost and finish estimates (0: not set).
+    target_hits = models.PositiveIntegerField(
+        default=0, help_text="HITs wanted per criterion (0: no target)."
+    )
+    pay_per_hit = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=0,
+        help_text="What an annotator is paid per HIT, in the study's currency.",
+    )
     min_seconds_per_hit = models.PositiveIntegerField(default=20)
     assignment_timeout_minutes = models.PositiveIntegerField(default=30)
     # Prolific takes several completion codes per study, each with its own action: set the
@@ -376,6 +386,8 @@ class Assignment(models.Model):
             models.Index(fields=["annotator", "status"]),
             # Expiry looks at open assignments only: few, whatever the campaign's size.
             models.Index(fields=["status", "expires_at"]),
+            # The live monitor reads the last day's submissions.
+            models.Index(fields=["status", "submitted_at"]),
         ]
 
     def __str__(self) -> str:

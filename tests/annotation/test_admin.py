@@ -174,7 +174,7 @@ def test_admin_campaign_list_counts_items_systems_and_hits(organiser, judged):
             "item_count": "3",
             "system_count": "5",
             "hit_count": "1",
-            "links": "Upload data · Export judgments · Results · Datasheet",
+            "links": "Upload data · Export judgments · Monitor · Results · Datasheet",
         }
     ]
 

@@ -29,7 +29,8 @@ def pages(campaign) -> list[str]:
     lists = [reverse(f"admin:annotation_{name}_changelist") for name in LISTS]
     change = [reverse(f"admin:annotation_{n}_change", args=[pk]) for n, pk in changes.items()]
     results = reverse("ranking:results", args=[campaign.slug, "quality"])
-    return [*lists, *change, results]
+    monitor = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
+    return [*lists, *change, results, monitor, f"{monitor}?part=progress"]
 
 
 def costs(organiser, hits: int) -> dict[str, int]:

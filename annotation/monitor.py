@@ -1,0 +1,127 @@
+"""The live campaign monitor: for each criterion, HITs done against the target, annotators
+at work now, how long a HIT takes, how many are flagged, what it costs so far and at the
+target, and when the target will be reached at the last hour's rate.
+
+What a refresh reads is bounded by the window, not by the campaign: the last hour's count,
+the newest SAMPLE submissions for the median time and the flagged share, the open
+assignments, and 24 hourly counts grouped in the database. Only "done" counts the
+criterion's submitted HITs, through the (status, submitted_at) index.
+"""
+
+import statistics
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.db.models import Count
+from django.db.models.functions import TruncHour
+from django.utils import timezone
+
+from .models import Assignment, Campaign, CampaignCriterion
+
+SAMPLE = 200  # newest submissions for the median time and the flagged share
+HOURS = 24  # of the chart
+
+
+@dataclass(frozen=True)
+class Progress:
+    criterion: CampaignCriterion
+    done: int
+    target: int
+    active_now: int
+    last_hour: int
+    median_seconds: float | None
+    flagged_share: float | None
+    cost: Decimal
+    cost_at_target: Decimal
+    finish_at: datetime | None
+    per_hour: list[tuple[datetime, int]]  # the last HOURS hours, oldest first
+
+    @property
+    def share_done(self) -> float | None:
+        return min(1.0, self.done / self.target) if self.target else None
+
+
+def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
+    return [criterion_progress(c, now) for c in campaign.criteria.order_by("criterion")]
+
+
+def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
+    campaign = criterion.campaign
+    mine = Assignment.objects.filter(
+        hit__campaign_id=campaign.pk, hit__criterion=criterion.criterion
+    )
+    submitted = mine.filter(status=Assignment.Status.SUBMITTED)
+    done = submitted.count()
+    last_hour = submitted.filter(submitted_at__gt=now - timedelta(hours=1)).count()
+    newest = list(
+        submitted.order_by("-submitted_at").values_list("started_at", "submitted_at", "flag")[
+            :SAMPLE
+        ]
+    )
+    seconds = [(end - start).total_seconds() for start, end, _ in newest if end]
+    target = campaign.target_hits
+    return Progress(
+        criterion=criterion,
+        done=done,
+        target=target,
+        active_now=mine.filter(status=Assignment.Status.ASSIGNED, expires_at__gt=now).count(),
+        last_hour=last_hour,
+        median_seconds=statistics.median(seconds) if seconds else None,
+        flagged_share=sum(1 for *_, flag in newest if flag) / len(newest) if newest else None,
+        cost=campaign.pay_per_hit * done,
+        cost_at_target=campaign.pay_per_hit * max(target, done),
+        finish_at=finish_time(done, target, last_hour, now),
+        per_hour=hourly_counts(submitted, now),
+    )
+
+
+def finish_time(done: int, target: int, last_hour: int, now: datetime) -> datetime | None:
+    """When the target is reached at the last hour's rate; None without a target or a
+    rate (and `now` once reached)."""
+    if not target:
+        return None
+    if done >= target:
+        return now
+    if not last_hour:
+        return None
+    return now + timedelta(hours=(target - done) / last_hour)
+
+
+def hourly_counts(submitted, now: datetime) -> list[tuple[datetime, int]]:
+    """Submitted HITs per hour over the last HOURS hours, counted in the database."""
+    # Whole hours of the site's time zone, as TruncHour gives them.
+    end = timezone.localtime(now).replace(minute=0, second=0, microsecond=0) + timedelta(hours=1)
+    start = end - timedelta(hours=HOURS)
+    rows = (
+        submitted.filter(submitted_at__gte=start)
+        .annotate(hour=TruncHour("submitted_at"))
+        .values("hour")
+        .annotate(n=Count("id"))
+        .values_list("hour", "n")
+    )
+    counts = dict(rows)
+    hours = [start + timedelta(hours=h) for h in range(HOURS)]
+    return [(hour, counts.get(hour, 0)) for hour in hours]
+
+
+@dataclass(frozen=True)
+class HourBar:
+    x: int
+    y: int
+    height: int
+    count: int
+    hour: datetime
+
+
+CHART_HEIGHT, BAR_WIDTH, BAR_GAP = 100, 14, 4
+
+
+def hour_bars(per_hour: list[tuple[datetime, int]]) -> list[HourBar]:
+    """The chart's bars, scaled to the busiest hour."""
+    most = max((n for _, n in per_hour), default=0) or 1
+    bars = []
+    for i, (hour, n) in enumerate(per_hour):
+        height = round(CHART_HEIGHT * n / most)
+        bars.append(HourBar(i * (BAR_WIDTH + BAR_GAP), CHART_HEIGHT - height, height, n, hour))
+    return bars
