@@ -31,6 +31,7 @@ from .models import (
     System,
 )
 from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
+from .prolific import ProlificError, review_submissions
 from .ratings_import import import_ratings
 from .submission import clear_flags
 
@@ -102,6 +103,7 @@ class CampaignAdmin(RecountAfterEdits):
     search_fields = ["name", "slug"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [CampaignCriterionInline, DataFileInline]
+    actions = ["review_prolific_submissions"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "status", "description"]}),
         ("Task", {"fields": ["outputs_per_hit", "instructions"]}),
@@ -117,6 +119,8 @@ class CampaignAdmin(RecountAfterEdits):
                     "pay_per_hit",
                     "completion_code",
                     "failed_completion_code",
+                    "prolific_study_id",
+                    "prolific_token_env",
                 ]
             },
         ),
@@ -158,6 +162,20 @@ class CampaignAdmin(RecountAfterEdits):
             export,
             monitor,
         )
+
+    @admin.action(
+        description="Review Prolific submissions (approve who passed, reject who failed, "
+        "release returned places)",
+        permissions=["change"],
+    )
+    def review_prolific_submissions(self, request, queryset):
+        for campaign in queryset:
+            try:
+                review = review_submissions(campaign)
+            except ProlificError as error:
+                messages.error(request, f"{campaign}: stopped: {error}")
+            else:
+                messages.success(request, f"{campaign}: {review}.")
 
     def get_urls(self):
         upload = path(

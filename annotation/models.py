@@ -83,6 +83,15 @@ class Campaign(models.Model):
         default=new_completion_code,
         help_text="Given to annotators whose work passes the checks.",
     )
+    prolific_study_id = models.CharField(
+        max_length=40, blank=True, help_text="The study on Prolific, to review its submissions."
+    )
+    prolific_token_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The environment variable that holds the Prolific API token (its name must"
+        " start with the deployment's HOSTED_SECRET_ENV_PREFIX, EVAL_SECRET_ by default).",
+    )
     failed_completion_code = models.CharField(
         max_length=40,
         default=new_completion_code,

@@ -205,6 +205,8 @@ MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 # organisers write: only from these, never from the platform's own (DATABASE_URL, ...).
 HOSTED_SECRET_ENV_PREFIX = env_str("HOSTED_SECRET_ENV_PREFIX", "EVAL_SECRET_")
 HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
+# Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
+PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 
 # Celery. Without CELERY_BROKER_URL the broker is a folder of files, so one machine runs a
 # real worker process with nothing else installed.
