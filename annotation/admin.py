@@ -8,14 +8,14 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 
 from nlgdata.datafiles import DataFileError
 
 from .exporters import ExportError, export
 from .forms_admin import DataFileUploadForm, JudgmentExportForm
-from .identity import set_excluded
+from .identity import prolific_entry_url, set_excluded
 from .importers import import_items, import_outputs
 from .models import (
     Annotator,
@@ -104,8 +104,10 @@ class CampaignAdmin(RecountAfterEdits):
     prepopulated_fields = {"slug": ["name"]}
     inlines = [CampaignCriterionInline, DataFileInline]
     actions = ["review_prolific_submissions"]
+    readonly_fields = ["entry_links"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "status", "description"]}),
+        ("Where annotators start", {"fields": ["entry_links"]}),
         ("Task", {"fields": ["outputs_per_hit", "instructions"]}),
         ("Standard", {"fields": ["standard_text", "standard_input_kind", "standard_input"]}),
         (
@@ -162,6 +164,22 @@ class CampaignAdmin(RecountAfterEdits):
             export,
             monitor,
         )
+
+    @admin.display(description="Prolific study URL, per criterion")
+    def entry_links(self, campaign):
+        """The URL to paste into the Prolific study, with Prolific's placeholders; invited
+        annotators get links of their own (Annotators, or manage.py invite_annotators)."""
+        if campaign.pk is None:
+            return "Save the campaign first."
+        rows = [
+            format_html(
+                "<li>{}: <code>{}</code></li>",
+                criterion.get_criterion_display(),
+                prolific_entry_url(criterion),
+            )
+            for criterion in campaign.criteria.order_by("criterion")
+        ]
+        return format_html("<ul>{}</ul>", format_html_join("", "{}", ((row,) for row in rows)))
 
     @admin.action(
         description="Review Prolific submissions (approve who passed, reject who failed, "

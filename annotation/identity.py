@@ -9,6 +9,7 @@ who comes back through the platform's link (any browser) is the same row again.
 
 from urllib.parse import quote
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.urls import reverse
@@ -72,6 +73,18 @@ def invite(campaign: Campaign, name: str) -> Annotator:
         defaults={"name": name[:200]},
     )
     return annotator
+
+
+# What Prolific replaces in a study's URL with each participant's own values.
+PROLIFIC_PLACEHOLDERS = (
+    "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SESSION_ID={{%SESSION_ID%}}"
+)
+
+
+def prolific_entry_url(criterion: CampaignCriterion) -> str:
+    """The study URL an organiser pastes into Prolific for one criterion."""
+    entry = reverse("annotation:entry", args=[criterion.campaign.slug, criterion.criterion])
+    return f"{settings.SITE_ROOT.rstrip('/')}{entry}?{PROLIFIC_PLACEHOLDERS}"
 
 
 def invite_path(annotator: Annotator, criterion_name: str) -> str:

@@ -249,3 +249,16 @@ def test_admin_datafile_list_shows_an_uploaded_file(organiser):
     rows = changelist_rows(organiser.get(changelist("datafile")))
     shown = columns(rows, "name", "campaign", "kind", "rows", "imported_by")
     assert shown == [("items.csv", campaign.name, "Items", "1", "organiser")]
+
+
+def test_campaign_page_gives_the_study_url_for_prolific_per_criterion(organiser, settings):
+    settings.SITE_ROOT = "https://eval.example.org"
+    campaign = make_campaign(slug="e2e-human")
+    page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+    placeholders = (
+        "PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}"
+        "&amp;SESSION_ID={{%SESSION_ID%}}"
+    )
+    for criterion in ("quality", "naturalness"):
+        url = f"https://eval.example.org/annotate/e2e-human/{criterion}/?{placeholders}"
+        assert f"<code>{url}</code>" in page.content.decode()
