@@ -39,10 +39,12 @@ class ImportSummary:
     file_name: str
     rows: int
     created: dict
+    note: str = ""  # what the organiser should know beyond the counts
 
     def __str__(self) -> str:
         made = ", ".join(f"{count:,} {what}" for what, count in self.created.items())
-        return f"{self.file_name}: {self.rows:,} rows read; created {made}"
+        note = f". {self.note}" if self.note else ""
+        return f"{self.file_name}: {self.rows:,} rows read; created {made}{note}"
 
 
 @dataclass(frozen=True)

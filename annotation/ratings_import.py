@@ -216,7 +216,10 @@ def import_ratings(
     criterion, pages = read_pages(opened.lines, file_name, criterion)
     with transaction.atomic():
         campaign.criteria.get_or_create(criterion=criterion, defaults={"is_open": False})
-        writer = PageWriter(campaign, criterion, file_name)
+        # In a campaign already open to annotators with systems of its own, a system the
+        # file brings would get HITs at once: it comes in switched off, and the summary says so.
+        running = campaign.status == Campaign.Status.OPEN and campaign.systems.exists()
+        writer = PageWriter(campaign, criterion, file_name, new_systems_active=not running)
         for batch in batches(pages, BATCH_ROWS, BATCH_CHARS, page_chars):
             writer.write(batch)
         if not writer.rows:
@@ -224,7 +227,14 @@ def import_ratings(
         campaign.criteria.filter(criterion=criterion).record_judgments_change()
         # New submitted HITs, maybe new items, systems and outputs: count the loads again.
         campaign.criteria.record_pool_change(recount=True)
-        summary = ImportSummary(file_name, writer.rows, writer.created)
+        note = ""
+        if running and writer.created["systems"]:
+            note = (
+                f"The {writer.created['systems']} new systems were imported switched off: the"
+                " campaign is open to annotators, who would get HITs of them at once. Switch"
+                " them on in Systems when you want them judged."
+            )
+        summary = ImportSummary(file_name, writer.rows, writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
 
@@ -233,8 +243,11 @@ class PageWriter:
     """Writes pages batch by batch, keeping what later batches need: the ids of items,
     systems, outputs (with a digest of their text) and annotators."""
 
-    def __init__(self, campaign: Campaign, criterion: str, file_name: str):
+    def __init__(
+        self, campaign: Campaign, criterion: str, file_name: str, new_systems_active: bool = True
+    ):
         self.campaign, self.criterion, self.file_name = campaign, criterion, file_name
+        self.new_systems_active = new_systems_active
         mr_items = campaign.items.filter(input_kind="mr")
         self.items = dict(mr_items.values_list("input_key", "id"))
         self.taken_ids = set(campaign.items.values_list("external_id", flat=True))
@@ -329,7 +342,8 @@ class PageWriter:
     def ensure_systems(self, pages: list[Page]) -> None:
         names = dict.fromkeys(n for p in pages for n in p.systems if n not in self.systems)
         created = System.objects.bulk_create(
-            System(campaign=self.campaign, name=name) for name in names
+            System(campaign=self.campaign, name=name, is_active=self.new_systems_active)
+            for name in names
         )
         self.systems.update((system.name, system.id) for system in created)
         self.created["systems"] += len(created)

@@ -733,3 +733,24 @@ def test_import_items_long_document_is_stored_and_its_repeat_refused():
     with pytest.raises(DataFileError, match="line 1: this input is already an item"):
         import_items(campaign, io.BytesIO(again.encode() + b"\n"), "more-docs.jsonl")
     assert campaign.items.count() == 1
+
+
+def test_import_ratings_into_a_running_campaign_brings_new_systems_switched_off():
+    campaign = make_campaign()  # open to annotators
+    make_system(campaign, name="alpha")
+    summary = import_ratings(
+        campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv"
+    )
+    active = dict(campaign.systems.values_list("name", "is_active"))
+    assert active == {"alpha": True, "beta": False, "gamma": False}
+    assert "The 2 new systems were imported switched off" in str(summary)
+
+
+@pytest.mark.parametrize("status", ["draft", "open"])
+def test_import_ratings_into_a_campaign_without_systems_brings_them_switched_on(status):
+    campaign = make_campaign(status=status)
+    summary = import_ratings(
+        campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv"
+    )
+    assert set(campaign.systems.values_list("is_active", flat=True)) == {True}
+    assert "switched off" not in str(summary)
