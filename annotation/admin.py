@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -14,8 +15,8 @@ from django.views.decorators.http import require_GET
 from nlgdata.datafiles import DataFileError
 
 from .exporters import ExportError, export
-from .forms_admin import DataFileUploadForm, JudgmentExportForm
-from .identity import prolific_entry_url, set_excluded
+from .forms_admin import DataFileUploadForm, InvitationForm, JudgmentExportForm
+from .identity import invite, invite_path, prolific_entry_url, set_excluded
 from .importers import import_items, import_outputs
 from .models import (
     Annotator,
@@ -179,7 +180,12 @@ class CampaignAdmin(RecountAfterEdits):
             )
             for criterion in campaign.criteria.order_by("criterion")
         ]
-        return format_html("<ul>{}</ul>", format_html_join("", "{}", ((row,) for row in rows)))
+        invite_url = reverse("admin:annotation_campaign_invite", args=[campaign.pk])
+        return format_html(
+            '<ul>{}</ul><p>Annotators of your own: <a href="{}">invite them by name</a>.</p>',
+            format_html_join("", "{}", ((row,) for row in rows)),
+            invite_url,
+        )
 
     @admin.action(
         description="Review Prolific submissions (approve who passed, reject who failed, "
@@ -211,7 +217,36 @@ class CampaignAdmin(RecountAfterEdits):
             self.admin_site.admin_view(require_GET(self.monitor_view)),
             name="annotation_campaign_monitor",
         )
-        return [upload, export, monitor, *super().get_urls()]
+        invite = path(
+            "<int:campaign_id>/invite/",
+            self.admin_site.admin_view(self.invite_view),
+            name="annotation_campaign_invite",
+        )
+        return [upload, export, monitor, invite, *super().get_urls()]
+
+    def invite_view(self, request, campaign_id):
+        """Named annotators and their private links, one per criterion."""
+        campaign = get_object_or_404(Campaign, pk=campaign_id)
+        if not self.has_change_permission(request, campaign):
+            raise PermissionDenied
+        form = InvitationForm(request.POST or None)
+        invited = []
+        if request.method == "POST" and form.is_valid():
+            root = settings.SITE_ROOT.rstrip("/")
+            criteria = list(campaign.criteria.order_by("criterion"))
+            for name in form.cleaned_data["names"]:
+                annotator = invite(campaign, name)
+                links = [(c, root + invite_path(annotator, c.criterion)) for c in criteria]
+                invited.append((annotator, links))
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "campaign": campaign,
+            "invited": invited,
+            "opts": self.model._meta,
+            "title": f"Invite annotators to {campaign}",
+        }
+        return TemplateResponse(request, "admin/annotation/invite.html", context)
 
     def monitor_view(self, request, campaign_id):
         """The live monitor; with ?part=progress only its progress section, which the page

@@ -73,3 +73,27 @@ class JudgmentExportForm(forms.Form):
         if cleaned.get("file_format") == "e2e" and not cleaned.get("criterion"):
             raise forms.ValidationError("The E2E format holds one criterion: choose it.")
         return cleaned
+
+
+# Enough for an in-house pool; a crowd comes through the study URL instead.
+MAX_INVITATIONS = 200
+
+
+class InvitationForm(forms.Form):
+    names = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 40}),
+        help_text=f"One annotator per line (at most {MAX_INVITATIONS}); a name invited before"
+        " keeps its link.",
+    )
+
+    def clean_names(self) -> list[str]:
+        names = list(dict.fromkeys(n.strip() for n in self.cleaned_data["names"].splitlines()))
+        names = [n for n in names if n]
+        if not names:
+            raise forms.ValidationError("Give at least one name.")
+        if len(names) > MAX_INVITATIONS:
+            raise forms.ValidationError(f"At most {MAX_INVITATIONS} names at once.")
+        too_long = [n for n in names if len(n) > 200]
+        if too_long:
+            raise forms.ValidationError(f"Names of at most 200 characters: {too_long[0][:40]}...")
+        return names

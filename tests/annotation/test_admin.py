@@ -4,7 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import DataFile, Item
+from annotation.models import Annotator, DataFile, Item
 from tests.client import changelist_rows
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
 
@@ -262,3 +262,49 @@ def test_campaign_page_gives_the_study_url_for_prolific_per_criterion(organiser,
     for criterion in ("quality", "naturalness"):
         url = f"https://eval.example.org/annotate/e2e-human/{criterion}/?{placeholders}"
         assert f"<code>{url}</code>" in page.content.decode()
+
+
+def invite_url(campaign) -> str:
+    return reverse("admin:annotation_campaign_invite", args=[campaign.pk])
+
+
+def test_admin_invites_named_annotators_and_shows_their_private_links(organiser, settings):
+    settings.SITE_ROOT = "https://eval.example.org"
+    campaign = make_campaign(slug="pool")
+    names = "Ada Lovelace\n<b>Grace</b>\n\nAda Lovelace\n"
+    page = organiser.submit(
+        organiser.get(invite_url(campaign)), {"names": names}, action=invite_url(campaign)
+    )
+    invited = Annotator.objects.filter(campaign=campaign, source="invited").order_by("name")
+    assert [a.name for a in invited] == ["<b>Grace</b>", "Ada Lovelace"]
+    text = page.content.decode()
+    assert "&lt;b&gt;Grace&lt;/b&gt;" in text and "<b>Grace</b>" not in text
+    for annotator in invited:
+        for criterion in ("quality", "naturalness"):
+            link = f"https://eval.example.org/annotate/pool/{criterion}/?token={annotator.token}"
+            assert f"<code>{link}</code>" in text
+    # Invited again: the same annotators, the same links.
+    organiser.submit(
+        organiser.get(invite_url(campaign)), {"names": "Ada Lovelace"}, action=invite_url(campaign)
+    )
+    assert Annotator.objects.filter(campaign=campaign, source="invited").count() == 2
+
+
+def test_admin_invitation_without_names_or_csrf_invites_nobody(organiser):
+    campaign = make_campaign()
+    page = organiser.submit(
+        organiser.get(invite_url(campaign)), {"names": "  \n "}, action=invite_url(campaign)
+    )
+    assert "This field is required." in page.content.decode()
+    assert organiser.post(invite_url(campaign), {"names": "Ada"}).status_code == 403
+    assert not Annotator.objects.filter(campaign=campaign).exists()
+
+
+@pytest.mark.parametrize("outsider", ["non_staff", "stranger"])
+def test_admin_invitation_outsider_invites_nobody(request, outsider):
+    campaign = make_campaign()
+    response = request.getfixturevalue(outsider).send(
+        "POST", invite_url(campaign), {"names": "Eve"}
+    )
+    assert response.status_code == 302 and "/admin/login/" in response.url
+    assert not Annotator.objects.filter(campaign=campaign).exists()
