@@ -15,7 +15,12 @@ from django.views.decorators.http import require_GET
 from nlgdata.datafiles import DataFileError
 
 from .exporters import ExportError, export
-from .forms_admin import DataFileUploadForm, InvitationForm, JudgmentExportForm
+from .forms_admin import (
+    CampaignAdminForm,
+    DataFileUploadForm,
+    InvitationForm,
+    JudgmentExportForm,
+)
 from .identity import invite, invite_path, prolific_entry_url, set_excluded
 from .importers import import_items, import_outputs
 from .models import (
@@ -105,6 +110,7 @@ class CampaignAdmin(RecountAfterEdits):
     prepopulated_fields = {"slug": ["name"]}
     inlines = [CampaignCriterionInline, DataFileInline]
     actions = ["review_prolific_submissions"]
+    form = CampaignAdminForm
     readonly_fields = ["entry_links"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "status", "description"]}),

@@ -1,10 +1,13 @@
+import json
 from typing import cast
 
 from django import forms
 from django.conf import settings
 
+from nlgdata.inputs import InputError, check_input, format_mr, parse_mr
+
 from .exporters import FORMATS
-from .models import CampaignCriterion, Criterion, DataFile, System
+from .models import Campaign, CampaignCriterion, Criterion, DataFile, System
 
 
 class DataFileUploadForm(forms.Form):
@@ -97,3 +100,62 @@ class InvitationForm(forms.Form):
         if too_long:
             raise forms.ValidationError(f"Names of at most 200 characters: {too_long[0][:40]}...")
         return names
+
+
+STANDARD_INPUT_HELP = (
+    "The standard's own input, entered as items are: for an MR, its E2E text "
+    '(name[The Vaults], eatType[pub]) or the item JSON ({"attributes": [["name", '
+    '"The Vaults"]]}); for other kinds, the item JSON. Empty: the standard is shown without '
+    "an input."
+)
+
+
+class CampaignAdminForm(forms.ModelForm):
+    """The campaign's admin form: the standard's input is typed as text and checked against
+    its kind, so that what is saved is what the HIT pages show."""
+
+    standard_input = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text=STANDARD_INPUT_HELP
+    )
+
+    class Meta:
+        model = Campaign
+        # The admin's fieldsets name the rest; these are the fields this form checks.
+        fields = ["standard_text", "standard_input_kind", "standard_input"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        data = self.instance.standard_input if self.instance.pk else None
+        if data:
+            kind = self.instance.standard_input_kind
+            shown = format_mr(data["attributes"]) if kind == "mr" else json.dumps(data)
+            self.initial["standard_input"] = shown
+
+    def clean(self):
+        super().clean()
+        cleaned = self.cleaned_data
+        text = (cleaned.get("standard_input") or "").strip()
+        kind = cleaned.get("standard_input_kind")
+        if not text:
+            cleaned["standard_input"] = {}
+            return cleaned
+        try:
+            data = read_input(kind, text)
+            check_input(kind, data)
+        except InputError as error:
+            self.add_error("standard_input", f"{error}. {STANDARD_INPUT_HELP}")
+        else:
+            cleaned["standard_input"] = data
+        return cleaned
+
+
+def read_input(kind: str | None, text: str) -> dict:
+    """An input typed as an item's: JSON, or for an MR its E2E text."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError as error:
+            raise InputError(f"{kind}: not valid JSON ({error})") from None
+    if kind == "mr":
+        return {"attributes": parse_mr(text)}
+    raise InputError(f"{kind}: give the item JSON")

@@ -4,6 +4,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from annotation.forms_admin import CampaignAdminForm
 from annotation.models import Annotator, DataFile, Item
 from tests.client import changelist_rows
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
@@ -308,3 +309,49 @@ def test_admin_invitation_outsider_invites_nobody(request, outsider):
     )
     assert response.status_code == 302 and "/admin/login/" in response.url
     assert not Annotator.objects.filter(campaign=campaign).exists()
+
+
+def save_standard(campaign, kind: str, text: str) -> CampaignAdminForm:
+    data = {"standard_text": campaign.standard_text, "standard_input_kind": kind}
+    form = CampaignAdminForm({**data, "standard_input": text}, instance=campaign)
+    if form.is_valid():
+        form.save()
+    return form
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name[The Vaults], eatType[pub]",
+        '{"attributes": [["name", "The Vaults"], ["eatType", "pub"]]}',
+    ],
+)
+def test_admin_standard_input_is_entered_as_an_item_is(organiser, text):
+    campaign = make_campaign(standard_input={})
+    assert save_standard(campaign, "mr", text).is_valid()
+    campaign.refresh_from_db()
+    assert campaign.standard_input == {"attributes": [["name", "The Vaults"], ["eatType", "pub"]]}
+    page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+    assert "name[The Vaults], eatType[pub]</textarea>" in page.content.decode()  # as typed
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "message"),
+    [
+        ("mr", "The Vaults, a pub", "cannot read an attribute[value] pair"),
+        ("mr", '{"attributes": "The Vaults"}', "attributes"),
+        ("table", "name[The Vaults]", "give the item JSON"),
+        ("mr", '{"attributes": [["name"', "not valid JSON"),
+    ],
+)
+def test_admin_standard_input_of_the_wrong_shape_is_refused_with_the_expected_one(
+    kind, text, message
+):
+    campaign = make_campaign()
+    before = campaign.standard_input
+    form = save_standard(campaign, kind, text)
+    assert not form.is_valid()
+    error = " ".join(form.errors["standard_input"])
+    assert message in error and "E2E text" in error
+    campaign.refresh_from_db()
+    assert campaign.standard_input == before
