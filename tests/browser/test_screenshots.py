@@ -14,14 +14,17 @@ metrics of 21 systems over 630 items.
 """
 
 import os
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Assignment, Campaign
 from ranking.metric_models import MetricRun
 from ranking.metric_service import execute_metric_run
 from ranking.metrics import coco
@@ -29,6 +32,7 @@ from ranking.models import Protocol, RankingRun
 from ranking.service import execute_run
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
+from tests.factories import make_assignment, make_hit, make_judged_hit
 
 pytestmark = [
     pytest.mark.browser,
@@ -125,4 +129,27 @@ def test_screenshot_results_page(live_server, browser, e2e_data):
         page.locator("#metrics").evaluate("section => { section.style.display = 'none'; }")
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=OUT / f"results-e2e-{name}.png", full_page=True)
+    page.close()
+
+
+def test_screenshot_monitor_page(live_server, browser):
+    """The live monitor of a campaign part way through: a day of HITs at a varying rate."""
+    campaign = demo_campaign(target_hits=400, pay_per_hit=Decimal("0.15"))
+    outputs = list(campaign.items.first().outputs.all())
+    now = timezone.now()
+    for n in range(180):
+        assignment = make_judged_hit(outputs, [100, 80, 60, 40, 20][: len(outputs)])
+        end = now - timedelta(minutes=7 * n * (1 + n % 3) / 2)
+        flag = "too_fast" if n % 11 == 0 else ""
+        started = end - timedelta(seconds=45 + n % 40)
+        Assignment.objects.filter(pk=assignment.pk).update(
+            started_at=started, submitted_at=end, flag=flag
+        )
+    for _ in range(6):
+        make_assignment(make_hit(outputs))
+    OUT.mkdir(parents=True, exist_ok=True)
+    page = log_in(browser, live_server, RESULTS)
+    page.goto(live_server.url + reverse("admin:annotation_campaign_monitor", args=[campaign.pk]))
+    assert page.locator("#progress-quality").is_visible()
+    page.screenshot(path=OUT / "monitor.png", full_page=True)
     page.close()
