@@ -244,15 +244,10 @@ class CampaignAdmin(RecountAfterEdits):
                 annotator = invite(campaign, name)
                 links = [(c, root + invite_path(annotator, c.criterion)) for c in criteria]
                 invited.append((annotator, links))
-        context = {
-            **self.admin_site.each_context(request),
-            "form": form,
-            "campaign": campaign,
-            "invited": invited,
-            "opts": self.model._meta,
-            "title": f"Invite annotators to {campaign}",
-        }
-        return TemplateResponse(request, "admin/annotation/invite.html", context)
+        title = f"Invite annotators to {campaign}"
+        return self._campaign_page(
+            request, campaign, "invite.html", title, form=form, invited=invited
+        )
 
     def monitor_view(self, request, campaign_id):
         """The live monitor; with ?part=progress only its progress section, which the page
@@ -264,19 +259,28 @@ class CampaignAdmin(RecountAfterEdits):
             (progress, hour_bars(progress.per_hour))
             for progress in campaign_progress(campaign, timezone.now())
         ]
+        part = request.GET.get("part") == "progress"
+        return self._campaign_page(
+            request,
+            campaign,
+            "_monitor_progress.html" if part else "monitor.html",
+            f"Live monitor: {campaign}",
+            rows=rows,
+            chart_height=CHART_HEIGHT,
+            bar_width=BAR_WIDTH,
+            refresh_seconds=MONITOR_REFRESH_SECONDS,
+        )
+
+    def _campaign_page(self, request, campaign, template: str, title: str, **context):
+        """One of the campaign's own admin pages (templates/admin/annotation/)."""
         context = {
             **self.admin_site.each_context(request),
             "campaign": campaign,
-            "rows": rows,
-            "chart_height": CHART_HEIGHT,
-            "bar_width": BAR_WIDTH,
-            "refresh_seconds": MONITOR_REFRESH_SECONDS,
             "opts": self.model._meta,
-            "title": f"Live monitor: {campaign}",
+            "title": title,
+            **context,
         }
-        if request.GET.get("part") == "progress":
-            return TemplateResponse(request, "admin/annotation/_monitor_progress.html", context)
-        return TemplateResponse(request, "admin/annotation/monitor.html", context)
+        return TemplateResponse(request, f"admin/annotation/{template}", context)
 
     def upload_view(self, request, campaign_id):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
@@ -291,14 +295,8 @@ class CampaignAdmin(RecountAfterEdits):
             else:
                 messages.success(request, str(summary))
                 return redirect("admin:annotation_campaign_change", campaign.pk)
-        context = {
-            **self.admin_site.each_context(request),
-            "form": form,
-            "campaign": campaign,
-            "opts": self.model._meta,
-            "title": f"Upload data to {campaign}",
-        }
-        return TemplateResponse(request, "admin/annotation/upload.html", context)
+        title = f"Upload data to {campaign}"
+        return self._campaign_page(request, campaign, "upload.html", title, form=form)
 
     def export_view(self, request, campaign_id):
         """The export form; once filled in, the file, streamed as it is written."""
@@ -311,14 +309,8 @@ class CampaignAdmin(RecountAfterEdits):
                 return export_response(campaign, form.cleaned_data)
             except ExportError as error:
                 form.add_error(None, str(error))
-        context = {
-            **self.admin_site.each_context(request),
-            "form": form,
-            "campaign": campaign,
-            "opts": self.model._meta,
-            "title": f"Export judgments of {campaign}",
-        }
-        return TemplateResponse(request, "admin/annotation/export.html", context)
+        title = f"Export judgments of {campaign}"
+        return self._campaign_page(request, campaign, "export.html", title, form=form)
 
 
 # How often the monitor page fetches its progress section again.
