@@ -17,12 +17,15 @@ from urllib.parse import urlencode
 import psycopg
 import pytest
 
+from annotation.models import Criterion
+from annotation.screening import WORKED_PAIRS
 from tests.production.conftest import ORGANISER
 
 pytestmark = pytest.mark.production
 
 TASK = "/annotate/demo/quality/"
 NEXT_PAGE = re.compile(rf"{TASK}(hit/\d+|done)/")
+CHECK = f"{TASK}check/"
 PROTOCOLS = {"e2e", "bootstrap"}
 RANKING_BOUND_SECONDS = 90
 # What Django's debug pages show and its production error pages never do.
@@ -147,8 +150,22 @@ class CrowdWorker(Visitor):
         instructions = self.expect(self.get(TASK), 200, "instructions")
         start = instructions.form(action=f"{TASK}start/")
         page = self.expect(self.post(start.action, start.hidden()), 302, "start")
+        if page.location == CHECK:  # the demo's comprehension check comes first
+            page = self.pass_check()
         assert NEXT_PAGE.fullmatch(page.location), page.location
         return page.location
+
+    def pass_check(self) -> Page:
+        """Score the worked pair as a careful person does: the scrambled copy lower."""
+        check = self.expect(self.get(CHECK), 200, "comprehension check")
+        pair = WORKED_PAIRS[Criterion.QUALITY]
+        sentence_first = check.text.index(pair.sentence) < check.text.index(pair.degraded)
+        scores = {"score_a": "120", "score_b": "15"}
+        if not sentence_first:
+            scores = {"score_a": "15", "score_b": "120"}
+        form = check.form(id="check-form")
+        self.expect(self.post(CHECK, {**form.hidden(), **scores}), 302, "check answered")
+        return self.expect(self.get(CHECK), 302, "check passed")
 
     def submit_hit(self, path: str) -> str:
         """Answer the HIT at `path` as a person would; where the site sends them next."""
