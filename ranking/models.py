@@ -31,6 +31,12 @@ class Protocol(models.TextChoices):
         return protocol in (cls.E2E, cls.BOOTSTRAP)
 
 
+# How the error of a run that found nothing to rank begins (no judgments of two systems yet):
+# the run ends as failed, like any job that cannot be done, but the results page shows it as
+# the state of the campaign, not as a fault.
+NOTHING_TO_RANK = "Nothing to rank: "
+
+
 class RankingRunQuerySet(JobQuerySet):
     def for_criterion(self, criterion: CampaignCriterion, protocol: str):
         """The runs of a campaign's criterion under one protocol."""
@@ -86,6 +92,10 @@ class RankingRun(BackgroundJob):
 
     class Meta(BackgroundJob.Meta):
         indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
+
+    @property
+    def found_nothing_to_rank(self) -> bool:
+        return self.status == self.Status.FAILED and self.error.startswith(NOTHING_TO_RANK)
 
     def __str__(self) -> str:
         where = f"{self.campaign.slug}/{self.criterion}"

@@ -31,11 +31,12 @@ from ranking.engine import (
 from ranking.engine.protocols import Progress
 
 from .agreement_service import Measured, measure, store_agreement
-from .models import DEFAULT_REPETITIONS, Protocol, RankingRun, SystemResult
+from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, Protocol, RankingRun, SystemResult
 
 
 class NothingToRank(ValueError):
-    pass
+    def __init__(self, why: str) -> None:
+        super().__init__(NOTHING_TO_RANK + why)
 
 
 SystemKey = TypeVar("SystemKey", bound=Hashable)

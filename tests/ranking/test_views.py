@@ -269,3 +269,14 @@ def test_results_page_without_pairs_judged_twice_says_alpha_is_not_defined(organ
     campaign, _ = ranked_campaign()
     page = organiser.get(results_url(campaign)).content.decode()
     assert "Krippendorff's α is not defined yet" in page
+
+
+def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(organiser):
+    campaign, _, _ = make_system_set(systems=3, items=2)
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    execute_run(run)
+    run.refresh_from_db()
+    assert run.status == "failed" and run.found_nothing_to_rank
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert 'id="nothing-to-rank">Nothing to rank: no comparisons yet' in page
+    assert 'class="card error"' not in page
