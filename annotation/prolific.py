@@ -18,6 +18,7 @@ from django.conf import settings
 from .assignment import release
 from .identity import passes_checks
 from .models import Annotator, Campaign
+from .secret_env import secret_env_policy
 
 # Prolific's statuses of a submission (a participant's place in a study).
 AWAITING_REVIEW = "AWAITING REVIEW"
@@ -51,14 +52,11 @@ class Review:
 
 
 def token_for(campaign: Campaign) -> str:
-    name = campaign.prolific_token_env
-    allowed = (
-        settings.HOSTED_SECRET_ENV_PREFIX and name.startswith(settings.HOSTED_SECRET_ENV_PREFIX)
-    ) or name in settings.HOSTED_SECRET_ENV_ALLOWED
-    if not name or not allowed:
+    name, policy = campaign.prolific_token_env, secret_env_policy()
+    if not name or not policy.allows(name):
         raise ProlificError(
-            f"the campaign's Prolific token variable {name!r} is not one this deployment allows"
-            f" (its name must start with {settings.HOSTED_SECRET_ENV_PREFIX!r})"
+            f"the campaign's Prolific token variable {name!r} is not one this deployment"
+            f" allows: it {policy.refusal(name)}"
         )
     token = os.environ.get(name, "")
     if not token:

@@ -5,9 +5,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from annotation.models import System
+from annotation.secret_env import secret_env_policy
 from evalsite.jobs import BackgroundJob, JobQuerySet
 from generation.backends import BACKEND_LABELS, check_settings
-from generation.secret_env import secret_env_policy
 
 BACKEND_CHOICES = list(BACKEND_LABELS.items())
 

@@ -14,11 +14,11 @@ from django.db.models.expressions import NegatedExpression
 from django.db.models.functions import Coalesce
 
 from annotation.models import CampaignCriterion, Item, Output
+from annotation.secret_env import secret_env_policy
 from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
 
 from .models import GenerationJob, HostedSystem
-from .secret_env import secret_env_policy
 
 MAX_ITEM_ERRORS = 50
 _backends: dict[tuple, Backend] = {}

@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .base import NO_SECRETS, Backend, GenerationResult, SecretEnvPolicy, Settings, TypedInput
+from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
+
+from .base import Backend, GenerationResult, Settings, TypedInput
 from .openai_backend import OpenAIBackend, OpenAISettings
 from .template import TEMPLATE_BACKENDS
 from .transformers_settings import TransformersSettings

@@ -38,35 +38,6 @@ class Backend(Protocol):
     def generate(self, inputs: Sequence[TypedInput]) -> list[GenerationResult]: ...
 
 
-@dataclass(frozen=True)
-class SecretEnvPolicy:
-    """The environment variables a backend may read a secret (an API key) from.
-
-    Settings are written by organisers; the environment is the deployment's, and holds its
-    own secrets (DATABASE_URL, SECRET_KEY). Without this rule a setting could name one of
-    those and the worker would send it to a URL of the organiser's choosing. The default
-    allows no variable at all.
-    """
-
-    prefix: str = ""  # names that start with it are allowed; "" allows none by prefix
-    allowed: frozenset[str] = frozenset()  # names allowed whatever they start with
-
-    def allows(self, name: str) -> bool:
-        return (bool(self.prefix) and name.startswith(self.prefix)) or name in self.allowed
-
-    def refusal(self, name: str) -> str:
-        """Why `name` is refused, for a message about the setting that names it."""
-        prefix = f"start with {self.prefix}" if self.prefix else "have the allowed prefix (none)"
-        return (
-            f"names {name}, which this deployment does not allow: a key is read only from a "
-            f"variable whose name must {prefix} (HOSTED_SECRET_ENV_PREFIX) or be listed in "
-            "HOSTED_SECRET_ENV_ALLOWED"
-        )
-
-
-NO_SECRETS = SecretEnvPolicy()
-
-
 def generate_each(
     inputs: Sequence[TypedInput], realise: Callable[[TypedInput], str]
 ) -> list[GenerationResult]:

@@ -27,8 +27,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from nlgdata.inputs import InputError
+from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
 
-from .base import NO_SECRETS, GenerationResult, SecretEnvPolicy, Settings, TypedInput
+from .base import GenerationResult, Settings, TypedInput
 from .linearize import linearize
 
 logger = logging.getLogger(__name__)

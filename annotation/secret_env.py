@@ -1,9 +1,9 @@
-"""The deployment's rule for which environment variables hosted systems may read keys from:
-one place, used when a hosted system is saved and when a worker builds its backend."""
+"""The deployment's rule for which environment variables organisers' settings may read
+secrets from: one place, used by hosted systems (generation) and Prolific's API."""
 
 from django.conf import settings
 
-from generation.backends import SecretEnvPolicy
+from nlgdata.secrets import SecretEnvPolicy
 
 
 def secret_env_policy() -> SecretEnvPolicy:
