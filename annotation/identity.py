@@ -48,10 +48,15 @@ def remembered_id(session, campaign: Campaign) -> int | None:
     return session.get(SESSION_KEY, {}).get(str(campaign.pk))
 
 
+def remembered_ids(session) -> list[int]:
+    """The annotators the session remembers, one per campaign it has entered."""
+    return [int(pk) for pk in session.get(SESSION_KEY, {}).values()]
+
+
 def remembered_in_query(session) -> Subquery:
     """The id of the annotator the session remembers for the campaign of the outer query's
     row (its `campaign_id`), or NULL: lets a view read it with that row, in one query."""
-    known = [int(pk) for pk in session.get(SESSION_KEY, {}).values()]
+    known = remembered_ids(session)
     annotators = Annotator.objects.filter(campaign_id=OuterRef("campaign_id"), pk__in=known)
     return Subquery(annotators.values("pk")[:1])
 

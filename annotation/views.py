@@ -253,7 +253,7 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
 def _submitted_assignment_or_404(request, slug: str, criterion_name: str, pk: int) -> Assignment:
     """The assignment a HIT page posts to, one of the session's annotator's own, found by
     the campaign's slug (no criterion row needed), with its annotator, HIT and item."""
-    remembered = [int(pk) for pk in request.session.get(identity.SESSION_KEY, {}).values()]
+    remembered = identity.remembered_ids(request.session)
     assignments = Assignment.objects.select_related("annotator", "hit__item")
     return get_object_or_404(
         assignments.exclude(hit__campaign__status=Campaign.Status.DRAFT),
