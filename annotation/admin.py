@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 
+from nlgdata.attention import describe_verdict
 from nlgdata.datafiles import DataFileError
 
 from .exporters import ExportError, export
@@ -123,6 +124,8 @@ class CampaignAdmin(RecountAfterEdits):
                 "fields": [
                     "max_hits_per_annotator",
                     "min_seconds_per_hit",
+                    "attention_check_every",
+                    "attention_p_threshold",
                     "assignment_timeout_minutes",
                     "target_hits",
                     "pay_per_hit",
@@ -411,7 +414,7 @@ class SystemAdmin(RecountAfterEdits):
     def judgment_count(self, system):
         if system.pk is None:
             return 0
-        return Judgment.objects.filter(slot__output__system=system).count()
+        return Judgment.objects.of_originals().filter(slot__output__system=system).count()
 
 
 @admin.register(Output)
@@ -438,12 +441,18 @@ class AnnotatorAdmin(admin.ModelAdmin):
         "is_excluded",
         "submitted",
         "flagged",
+        "attention",
         "created_at",
     ]
-    list_filter = ["campaign", "source", "is_excluded"]
+    list_filter = [
+        "campaign",
+        "source",
+        "is_excluded",
+        ("failed_attention_at", admin.EmptyFieldListFilter),
+    ]
     list_select_related = ["campaign"]
     search_fields = ["external_id", "name"]
-    readonly_fields = ["token", "study_data", "created_at"]
+    readonly_fields = ["token", "study_data", "attention", "failed_attention_at", "created_at"]
     actions = ["exclude_from_rankings", "include_in_rankings"]
 
     def get_queryset(self, request):
@@ -465,6 +474,11 @@ class AnnotatorAdmin(admin.ModelAdmin):
     def flagged(self, annotator):
         return annotator.n_flagged
 
+    @admin.display(description="attention checks", ordering="attention_p")
+    def attention(self, annotator):
+        threshold = annotator.campaign.attention_p_threshold
+        return describe_verdict(annotator.attention_checks, annotator.attention_p, threshold)
+
     @admin.action(description="Exclude from rankings (reversible)")
     def exclude_from_rankings(self, request, queryset):
         for annotator in queryset:
@@ -482,6 +496,8 @@ class HitOutputInline(admin.TabularInline):
     model = HitOutput
     extra = 0
     raw_id_fields = ["output"]
+    fields = ["position", "output", "degraded_text"]
+    readonly_fields = ["degraded_text"]
 
 
 @admin.register(Hit)

@@ -7,6 +7,10 @@ Size: k is the campaign's outputs per HIT, or the number of its active systems t
 outputs while that is smaller (at least 2); an item is given out once it has outputs from k
 active systems.
 
+Attention checks: an annotator's first HIT in a criterion, then one in the campaign's
+`attention_check_every`, shows one more sentence, a degraded copy of one of its outputs
+(nlgdata.degrade); it is not an output of its system and counts in no load (attention.py).
+
 Balance: the item is the one with the fewest live assignments (submitted and counted, or
 still open) among those the annotator has not seen in this criterion; its k outputs come
 from the k active systems with the fewest live judgments in the criterion, then those
@@ -29,8 +33,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, Min, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
+
+from nlgdata.degrade import degrade
+from nlgdata.text import normalise
 
 from .loads import add_free, shift_loads, sync_pool
 from .models import (
@@ -146,7 +153,8 @@ def hand_out(annotator_id: int, criterion: CampaignCriterion, now=None) -> Assig
         return None
     if mine.taken >= campaign.max_hits_per_annotator:
         return None
-    hit, systems, reused = next_hit(mine, criterion)
+    check = attention_check_due(campaign.attention_check_every, mine.taken, mine.checked)
+    hit, systems, reused = next_hit(mine, criterion, check)
     if hit is None:
         return None
     timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
@@ -166,6 +174,7 @@ class Mine:
     open: int | None
     taken: int
     seen: frozenset[int]
+    checked: int  # HITs taken that carry an attention check
 
     @classmethod
     def of(cls, annotator_id: int, criterion: CampaignCriterion) -> "Mine":
@@ -174,16 +183,25 @@ class Mine:
         mine = Assignment.objects.filter(
             annotator_id=annotator_id, hit__criterion=criterion.criterion
         )
-        rows = list(mine.values_list("pk", "status", "hit__item_id"))
-        active = [pk for pk, status, _ in rows if status == Assignment.Status.ASSIGNED]
-        taken = sum(status != Assignment.Status.EXPIRED for _, status, _ in rows)
-        seen = frozenset(item_id for _, _, item_id in rows)
-        return cls(active[0] if active else None, taken, seen)
+        checks = HitOutput.objects.filter(hit=OuterRef("hit")).exclude(degraded_text="")
+        rows = list(mine.values_list("pk", "status", "hit__item_id", Exists(checks)))
+        active = [pk for pk, status, _, _ in rows if status == Assignment.Status.ASSIGNED]
+        kept = [check for _, status, _, check in rows if status != Assignment.Status.EXPIRED]
+        seen = frozenset(item_id for _, _, item_id, _ in rows)
+        return cls(active[0] if active else None, len(kept), seen, sum(kept))
 
 
-def next_hit(mine: Mine, criterion: CampaignCriterion) -> tuple[Hit | None, list[int], bool]:
-    """A HIT for the annotator, the systems it shows, and whether it is an earlier HIT
-    given out again; (None, [], False) when there is none."""
+def attention_check_due(every: int, taken: int, checked: int) -> bool:
+    """Whether the annotator's next HIT should carry an attention check: their first, then
+    one in `every`, counting the checks that HITs given out again happened to carry."""
+    return every > 0 and checked * every < taken + 1
+
+
+def next_hit(
+    mine: Mine, criterion: CampaignCriterion, check: bool = False
+) -> tuple[Hit | None, list[int], bool]:
+    """A HIT for the annotator (with an attention check if `check`), the systems it shows,
+    and whether it is an earlier HIT given out again; (None, [], False) when there is none."""
     k = criterion.hit_size
     if k < 2:
         return None, [], False
@@ -191,11 +209,13 @@ def next_hit(mine: Mine, criterion: CampaignCriterion) -> tuple[Hit | None, list
     if chosen is None:
         return None, [], False
     if chosen.free:
-        hit = free_hit(chosen.item_id, criterion, k)
+        hit = free_hit(chosen.item_id, criterion, k, check)
         if hit is not None:
-            return hit, list(hit.slots.values_list("output__system_id", flat=True)), True
+            systems = hit.slots.originals().values_list("output__system_id", flat=True)
+            return hit, list(systems), True
     outputs = choose_outputs(chosen.item_id, criterion, k)
-    return build_hit(chosen.item_id, criterion, outputs), [o.system_id for o in outputs], False
+    hit = build_hit(chosen.item_id, criterion, outputs, check)
+    return hit, [o.system_id for o in outputs], False
 
 
 def add_live_hit(criterion: CampaignCriterion, item_id: int, systems: list[int], reused: bool):
@@ -259,30 +279,51 @@ def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> list[O
     return outputs[:k]  # type: ignore[return-value]  # Outputs, with their loads annotated
 
 
-def build_hit(item_id: int, criterion: CampaignCriterion, outputs: list[Output]) -> Hit:
-    random.shuffle(outputs)
+def build_hit(
+    item_id: int, criterion: CampaignCriterion, outputs: list[Output], check: bool = False
+) -> Hit:
+    """A new HIT showing `outputs` in random order, and with `check` a degraded copy of one
+    of them at a random position among them."""
     hit = Hit.objects.create(
         campaign_id=criterion.campaign_id, criterion=criterion.criterion, item_id=item_id
     )
-    HitOutput.objects.bulk_create(
-        HitOutput(hit=hit, output=output, position=position)
-        for position, output in enumerate(outputs, start=1)
-    )
+    slots = [HitOutput(hit=hit, output=output) for output in outputs]
+    if check:
+        slots.append(attention_check_slot(hit, outputs))
+    random.shuffle(slots)
+    for position, slot in enumerate(slots, start=1):
+        slot.position = position
+    HitOutput.objects.bulk_create(slots)
     return hit
 
 
-def free_hit(item_id: int, criterion: CampaignCriterion, k: int) -> Hit | None:
+def attention_check_slot(hit: Hit, outputs: list[Output]) -> HitOutput:
+    """A degraded copy of one of the outputs, unlike every one of them where it can be."""
+    texts = {normalise(output.text) for output in outputs}
+    for output in random.sample(outputs, len(outputs)):
+        copy = degrade(output.text, random.Random())
+        if normalise(copy) not in texts:
+            break
+    return HitOutput(hit=hit, output=output, degraded_text=copy)
+
+
+def free_hit(item_id: int, criterion: CampaignCriterion, k: int, check: bool) -> Hit | None:
     """An earlier HIT of this item whose every assignment expired, showing active systems
-    only and still of size k."""
+    only and still of size k; with `check`, one that carries an attention check (else a new
+    HIT is made, and this one waits for another annotator)."""
     taken = Assignment.objects.filter(hit__item_id=item_id).exclude(
         status=Assignment.Status.EXPIRED
     )
-    return (
+    free = (
         Hit.objects.filter(item_id=item_id, criterion=criterion.criterion)
         .exclude(pk__in=taken.values("hit"))
         .exclude(slots__output__system__is_active=False)
-        .annotate(size=Count("slots"))
+        .annotate(
+            size=Count("slots", filter=Q(slots__degraded_text="")),
+            checks=Count("slots", filter=~Q(slots__degraded_text="")),
+        )
         .filter(size=k)
-        .order_by("id")
-        .first()
     )
+    if check:
+        free = free.filter(checks__gt=0)
+    return free.order_by("id").first()

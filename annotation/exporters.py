@@ -49,9 +49,11 @@ JUDGMENT_FIELDS = {
     "submitted_at": "assignment__submitted_at",
     "flag": "assignment__flag",
     "excluded": "assignment__annotator__is_excluded",
+    "degraded_text": "slot__degraded_text",
 }
 COLUMNS = [
-    *JUDGMENT_FIELDS,
+    # The degraded text of an attention check is written as its "output".
+    *(field for field in JUDGMENT_FIELDS if field != "degraded_text"),
     "seconds",
     "counted",
     "composed_by",
@@ -99,12 +101,16 @@ def judgment_records(
 def with_derived(record: dict[str, Any]) -> dict[str, Any]:
     started, submitted = record["started_at"], record["submitted_at"]
     record["seconds"] = round((submitted - started).total_seconds(), 3) if submitted else None
-    # What rankings use (annotation.models.counted_q): every exported HIT is submitted.
-    record["counted"] = not record["flag"] and not record["excluded"]
+    # An attention check's row: the degraded copy of the system's output that was shown.
+    degraded = record.pop("degraded_text")
+    record["attention_check"] = bool(degraded)
+    if degraded:
+        record["output"] = degraded
+    # What rankings use (JudgmentQuerySet.counted): every exported HIT is submitted.
+    record["counted"] = not record["flag"] and not record["excluded"] and not degraded
     # HITs do not record how they were composed: the platform's hand-out balances loads,
     # and HITs with an external id came from an imported ratings file.
     record["composed_by"] = "imported" if record["hit_external_id"] else "balanced"
-    record["attention_check"] = False  # no attention checks exist yet
     return record
 
 

@@ -3,10 +3,11 @@
 An assignment is *live* while it is open, or submitted and counted (unflagged, annotator not
 excluded). Balance needs, per criterion, each item's live assignments (`ItemLoad`), each
 system's live slots (`SystemLoad`) and each system's live slots on each item
-(`ItemSystemLoad`). Every change that makes assignments live or not live
-(hand-out, expiry, release, a flagged submission, exclusion and its reversal, a cleared
-flag, an import) shifts these counts in its own transaction, under the criterion's row lock
-where the hand-out needs it, so a hand-out reads a few rows whatever the campaign's size.
+(`ItemSystemLoad`); an attention check is no system's slot. Every change that makes
+assignments live or not live (hand-out, expiry, release, a flagged submission, exclusion
+and its reversal, a cleared flag, an import) shifts these counts in its own transaction,
+under the criterion's row lock where the hand-out needs it, so a hand-out reads a few rows
+whatever the campaign's size.
 
 Which items can be given out (outputs from `hit_size` active systems) changes only when
 outputs, systems or the HIT size change; those changes bump the criterion's `pool_version`
@@ -41,7 +42,7 @@ def shift_loads(criterion: CampaignCriterion, assignments: QuerySet, sign: int) 
     """Add `sign` (+1 or -1) to the loads of the items and systems of `assignments`, which
     have just become live (+1) or stopped being live (-1) in `criterion`."""
     per_item = Counter(assignments.values_list("hit__item_id", flat=True))
-    slots = HitOutput.objects.filter(hit__assignments__in=assignments)
+    slots = HitOutput.objects.originals().filter(hit__assignments__in=assignments)
     pairs = list(slots.values_list("hit__item_id", "output__system_id"))
     _add(ItemLoad.objects.filter(criterion=criterion), per_item, sign, "item_id")
     per_system = Counter(system for _, system in pairs)
@@ -142,7 +143,7 @@ def recount_loads(criterion: CampaignCriterion) -> None:
         hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
     ).live()
     per_item = dict(live.values_list("hit__item").annotate(n=Count("id")))
-    slots = HitOutput.objects.filter(hit__assignments__in=live)
+    slots = HitOutput.objects.originals().filter(hit__assignments__in=live)
     per_system = dict(slots.values_list("output__system").annotate(n=Count("id")))
     per_pair = {
         (item, system): n

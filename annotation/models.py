@@ -75,6 +75,21 @@ class Campaign(models.Model):
         help_text="What an annotator is paid per HIT, in the study's currency.",
     )
     min_seconds_per_hit = models.PositiveIntegerField(default=20)
+    # Attention checks (annotation/attention.py): a degraded copy of one output in some HITs.
+    attention_check_every = models.PositiveSmallIntegerField(
+        "one HIT in this many carries an attention check",
+        default=5,
+        help_text="An annotator's 1st HIT, then every n-th, shows one extra sentence: a"
+        " degraded copy of one of its outputs, never ranked (0: no attention checks).",
+    )
+    attention_p_threshold = models.FloatField(
+        "attention check threshold (p)",
+        default=0.10,
+        validators=[MinValueValidator(0.001), MaxValueValidator(0.5)],
+        help_text="An annotator passes when a one-sided Mann-Whitney test that they score"
+        " originals above their degraded copies gives p at most this (Appraise uses 0.10);"
+        " one who cannot reach it after enough checks is left out of rankings.",
+    )
     assignment_timeout_minutes = models.PositiveIntegerField(default=30)
     # Prolific takes several completion codes per study, each with its own action: set the
     # study to approve the first and to reject (or review) the second.
@@ -95,8 +110,9 @@ class Campaign(models.Model):
     failed_completion_code = models.CharField(
         max_length=40,
         default=new_completion_code,
-        help_text="Given instead to annotators who were excluded or most of whose HITs were"
-        " flagged (submitted faster than the minimum).",
+        help_text="Given instead to annotators who were excluded, failed the attention or"
+        " comprehension checks, or most of whose HITs were flagged (submitted faster than"
+        " the minimum).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -167,6 +183,8 @@ class CampaignCriterion(models.Model):
     # open). A hand-out looks for expired assignments only once it has passed, so the check
     # costs no query while nothing can have expired.
     next_expiry_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # When the attention-check sweep last read the criterion's submissions (attention.py).
+    attention_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = CampaignCriterionQuerySet.as_manager()
 
@@ -270,6 +288,12 @@ class Annotator(models.Model):
         default=False, help_text="Excluded annotators' judgments are left out of rankings."
     )
     study_data = models.JSONField(default=dict, blank=True)
+    # The attention checks' verdict (annotation/attention.py), kept up to date on submission.
+    attention_checks = models.PositiveSmallIntegerField(default=0, editable=False)
+    attention_p = models.FloatField(null=True, blank=True, editable=False)
+    # When they failed the checks and were left out of rankings for it (an organiser may
+    # take them back in: the verdict stays, the exclusion is not made again).
+    failed_attention_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -307,22 +331,48 @@ class Hit(models.Model):
         return f"HIT {self.pk} ({self.criterion}, item {self.item_id})"
 
 
+class HitOutputQuerySet(models.QuerySet):
+    def originals(self):
+        """The slots that show a system's output: not attention checks."""
+        return self.filter(degraded_text="")
+
+
 class HitOutput(models.Model):
-    """One output of a HIT, at the position the annotator sees it."""
+    """One output of a HIT, at the position the annotator sees it; or, as an attention
+    check, a degraded copy of one of the HIT's outputs (`degraded_text`), whose judgment
+    tests the annotator and never enters loads, rankings or agreement."""
 
     hit = models.ForeignKey(Hit, on_delete=models.CASCADE, related_name="slots")
     output = models.ForeignKey(Output, on_delete=models.CASCADE, related_name="hit_slots")
     position = models.PositiveSmallIntegerField()
+    degraded_text = models.TextField(blank=True)
+
+    objects = HitOutputQuerySet.as_manager()
 
     class Meta:
         ordering = ["hit", "position"]
         constraints = [
             models.UniqueConstraint(fields=["hit", "position"], name="hit_position_once"),
-            models.UniqueConstraint(fields=["hit", "output"], name="hit_output_once"),
+            models.UniqueConstraint(
+                fields=["hit", "output"], condition=Q(degraded_text=""), name="hit_output_once"
+            ),
+            models.UniqueConstraint(
+                fields=["hit"], condition=~Q(degraded_text=""), name="hit_attention_check_once"
+            ),
         ]
 
     def __str__(self) -> str:
-        return f"HIT {self.hit_id} position {self.position}"
+        check = " (attention check)" if self.is_attention_check else ""
+        return f"HIT {self.hit_id} position {self.position}{check}"
+
+    @property
+    def is_attention_check(self) -> bool:
+        return bool(self.degraded_text)
+
+    @property
+    def text(self) -> str:
+        """What the annotator reads in this slot."""
+        return self.degraded_text or self.output.text
 
 
 def counted_q(to_assignment: str = "") -> Q:
@@ -493,8 +543,12 @@ class ItemSystemLoad(models.Model):
 
 class JudgmentQuerySet(models.QuerySet):
     def counted(self):
-        """Judgments that rankings use (see counted_q)."""
-        return self.filter(counted_q("assignment__"))
+        """Judgments that rankings use (see counted_q), of outputs, not attention checks."""
+        return self.filter(counted_q("assignment__"), slot__degraded_text="")
+
+    def of_originals(self):
+        """Judgments of outputs: attention checks left out."""
+        return self.filter(slot__degraded_text="")
 
     def for_criterion(self, criterion: CampaignCriterion):
         return self.filter(
@@ -513,7 +567,7 @@ class JudgmentQuerySet(models.QuerySet):
     def submitted_per_system(self) -> dict[str, tuple[int, int]]:
         """System name -> (judgments rankings use, judgments left out: flagged or excluded)."""
         rows = (
-            self.filter(assignment__status=Assignment.Status.SUBMITTED)
+            self.filter(assignment__status=Assignment.Status.SUBMITTED, slot__degraded_text="")
             .values("slot__output__system__name")
             .annotate(
                 used=models.Count("id", filter=counted_q("assignment__")),

@@ -1,5 +1,6 @@
 """The live campaign monitor: for each criterion, HITs done against the target, annotators
-at work now, how long a HIT takes, how many are flagged, what it costs so far and at the
+at work now, how long a HIT takes, how many are flagged or by annotators who failed the
+attention checks, what it costs so far and at the
 target, and when the target will be reached at the last hour's rate.
 
 What a refresh reads is bounded by the window, not by the campaign: the last hour's count,
@@ -32,6 +33,7 @@ class Progress:
     last_hour: int
     median_seconds: float | None
     flagged_share: float | None
+    failed_share: float | None  # of annotators who failed the attention checks
     cost: Decimal
     cost_at_target: Decimal
     finish_at: datetime | None
@@ -55,11 +57,11 @@ def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
     done = submitted.count()
     last_hour = submitted.filter(submitted_at__gt=now - timedelta(hours=1)).count()
     newest = list(
-        submitted.order_by("-submitted_at").values_list("started_at", "submitted_at", "flag")[
-            :SAMPLE
-        ]
+        submitted.order_by("-submitted_at").values_list(
+            "started_at", "submitted_at", "flag", "annotator__failed_attention_at"
+        )[:SAMPLE]
     )
-    seconds = [(end - start).total_seconds() for start, end, _ in newest if end]
+    seconds = [(end - start).total_seconds() for start, end, *_ in newest if end]
     target = campaign.target_hits
     return Progress(
         criterion=criterion,
@@ -68,12 +70,17 @@ def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
         active_now=mine.filter(status=Assignment.Status.ASSIGNED, expires_at__gt=now).count(),
         last_hour=last_hour,
         median_seconds=statistics.median(seconds) if seconds else None,
-        flagged_share=sum(1 for *_, flag in newest if flag) / len(newest) if newest else None,
+        flagged_share=share(newest, lambda row: bool(row[2])),
+        failed_share=share(newest, lambda row: row[3] is not None),
         cost=campaign.pay_per_hit * done,
         cost_at_target=campaign.pay_per_hit * max(target, done),
         finish_at=finish_time(done, target, last_hour, now),
         per_hour=hourly_counts(submitted, now),
     )
+
+
+def share(rows: list, holds) -> float | None:
+    return sum(1 for row in rows if holds(row)) / len(rows) if rows else None
 
 
 def finish_time(done: int, target: int, last_hour: int, now: datetime) -> datetime | None:

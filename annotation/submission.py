@@ -54,13 +54,14 @@ class Outcome(enum.Enum):
 
 
 def shown_outputs(hit: Hit) -> list[Shown]:
-    """The sentences of a HIT in the order shown, identical texts merged."""
-    by_text: dict[str, Shown] = {}
+    """The sentences of a HIT in the order shown, identical outputs merged (an attention
+    check, scored on its own, never merges with an output)."""
+    by_text: dict[tuple[str, bool], Shown] = {}
     for slot in hit.slots.select_related("output").order_by("position"):
-        text = normalise(slot.output.text)
+        text = (normalise(slot.text), slot.is_attention_check)
         if text not in by_text:
             label = string.ascii_uppercase[len(by_text)]
-            by_text[text] = Shown(key=slot.position, label=label, text=slot.output.text)
+            by_text[text] = Shown(key=slot.position, label=label, text=slot.text)
         by_text[text].slots.append(slot)
     return list(by_text.values())
 

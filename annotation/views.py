@@ -24,6 +24,7 @@ from .assignment import (
     next_assignment,
     release,
 )
+from .attention import record_attention_verdict
 from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
 from .submission import Outcome, save_submission, shown_outputs
@@ -314,6 +315,8 @@ def done(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
     annotator = _annotator_or_404(request, criterion)
     current = active_assignment(annotator, criterion)
+    # The code carries the attention checks' verdict as of now, not of the last sweep.
+    record_attention_verdict(annotator)
     code = identity.completion_code(annotator)
     state = screening.screening_state(annotator.pk, criterion)
     screened_out = state is not None and state.screened_out

@@ -398,7 +398,7 @@ def quality_assurance(campaign: Campaign) -> dict:
 def judgment_counts(campaign: Campaign) -> dict[str, int]:
     """The judgments of submitted HITs, those rankings leave out, and why (both reasons
     may hold for one judgment)."""
-    judgments = Judgment.objects.filter(
+    judgments = Judgment.objects.of_originals().filter(
         assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED
     )
     return judgments.aggregate(

@@ -263,7 +263,7 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that waited out a broker outage is worthless once the next one is due.
         "options": {"expires": float(JOB_SWEEP_SECONDS)},
     }
-    for name in ("ranking.sweep", "generation.sweep")
+    for name in ("annotation.sweep", "ranking.sweep", "generation.sweep")
 }
 # Beat keeps its schedule in a file under var/. With the Redis broker nothing else creates
 # that folder, and a beat that cannot open its file dies while its worker carries on, ready

@@ -6,6 +6,8 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
+from nlgdata.attention import describe_verdict
+
 from .agreement_models import AnnotatorAgreement, RunAgreement
 
 
@@ -44,6 +46,7 @@ class AnnotatorAgreementAdmin(admin.ModelAdmin):
         "hits",
         "flagged_share_shown",
         "median_seconds_shown",
+        "attention",
         "excluded",
     ]
     list_filter = ["run__campaign", "run__criterion", "excluded"]
@@ -61,6 +64,12 @@ class AnnotatorAgreementAdmin(admin.ModelAdmin):
     @admin.display(description="median seconds", ordering="median_seconds")
     def median_seconds_shown(self, row):
         return None if row.median_seconds is None else round(row.median_seconds)
+
+    @admin.display(description="attention checks")
+    def attention(self, row):
+        annotator, campaign = row.annotator, row.run.campaign
+        threshold = campaign.attention_p_threshold
+        return describe_verdict(annotator.attention_checks, annotator.attention_p, threshold)
 
     def has_add_permission(self, request):
         return False

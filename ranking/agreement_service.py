@@ -55,6 +55,7 @@ def load_judgments(criterion: CampaignCriterion) -> Judgments:
     counted = Case(When(counted_q("assignment__"), then=Value(True)), default=Value(False))
     rows = (
         Judgment.objects.for_criterion(criterion)
+        .of_originals()
         .filter(assignment__status=Assignment.Status.SUBMITTED)
         .order_by()
         .annotate(is_counted=counted)

@@ -258,9 +258,9 @@ def annotator_records(campaign: Campaign) -> Iterator[dict]:
 
 def judgment_records(campaign: Campaign) -> Iterator[dict]:
     rows = (
-        Judgment.objects.filter(
-            assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED
-        )
+        # Attention checks test annotators and rank nothing: the bundle leaves them out.
+        Judgment.objects.of_originals()
+        .filter(assignment__hit__campaign=campaign, assignment__status=Assignment.Status.SUBMITTED)
         # Whether rankings use it, by the one rule they use (annotation.models.counted_q).
         .annotate(counted=ExpressionWrapper(counted_q("assignment__"), BooleanField()))
         .in_ranking_order()

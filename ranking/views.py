@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from annotation.attention import attention_summary
 from annotation.models import Campaign, CampaignCriterion
 
 from .charts import RANK_CHART_TITLE, interval_chart, judgment_chart, rank_chart
@@ -117,6 +118,7 @@ def results(request, slug: str, criterion_name: str):
         "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
+        "attention": attention_summary(criterion.campaign),
     }
     return render(request, "ranking/results.html", context)
 

@@ -11,6 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.assignment import next_assignment, release
+from annotation.attention import record_due_verdicts
 from annotation.identity import set_excluded
 from annotation.loads import kept_loads, recount_loads
 from annotation.models import Assignment, Criterion, Hit, HitOutput, ItemLoad
@@ -35,7 +36,8 @@ def counted_from_rows(criterion) -> dict[str, dict]:
         counted = a.status == "submitted" and not a.flag and not a.annotator.is_excluded
         if a.status == "assigned" or counted:
             per_item[a.hit.item_id] += 1
-            for slot in HitOutput.objects.filter(hit=a.hit).select_related("output"):
+            slots = HitOutput.objects.filter(hit=a.hit, degraded_text="")
+            for slot in slots.select_related("output"):
                 per_system[slot.output.system_id] += 1
                 per_pair[a.hit.item_id, slot.output.system_id] += 1
     free = Counter(
@@ -59,12 +61,15 @@ def answer_all(assignment, score: int = 50) -> dict[int, Answer]:
 def test_kept_loads_equal_a_count_from_the_rows_after_any_sequence(seed):
     rng = random.Random(seed)
     campaign, _, _ = make_system_set(
-        make_campaign(outputs_per_hit=3, min_seconds_per_hit=0), systems=5, items=12
+        make_campaign(outputs_per_hit=3, min_seconds_per_hit=0, attention_check_every=2),
+        systems=5,
+        items=12,
     )
     criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
     annotators = [make_annotator(campaign) for _ in range(5)]
     clock = timezone.now()  # hand-outs see time pass only when an "expire" step says so
     actions = ["take", "take", "submit", "submit", "expire", "late", "release", "exclude"]
+    actions.append("attention")  # every score is 50: three checks fail an annotator
     for step in range(50):
         annotator = rng.choice(annotators)
         action = rng.choice(actions)
@@ -86,6 +91,8 @@ def test_kept_loads_equal_a_count_from_the_rows_after_any_sequence(seed):
         elif action == "exclude":
             annotator.refresh_from_db()
             set_excluded(annotator, not annotator.is_excluded)
+        elif action == "attention":
+            record_due_verdicts()
         if step % 10 == 9:
             flagged = Assignment.objects.filter(flag="too_fast").values_list("pk", flat=True)
             clear_flags(Assignment.objects.filter(pk__in=list(flagged[:2])))
@@ -147,7 +154,9 @@ def visit_costs(client, campaign, pid: str) -> dict[str, list[int]]:
 def test_annotator_requests_cost_the_same_whatever_the_campaign_size(client):
     measured = {}
     for hits in (50, 500):
-        campaign = make_bulk_judged_campaign(hits, items=hits + 20, min_seconds_per_hit=0)
+        campaign = make_bulk_judged_campaign(
+            hits, items=hits + 20, min_seconds_per_hit=0, attention_check_every=1
+        )
         criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
         next_assignment(make_annotator(campaign), criterion)  # the pool is counted, once
         measured[hits] = visit_costs(client, campaign, f"visitor-{hits}")

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Assignment, Criterion
+from annotation.models import Annotator, Assignment, Criterion
 from annotation.monitor import criterion_progress
 from tests.factories import (
     make_assignment,
@@ -33,12 +33,14 @@ def submitted(outputs, now, minutes_ago: float, seconds: float, flag: str = "") 
 @pytest.fixture
 def history():
     """Target 10 HITs at 0.50 each: three HITs in the last hour (30, 30 and 90 s, one
-    flagged), one five hours ago (60 s); one annotator at work, one gone past their time."""
+    flagged, one by an annotator who failed the attention checks), one five hours ago (60 s);
+    one annotator at work, one gone past their time."""
     now = timezone.now()
     campaign = make_campaign(target_hits=10, pay_per_hit=Decimal("0.50"))
     _, _, items = make_system_set(campaign, systems=3, items=6)
     outputs = [list(item.outputs.all()) for item in items]
-    submitted(outputs[0], now, minutes_ago=10, seconds=30)
+    careless = submitted(outputs[0], now, minutes_ago=10, seconds=30).annotator
+    Annotator.objects.filter(pk=careless.pk).update(failed_attention_at=now)
     submitted(outputs[1], now, minutes_ago=20, seconds=30)
     submitted(outputs[2], now, minutes_ago=40, seconds=90, flag="too_fast")
     submitted(outputs[3], now, minutes_ago=300, seconds=60)
@@ -57,7 +59,7 @@ def test_progress_of_a_criterion_with_known_history(history):
         3,
     )
     assert progress.median_seconds == 45  # of 30, 30, 90 and 60
-    assert progress.flagged_share == 0.25
+    assert progress.flagged_share == 0.25 and progress.failed_share == 0.25
     assert (progress.cost, progress.cost_at_target) == (Decimal("2.00"), Decimal("5.00"))
     assert progress.finish_at == now + timedelta(hours=2)  # 6 more at 3 an hour
     assert len(progress.per_hour) == 24 and sum(n for _, n in progress.per_hour) == 4
@@ -76,8 +78,8 @@ def test_monitor_page_shows_the_progress_and_refreshes_its_section(organiser, hi
     cells = [
         re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)
     ]
-    assert cells[:9] == ["Quality", "4", "10", "1", "3", "45", "25%", "2.00", "5.00"]
-    finish = datetime.strptime(cells[9], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    assert cells[:10] == ["Quality", "4", "10", "1", "3", "45", "25%", "25%", "2.00", "5.00"]
+    finish = datetime.strptime(cells[10], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
     expected = timezone.now() + timedelta(hours=2)  # 6 more at 3 an hour, from the page's now
     assert abs(finish - expected) < timedelta(minutes=2)
     assert section.count("<rect") == 48  # 24 hours, two criteria

@@ -4,7 +4,7 @@ import re
 
 from django.conf import settings
 
-from evalsite.celery import worker_command
+from evalsite.celery import app, worker_command
 from tests.processes import REPO
 
 
@@ -28,9 +28,12 @@ def test_tasks_are_acknowledged_late_and_given_back_if_their_worker_dies():
     assert settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
 
 
-def test_beat_sweeps_rankings_and_generation_on_the_default_queue():
+def test_beat_sweeps_attention_checks_rankings_and_generation_on_the_default_queue():
     schedule = settings.CELERY_BEAT_SCHEDULE
-    assert {entry["task"] for entry in schedule.values()} == {"ranking.sweep", "generation.sweep"}
+    tasks = {entry["task"] for entry in schedule.values()}
+    assert tasks == {"annotation.sweep", "ranking.sweep", "generation.sweep"}
+    app.loader.import_default_modules()  # what a worker imports when it starts
+    assert tasks <= set(app.tasks)
     routes = settings.CELERY_TASK_ROUTES
     assert "generation.sweep" not in routes and "generation.*" not in routes
     assert routes["generation.generate_outputs"] == {"queue": "generation"}

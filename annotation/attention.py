@@ -1,0 +1,135 @@
+"""Attention checks, on the database: each annotator's verdict (nlgdata.attention) from the
+HITs they submitted that carried a check (assignment.py makes them).
+
+The verdict is brought up to date off the submission's path, so that a submission costs
+the same with or without a check: by the periodic sweep (annotation.tasks), for the
+annotators who submitted a checked HIT since the last sweep, and on the completion page,
+for the one who is finishing, whose completion code carries it (identity.completion_code).
+
+An annotator who fails is left out of rankings at once, as an organiser's exclusion does
+(identity.set_excluded), and gets the failed completion code. That happens once: an
+organiser who takes them back in is not overruled later, and the verdict stays on record
+(`failed_attention_at`) for the organiser to see.
+"""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
+from django.utils import timezone
+
+from nlgdata.attention import AttentionVerdict, attention_verdict
+
+from .identity import set_excluded
+from .models import Annotator, Assignment, Campaign, CampaignCriterion, HitOutput, Judgment
+
+# A sweep looks back this far before the last one began: a submission in a transaction that
+# was still open when the last sweep read is seen by this one. Annotators whose verdict
+# already counts all their checks are not recomputed, so the overlap costs one query.
+OVERLAP = timedelta(seconds=60)
+
+
+def record_attention_verdict(annotator: Annotator) -> AttentionVerdict:
+    """Recompute the annotator's verdict from all their submitted checks and store it;
+    leave them out of rankings the first time it fails. Reads their own checked HITs only
+    (at most their HIT limits), whatever the campaign's size."""
+    originals, degraded = check_scores(annotator.pk)
+    verdict = attention_verdict(originals, degraded, annotator.campaign.attention_p_threshold)
+    mine = Annotator.objects.filter(pk=annotator.pk)
+    with transaction.atomic():
+        mine.update(attention_checks=verdict.checks, attention_p=verdict.p)
+        annotator.attention_checks, annotator.attention_p = verdict.checks, verdict.p
+        if verdict.failed:
+            now = timezone.now()
+            if mine.filter(failed_attention_at__isnull=True).update(failed_attention_at=now):
+                annotator.failed_attention_at = now
+                set_excluded(annotator, True)
+    return verdict
+
+
+def check_scores(annotator_id: int) -> tuple[list[float], list[float]]:
+    """The scores of each check's original and of its degraded copy, check by check, from
+    the annotator's submitted HITs that carried one."""
+    checked = Judgment.objects.filter(
+        assignment__annotator_id=annotator_id,
+        assignment__status=Assignment.Status.SUBMITTED,
+        slot__degraded_text__gt="",
+    )
+    rows = Judgment.objects.filter(
+        Q(slot__degraded_text="", slot__output_id__in=checked.values("slot__output_id"))
+        | Q(slot__degraded_text__gt=""),
+        assignment_id__in=checked.values("assignment_id"),
+    ).values_list("assignment_id", "slot__output_id", "slot__degraded_text", "score")
+    original: dict[tuple[int, int], float] = {}
+    copy: dict[tuple[int, int], float] = {}
+    for assignment_id, output_id, degraded_text, score in rows:
+        (copy if degraded_text else original)[(assignment_id, output_id)] = score
+    pairs = [(original[key], score) for key, score in copy.items() if key in original]
+    return [o for o, _ in pairs], [d for _, d in pairs]
+
+
+def record_due_verdicts(now=None) -> int:
+    """The sweep: the verdicts of annotators who submitted a checked HIT since the last
+    sweep (of each criterion); the number recomputed. What it reads grows with the new
+    submissions, not with the campaign."""
+    now = now or timezone.now()
+    recomputed = 0
+    for criterion in CampaignCriterion.objects.filter(campaign__attention_check_every__gt=0):
+        since = criterion.attention_checked_at
+        changed = criterion.judgments_changed_at
+        if changed is None or since is not None and changed < since - OVERLAP:
+            continue  # nothing submitted since the last sweep
+        for annotator in annotators_checked_since(criterion, since and since - OVERLAP):
+            record_attention_verdict(annotator)
+            recomputed += 1
+        CampaignCriterion.objects.filter(pk=criterion.pk).update(attention_checked_at=now)
+    return recomputed
+
+
+def annotators_checked_since(criterion: CampaignCriterion, since) -> list[Annotator]:
+    """The annotators who submitted a checked HIT in the criterion since `since` (None:
+    ever) and whose verdict does not count all their checks yet."""
+    submitted_checks = Assignment.objects.filter(
+        Exists(HitOutput.objects.filter(hit=OuterRef("hit")).exclude(degraded_text="")),
+        status=Assignment.Status.SUBMITTED,
+    )
+    recent = submitted_checks.filter(
+        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
+    )
+    if since is not None:
+        recent = recent.filter(submitted_at__gte=since)
+    checks_done = (
+        submitted_checks.filter(annotator=OuterRef("pk"))
+        .order_by()
+        .values("annotator")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    annotators = (
+        Annotator.objects.filter(pk__in=recent.values("annotator_id"))
+        .annotate(checks_done=Subquery(checks_done))
+        .exclude(checks_done=F("attention_checks"))
+    )
+    return list(annotators.select_related("campaign"))
+
+
+@dataclass(frozen=True)
+class AttentionSummary:
+    every: int  # one HIT in this many carries a check (0: none)
+    threshold: float
+    checked: int  # annotators with at least one check submitted
+    failed: int
+    left_out: int  # of those, still left out of rankings (an organiser may take them back)
+
+
+def attention_summary(campaign: Campaign) -> AttentionSummary:
+    """For the results page: one aggregate over the campaign's annotators."""
+    counts = campaign.annotators.aggregate(
+        checked=Count("pk", filter=Q(attention_checks__gt=0)),
+        failed=Count("pk", filter=Q(failed_attention_at__isnull=False)),
+        left_out=Count("pk", filter=Q(failed_attention_at__isnull=False, is_excluded=True)),
+    )
+    return AttentionSummary(
+        campaign.attention_check_every, campaign.attention_p_threshold, **counts
+    )
