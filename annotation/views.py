@@ -8,6 +8,7 @@ annotator can reach only their own assignments.
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -223,7 +224,11 @@ def hit(request, slug: str, criterion_name: str, assignment_id: int):
     if assignment.status == Assignment.Status.EXPIRED:
         messages.info(request, "That HIT timed out; here is a new one.")
         return _next_hit(assignment.annotator, criterion)
-    form = HitForm(shown=shown_outputs(assignment.hit), coverage=criterion.shows_input)
+    form = HitForm(
+        shown=shown_outputs(assignment.hit),
+        coverage=criterion.shows_input,
+        coverage_required=criterion.coverage_required,
+    )
     return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
 
 
@@ -234,7 +239,12 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
     read of the assignment still holds."""
     assignment = _submitted_assignment_or_404(request, slug, criterion_name, assignment_id)
     shown = shown_outputs(assignment.hit)
-    form = HitForm(request.POST, shown=shown, coverage=shows_input(criterion_name))
+    form = HitForm(
+        request.POST,
+        shown=shown,
+        coverage=shows_input(criterion_name),
+        coverage_required=assignment.coverage_required,  # type: ignore[attr-defined]
+    )
     if assignment.status != Assignment.Status.SUBMITTED and not form.is_valid():
         criterion = _criterion_or_404(slug, criterion_name)
         return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
@@ -252,9 +262,15 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
 
 def _submitted_assignment_or_404(request, slug: str, criterion_name: str, pk: int) -> Assignment:
     """The assignment a HIT page posts to, one of the session's annotator's own, found by
-    the campaign's slug (no criterion row needed), with its annotator, HIT and item."""
+    the campaign's slug, with its annotator, HIT and item, and its criterion's
+    `coverage_required` (the form needs it before the criterion's row is locked)."""
     remembered = identity.remembered_ids(request.session)
-    assignments = Assignment.objects.select_related("annotator", "hit__item")
+    required = CampaignCriterion.objects.filter(
+        campaign=OuterRef("hit__campaign"), criterion=OuterRef("hit__criterion")
+    ).values("coverage_required")[:1]
+    assignments = Assignment.objects.select_related("annotator", "hit__item").annotate(
+        coverage_required=Subquery(required)
+    )
     return get_object_or_404(
         assignments.exclude(hit__campaign__status=Campaign.Status.DRAFT),
         pk=pk,

@@ -8,8 +8,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.forms import COVERAGE_MISSING
 from annotation.identity import invite, invite_path, set_excluded
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
+from nlgdata.judgments import COVERAGE_MARKS
 from tests.annotation.sample_inputs import INPUTS
 from tests.client import forms_on
 from tests.factories import (
@@ -46,11 +48,15 @@ def take_hit(person: Person, campaign: Campaign, criterion=Criterion.QUALITY) ->
 
 
 def answers(assignment, scores=None, **extra):
-    """Form data scoring the HIT's slots 10, 20, 30, ... (or `scores`)."""
+    """Form data scoring the HIT's slots 10, 20, 30, ... (or `scores`); for quality, slots
+    that `extra` gives no coverage box are ticked 'reflects the input perfectly'."""
     slots = list(assignment.hit.slots.all())
     scores = scores or [10 * (n + 1) for n in range(len(slots))]
     data = {"submission_key": "key-1"}
     data.update({f"score_{slot.position}": str(s) for slot, s in zip(slots, scores, strict=True)})
+    if assignment.hit.criterion == Criterion.QUALITY:
+        marked = {name.split("_")[1] for name in extra if name.split("_")[0] in COVERAGE_MARKS}
+        data.update({f"perfect_{s.position}": "on" for s in slots if str(s.position) not in marked})
     data.update(extra)
     return data
 
@@ -272,7 +278,7 @@ def test_hit_submit_saves_judgments_per_system_and_opens_next(campaign, worker):
     assert saved == {
         1: (150, True, True, False),
         2: (100, False, False, True),
-        3: (20, False, False, False),
+        3: (20, False, False, True),
     }
     following = Assignment.objects.exclude(pk=assignment.pk).get()
     assert response.url == hit_url(following)
@@ -334,6 +340,49 @@ def test_hit_coverage_perfect_with_added_is_refused(campaign, worker):
     assert response.status_code == 200
     assert "cannot be ticked together" in response.content.decode()
     assert not Judgment.objects.exists()
+
+
+def test_hit_quality_page_marks_coverage_required(campaign, worker):
+    instructions = worker.get(url("entry", campaign)).content.decode()
+    assert "at least one box for every sentence" in instructions
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment)).content.decode()
+    assert page.count('<fieldset class="coverage" data-required="true">') == 3
+    assert page.count("(tick at least one)") == 3
+
+
+def test_hit_coverage_required_refuses_a_sentence_without_a_box(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    data = answers(assignment, adds_1="on", misses_3="on")
+    del data["perfect_2"]  # nothing ticked for B
+    response = send_answers(worker, assignment, data)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f"Sentence B: {COVERAGE_MISSING}" in page
+    assert page.count(COVERAGE_MISSING) == 2  # in the summary and under sentence B
+    assert 'id="id_perfect_2_error"' in page
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
+    assert not Judgment.objects.exists()
+    send_answers(worker, assignment, {**data, "misses_2": "on"}, page=response)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.judgments.count() == 3
+    assert assignment.judgments.filter(misses_information=True).count() == 2
+
+
+def test_hit_coverage_optional_when_the_criterion_says_so(campaign, worker):
+    campaign.criteria.filter(criterion=Criterion.QUALITY).update(coverage_required=False)
+    assert "at least one box" not in worker.get(url("entry", campaign)).content.decode()
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment)).content.decode()
+    assert "data-required" not in page and "(tick at least one)" not in page
+    data = {"submission_key": "k"} | {f"score_{n}": "50" for n in (1, 2, 3)}
+    send_answers(worker, assignment, data)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.judgments.count() == 3
+    assert not assignment.judgments.filter(reflects_perfectly=True).exists()
 
 
 def test_hit_naturalness_ignores_coverage_fields(campaign, worker):
@@ -465,6 +514,7 @@ def test_hit_identical_outputs_are_shown_once_and_scored_alike(worker):
     assert 'name="score_1"' in page and 'name="score_3"' in page
     assert 'name="score_2"' not in page
     data = {"submission_key": "k", "score_1": "80", "score_3": "40", "misses_1": "on"}
+    data["perfect_3"] = "on"
     send_answers(worker, assignment, data, page=response)
     saved = {
         j.slot.output_id: (j.score, j.misses_information)
