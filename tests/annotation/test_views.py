@@ -11,6 +11,8 @@ from django.utils import timezone
 from annotation.forms import COVERAGE_MISSING
 from annotation.identity import invite, invite_path, set_excluded
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
+from annotation.submission import Outcome
+from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, NO_MORE_PAGES, OUTCOME_MESSAGES
 from nlgdata.judgments import COVERAGE_MARKS
 from tests.annotation.sample_inputs import INPUTS
 from tests.client import forms_on
@@ -376,7 +378,7 @@ def test_hit_coverage_optional_when_the_criterion_says_so(campaign, worker):
     assert "at least one box" not in worker.get(url("entry", campaign)).content.decode()
     assignment = take_hit(worker, campaign)
     page = worker.get(hit_url(assignment)).content.decode()
-    assert "data-required" not in page and "(tick at least one)" not in page
+    assert 'data-required="true"' not in page and "(tick at least one)" not in page
     data = {"submission_key": "k"} | {f"score_{n}": "50" for n in (1, 2, 3)}
     send_answers(worker, assignment, data)
     assignment.refresh_from_db()
@@ -422,7 +424,44 @@ def test_hit_back_button_after_submission_moves_on(campaign, worker):
     response = worker.get(hit_url(assignment))
     following = Assignment.objects.exclude(pk=assignment.pk).get()
     assert response.url == hit_url(following)
+    page = worker.get(response.url).content.decode()
+    assert f"{BACK_TO_SUBMITTED} {NEXT_PAGE}" in page
     assert Judgment.objects.filter(assignment=assignment).count() == 3
+
+
+def test_hit_back_then_resubmit_says_so_and_saves_nothing_twice(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))  # the page the Back button shows again
+    send_answers(worker, assignment, answers(assignment, [10, 20, 30]), page=page)
+    following = Assignment.objects.exclude(pk=assignment.pk).get()
+    # The same page, its answers changed after going back, sent again.
+    again = answers(assignment, [99, 99, 99])
+    response = send_answers(worker, assignment, again, page=page, follow=True)
+    assert response.redirect_chain == [(hit_url(following), 302)]
+    text = response.content.decode()
+    assert f"{OUTCOME_MESSAGES[Outcome.REPEATED]} {NEXT_PAGE}" in text
+    assert "Sentence A" in text  # the next HIT's page, not an error
+    scores = sorted(assignment.judgments.values_list("score", flat=True))
+    assert scores == [10, 20, 30]
+    assert Judgment.objects.count() == 3
+    assert Assignment.objects.count() == 2
+    following.refresh_from_db()
+    assert following.status == Assignment.Status.ASSIGNED
+    assert not following.judgments.exists()
+
+
+def test_hit_back_then_resubmit_of_the_last_page_goes_to_the_code(campaign, worker):
+    configure(campaign, max_hits_per_annotator=1)
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
+    send_answers(worker, assignment, answers(assignment), page=page)
+    response = send_answers(worker, assignment, answers(assignment), page=page, follow=True)
+    assert response.redirect_chain == [(url("done", campaign), 302)]
+    text = response.content.decode()
+    assert f"{OUTCOME_MESSAGES[Outcome.REPEATED]} {NO_MORE_PAGES}" in text
+    assert campaign.completion_code in text
+    assert Judgment.objects.filter(assignment=assignment).count() == 3
+    assert Assignment.objects.count() == 1
 
 
 @pytest.mark.parametrize("outsider", ["other_worker", "stranger", "non_staff"])
