@@ -95,6 +95,8 @@ def do_naturalness_hit_by_keyboard(page) -> dict[str, tuple]:
         if n < len(NATURALNESS_SCORES) - 1:
             page.keyboard.press("Tab")
     expect(page.locator("#ranking-list li").first).to_contain_text("(tied)")
+    page.keyboard.press("Enter")  # from the last box to the button
+    expect(page.get_by_role("button", name="Submit and continue")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("#completion-code")).to_be_visible()
     return {
