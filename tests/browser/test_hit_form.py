@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from annotation.models import Assignment, Campaign, Judgment
+from annotation.models import Assignment, Campaign, Judgment, Screening
 from annotation.submission import Outcome
 from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, OUTCOME_MESSAGES
 from tests.browser.conftest import DESKTOP
@@ -118,6 +118,25 @@ def test_enter_in_a_score_box_moves_to_the_next_box_not_submitting(live_server, 
     assignment = Assignment.objects.get()
     assert assignment.status == Assignment.Status.SUBMITTED
     assert saved_scores(assignment) == sorted(SCORES)
+
+
+def test_enter_on_the_comprehension_check_moves_on_too(live_server, browser):
+    campaign = demo_campaign()
+    campaign.criteria.update(comprehension_check=True)
+    page = browser.new_page(viewport=DESKTOP)
+    page.set_default_timeout(10_000)
+    page.goto(f"{live_server.url}/annotate/demo/quality/?PROLIFIC_PID=checked")
+    page.get_by_role("button", name="Start").click()
+    button = page.get_by_role("button", name="Check and start")
+    expect(button).to_be_visible()
+    page.locator("#id_score_a").focus()
+    page.keyboard.type("120")
+    page.keyboard.press("Enter")
+    expect(page.locator("#id_score_b")).to_be_focused()
+    page.keyboard.type("15")
+    page.keyboard.press("Enter")
+    expect(button).to_be_focused()
+    assert not Screening.objects.exists()
 
 
 def test_back_to_a_submitted_page_says_so_and_stays_on_the_next(live_server, browser):
