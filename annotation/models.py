@@ -192,11 +192,6 @@ class CampaignCriterion(models.Model):
         return shows_input(self.criterion)
 
     @property
-    def requires_coverage(self) -> bool:
-        """Whether each sentence must have a coverage box ticked (quality only)."""
-        return self.shows_input and self.coverage_required
-
-    @property
     def question_text(self) -> str:
         return self.question or DEFAULT_QUESTIONS[self.criterion]
 
