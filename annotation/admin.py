@@ -46,7 +46,7 @@ from .submission import clear_flags
 class CampaignCriterionInline(admin.TabularInline):
     model = CampaignCriterion
     extra = 0
-    fields = ["criterion", "is_open", "question", "comprehension_check"]
+    fields = ["criterion", "is_open", "question", "comprehension_check", "coverage_required"]
 
 
 class DataFileInline(admin.TabularInline):

@@ -162,13 +162,24 @@ class SubmissionKeyForm(forms.Form):
         return bool(key) and key == assignment.submission_key
 
 
-class HitForm(SubmissionKeyForm):
-    """One score (and for quality three coverage boxes) per sentence shown."""
+# Said where a sentence has no coverage box ticked and the criterion requires one.
+COVERAGE_MISSING = (
+    "Tick at least one box: it contains additional information, it misses some information,"
+    " or it reflects the input perfectly."
+)
 
-    def __init__(self, *args, shown: list[Shown], coverage: bool, **kwargs):
+
+class HitForm(SubmissionKeyForm):
+    """One score (and for quality three coverage boxes) per sentence shown; with
+    `coverage_required`, at least one of a sentence's boxes must be ticked."""
+
+    def __init__(
+        self, *args, shown: list[Shown], coverage: bool, coverage_required: bool = False, **kwargs
+    ):
         kwargs.setdefault("initial", {"submission_key": secrets.token_urlsafe(16)})
         super().__init__(*args, **kwargs)
         self.shown, self.coverage = shown, coverage
+        self.coverage_required = coverage and coverage_required
         for sentence in shown:
             self.fields[f"score_{sentence.key}"] = MagnitudeField(
                 label=f"Score for sentence {sentence.label}"
@@ -184,8 +195,11 @@ class HitForm(SubmissionKeyForm):
         if self.coverage:
             for sentence in self.shown:
                 key = sentence.key
-                if not coverage_allowed(m for m in COVERAGE_MARKS if data.get(f"{m}_{key}")):
+                ticked = [m for m in COVERAGE_MARKS if data.get(f"{m}_{key}")]
+                if not coverage_allowed(ticked):
                     self.add_error(f"perfect_{key}", COVERAGE_RULE)
+                elif self.coverage_required and not ticked:
+                    self.add_error(f"perfect_{key}", COVERAGE_MISSING)
         return data
 
     def answers(self) -> dict[int, Answer]:

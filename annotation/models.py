@@ -171,6 +171,12 @@ class CampaignCriterion(models.Model):
         " degraded copy of it); those who put the copy above the sentence twice get no HITs"
         " and the failed completion code.",
     )
+    coverage_required = models.BooleanField(
+        default=True,
+        help_text="Quality only: every sentence must have at least one coverage box ticked"
+        " (adds, misses, or reflects the input perfectly), as RankME's E2E pages asked; the"
+        " instructions say so. Off: the boxes are optional.",
+    )
     judgments_version = models.PositiveBigIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # What the hand-out keeps of the pool (assignment.py): `pool_version` is bumped when

@@ -8,6 +8,7 @@ annotator can reach only their own assignments.
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -29,12 +30,22 @@ from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyFo
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
 from .submission import Outcome, save_submission, shown_outputs
 
+# What a worker is told when the page they sent, or went back to, is not the one they are
+# on now (followed by where they are: NEXT_PAGE or NO_MORE_PAGES).
 OUTCOME_MESSAGES = {
-    Outcome.ALREADY_SUBMITTED: "That HIT had already been submitted; the answers sent first "
-    "were kept.",
-    Outcome.TAKEN: "That HIT timed out and was given to someone else, so your answers to it "
-    "could not be kept. Here is a new one.",
+    # The same page sent again (Back, then Submit; a double click; a retry): its answers
+    # were saved the first time and nothing is saved twice.
+    Outcome.REPEATED: "You had already submitted that page, and its answers were saved then;"
+    " nothing was saved twice.",
+    Outcome.ALREADY_SUBMITTED: "You had already submitted that page: the answers sent first"
+    " were kept, and the ones sent again were not saved.",
+    Outcome.TAKEN: "That page timed out and was given to someone else, so your answers to it"
+    " could not be kept.",
 }
+BACK_TO_SUBMITTED = "You had already submitted that page, and its answers were saved."
+BACK_TO_EXPIRED = "That page timed out."
+NEXT_PAGE = "You are now on your next page."
+NO_MORE_PAGES = "There are no more pages for you here."
 
 CHECK_RETRY_MESSAGE = (
     "Not quite: one of the two sentences is a scrambled copy of the other, so it should get a"
@@ -218,13 +229,16 @@ def hit(request, slug: str, criterion_name: str, assignment_id: int):
         return _submit_hit(request, slug, criterion_name, assignment_id)
     criterion = _criterion_or_404(slug, criterion_name)
     assignment = _assignment_or_404(request, criterion, assignment_id)
-    if assignment.status == Assignment.Status.SUBMITTED:
-        messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
-        return _next_hit(assignment.annotator, criterion)
-    if assignment.status == Assignment.Status.EXPIRED:
-        messages.info(request, "That HIT timed out; here is a new one.")
-        return _next_hit(assignment.annotator, criterion)
-    form = HitForm(shown=shown_outputs(assignment.hit), coverage=criterion.shows_input)
+    if assignment.status != Assignment.Status.ASSIGNED:
+        following = next_assignment(assignment.annotator, criterion)
+        submitted = assignment.status == Assignment.Status.SUBMITTED
+        _say_where(request, BACK_TO_SUBMITTED if submitted else BACK_TO_EXPIRED, following)
+        return _go_to(following, criterion)
+    form = HitForm(
+        shown=shown_outputs(assignment.hit),
+        coverage=criterion.shows_input,
+        coverage_required=criterion.coverage_required,
+    )
     return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
 
 
@@ -235,27 +249,45 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
     read of the assignment still holds."""
     assignment = _submitted_assignment_or_404(request, slug, criterion_name, assignment_id)
     shown = shown_outputs(assignment.hit)
-    form = HitForm(request.POST, shown=shown, coverage=shows_input(criterion_name))
+    form = HitForm(
+        request.POST,
+        shown=shown,
+        coverage=shows_input(criterion_name),
+        coverage_required=assignment.coverage_required,  # type: ignore[attr-defined]
+    )
     if assignment.status != Assignment.Status.SUBMITTED and not form.is_valid():
         criterion = _criterion_or_404(slug, criterion_name)
         return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
     with transaction.atomic():
         criterion = _criterion_or_404(slug, criterion_name, lock=True)
         if assignment.status == Assignment.Status.SUBMITTED:
-            if not SubmissionKeyForm(request.POST).is_repeat_of(assignment):
-                messages.info(request, OUTCOME_MESSAGES[Outcome.ALREADY_SUBMITTED])
+            repeat = SubmissionKeyForm(request.POST).is_repeat_of(assignment)
+            outcome = Outcome.REPEATED if repeat else Outcome.ALREADY_SUBMITTED
         else:
             outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
-            if outcome in OUTCOME_MESSAGES:
-                messages.warning(request, OUTCOME_MESSAGES[outcome])
-        return _go_to(hand_out(assignment.annotator_id, criterion), criterion)
+        following = hand_out(assignment.annotator_id, criterion)
+    if outcome in OUTCOME_MESSAGES:
+        _say_where(request, OUTCOME_MESSAGES[outcome], following)
+    return _go_to(following, criterion)
+
+
+def _say_where(request, what: str, following: Assignment | None) -> None:
+    """Tell the worker what became of the page they sent or went back to, and where they
+    are now."""
+    messages.warning(request, f"{what} {NEXT_PAGE if following else NO_MORE_PAGES}")
 
 
 def _submitted_assignment_or_404(request, slug: str, criterion_name: str, pk: int) -> Assignment:
     """The assignment a HIT page posts to, one of the session's annotator's own, found by
-    the campaign's slug (no criterion row needed), with its annotator, HIT and item."""
+    the campaign's slug, with its annotator, HIT and item, and its criterion's
+    `coverage_required` (the form needs it before the criterion's row is locked)."""
     remembered = identity.remembered_ids(request.session)
-    assignments = Assignment.objects.select_related("annotator", "hit__item")
+    required = CampaignCriterion.objects.filter(
+        campaign=OuterRef("hit__campaign"), criterion=OuterRef("hit__criterion")
+    ).values("coverage_required")[:1]
+    assignments = Assignment.objects.select_related("annotator", "hit__item").annotate(
+        coverage_required=Subquery(required)
+    )
     return get_object_or_404(
         assignments.exclude(hit__campaign__status=Campaign.Status.DRAFT),
         pk=pk,

@@ -343,6 +343,7 @@ def test_hit_page_concurrent_double_post_saves_once_and_hands_out_once(client):
     hit_page = client.post(f"{base}start/").url
     assignment = Assignment.objects.get(annotator__external_id="double")
     data = {f"score_{s.position}": "70" for s in assignment.hit.slots.all()}
+    data |= {f"perfect_{s.position}": "on" for s in assignment.hit.slots.all()}
     data["submission_key"] = "same-page"
     cookies = client.cookies
 

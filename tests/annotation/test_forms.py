@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from annotation.forms import (
+    COVERAGE_MISSING,
     EntryForm,
     HitForm,
     KeyInput,
@@ -125,6 +126,35 @@ def test_hit_form_perfect_alone_is_fine():
     form = HitForm(data, shown=shown(), coverage=True)
     assert form.is_valid()
     assert form.answers()[1].reflects_perfectly
+
+
+def test_hit_form_required_coverage_refuses_a_sentence_without_a_box():
+    data = {"score_1": "100", "score_2": "90", "score_3": "80", "misses_1": "on", "adds_3": "on"}
+    form = HitForm(data, shown=shown(3), coverage=True, coverage_required=True)
+    assert not form.is_valid()
+    assert form.errors == {"perfect_2": [COVERAGE_MISSING]}
+    assert form.error_list() == [("B", COVERAGE_MISSING, "id_perfect_2")]
+    assert [bool(row["coverage_errors"]) for row in form.rows()] == [False, True, False]
+
+
+def test_hit_form_required_coverage_says_the_rule_once_when_it_is_broken():
+    data = {"score_1": "100", "score_2": "90", "perfect_1": "on", "adds_1": "on"}
+    form = HitForm(data, shown=shown(), coverage=True, coverage_required=True)
+    assert form.errors == {"perfect_1": [COVERAGE_RULE], "perfect_2": [COVERAGE_MISSING]}
+
+
+def test_hit_form_optional_coverage_takes_sentences_without_a_box():
+    form = HitForm({"score_1": "100", "score_2": "90"}, shown=shown(), coverage=True)
+    assert form.is_valid(), form.errors
+    assert form.answers() == {1: Answer(100), 2: Answer(90)}
+
+
+def test_hit_form_without_coverage_ignores_the_requirement():
+    form = HitForm(
+        {"score_1": "1", "score_2": "2"}, shown=shown(), coverage=False, coverage_required=True
+    )
+    assert form.is_valid(), form.errors
+    assert not form.coverage_required
 
 
 def test_hit_form_without_coverage_has_no_boxes():

@@ -142,6 +142,7 @@ def visit_costs(client, campaign, pid: str) -> dict[str, list[int]]:
         assert measure("hit", lambda page=hit_page: client.get(page)).status_code == 200
         assignment = Assignment.objects.get(pk=int(hit_page.rstrip("/").rsplit("/", 1)[1]))
         data = {f"score_{s.position}": "50" for s in assignment.hit.slots.all()}
+        data |= {f"perfect_{s.position}": "on" for s in assignment.hit.slots.all()}
         data["submission_key"] = f"k{n}"
         response = measure("submit", lambda page=hit_page, data=data: client.post(page, data))
         assert response.status_code == 302

@@ -8,8 +8,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from annotation.forms import COVERAGE_MISSING
 from annotation.identity import invite, invite_path, set_excluded
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
+from annotation.submission import Outcome
+from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, NO_MORE_PAGES, OUTCOME_MESSAGES
+from nlgdata.judgments import COVERAGE_MARKS
 from tests.annotation.sample_inputs import INPUTS
 from tests.client import forms_on
 from tests.factories import (
@@ -46,11 +50,15 @@ def take_hit(person: Person, campaign: Campaign, criterion=Criterion.QUALITY) ->
 
 
 def answers(assignment, scores=None, **extra):
-    """Form data scoring the HIT's slots 10, 20, 30, ... (or `scores`)."""
+    """Form data scoring the HIT's slots 10, 20, 30, ... (or `scores`); for quality, slots
+    that `extra` gives no coverage box are ticked 'reflects the input perfectly'."""
     slots = list(assignment.hit.slots.all())
     scores = scores or [10 * (n + 1) for n in range(len(slots))]
     data = {"submission_key": "key-1"}
     data.update({f"score_{slot.position}": str(s) for slot, s in zip(slots, scores, strict=True)})
+    if assignment.hit.criterion == Criterion.QUALITY:
+        marked = {name.split("_")[1] for name in extra if name.split("_")[0] in COVERAGE_MARKS}
+        data.update({f"perfect_{s.position}": "on" for s in slots if str(s.position) not in marked})
     data.update(extra)
     return data
 
@@ -272,7 +280,7 @@ def test_hit_submit_saves_judgments_per_system_and_opens_next(campaign, worker):
     assert saved == {
         1: (150, True, True, False),
         2: (100, False, False, True),
-        3: (20, False, False, False),
+        3: (20, False, False, True),
     }
     following = Assignment.objects.exclude(pk=assignment.pk).get()
     assert response.url == hit_url(following)
@@ -336,6 +344,49 @@ def test_hit_coverage_perfect_with_added_is_refused(campaign, worker):
     assert not Judgment.objects.exists()
 
 
+def test_hit_quality_page_marks_coverage_required(campaign, worker):
+    instructions = worker.get(url("entry", campaign)).content.decode()
+    assert "at least one box for every sentence" in instructions
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment)).content.decode()
+    assert page.count('<fieldset class="coverage" data-required="true">') == 3
+    assert page.count("(tick at least one)") == 3
+
+
+def test_hit_coverage_required_refuses_a_sentence_without_a_box(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    data = answers(assignment, adds_1="on", misses_3="on")
+    del data["perfect_2"]  # nothing ticked for B
+    response = send_answers(worker, assignment, data)
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert f"Sentence B: {COVERAGE_MISSING}" in page
+    assert page.count(COVERAGE_MISSING) == 2  # in the summary and under sentence B
+    assert 'id="id_perfect_2_error"' in page
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
+    assert not Judgment.objects.exists()
+    send_answers(worker, assignment, {**data, "misses_2": "on"}, page=response)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.judgments.count() == 3
+    assert assignment.judgments.filter(misses_information=True).count() == 2
+
+
+def test_hit_coverage_optional_when_the_criterion_says_so(campaign, worker):
+    campaign.criteria.filter(criterion=Criterion.QUALITY).update(coverage_required=False)
+    assert "at least one box" not in worker.get(url("entry", campaign)).content.decode()
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment)).content.decode()
+    assert 'data-required="true"' not in page and "(tick at least one)" not in page
+    data = {"submission_key": "k"} | {f"score_{n}": "50" for n in (1, 2, 3)}
+    send_answers(worker, assignment, data)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.judgments.count() == 3
+    assert not assignment.judgments.filter(reflects_perfectly=True).exists()
+
+
 def test_hit_naturalness_ignores_coverage_fields(campaign, worker):
     assignment = take_hit(worker, campaign, Criterion.NATURALNESS)
     send_answers(worker, assignment, answers(assignment, perfect_1="on", adds_1="on"))
@@ -373,7 +424,44 @@ def test_hit_back_button_after_submission_moves_on(campaign, worker):
     response = worker.get(hit_url(assignment))
     following = Assignment.objects.exclude(pk=assignment.pk).get()
     assert response.url == hit_url(following)
+    page = worker.get(response.url).content.decode()
+    assert f"{BACK_TO_SUBMITTED} {NEXT_PAGE}" in page
     assert Judgment.objects.filter(assignment=assignment).count() == 3
+
+
+def test_hit_back_then_resubmit_says_so_and_saves_nothing_twice(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))  # the page the Back button shows again
+    send_answers(worker, assignment, answers(assignment, [10, 20, 30]), page=page)
+    following = Assignment.objects.exclude(pk=assignment.pk).get()
+    # The same page, its answers changed after going back, sent again.
+    again = answers(assignment, [99, 99, 99])
+    response = send_answers(worker, assignment, again, page=page, follow=True)
+    assert response.redirect_chain == [(hit_url(following), 302)]
+    text = response.content.decode()
+    assert f"{OUTCOME_MESSAGES[Outcome.REPEATED]} {NEXT_PAGE}" in text
+    assert "Sentence A" in text  # the next HIT's page, not an error
+    scores = sorted(assignment.judgments.values_list("score", flat=True))
+    assert scores == [10, 20, 30]
+    assert Judgment.objects.count() == 3
+    assert Assignment.objects.count() == 2
+    following.refresh_from_db()
+    assert following.status == Assignment.Status.ASSIGNED
+    assert not following.judgments.exists()
+
+
+def test_hit_back_then_resubmit_of_the_last_page_goes_to_the_code(campaign, worker):
+    configure(campaign, max_hits_per_annotator=1)
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment))
+    send_answers(worker, assignment, answers(assignment), page=page)
+    response = send_answers(worker, assignment, answers(assignment), page=page, follow=True)
+    assert response.redirect_chain == [(url("done", campaign), 302)]
+    text = response.content.decode()
+    assert f"{OUTCOME_MESSAGES[Outcome.REPEATED]} {NO_MORE_PAGES}" in text
+    assert campaign.completion_code in text
+    assert Judgment.objects.filter(assignment=assignment).count() == 3
+    assert Assignment.objects.count() == 1
 
 
 @pytest.mark.parametrize("outsider", ["other_worker", "stranger", "non_staff"])
@@ -465,6 +553,7 @@ def test_hit_identical_outputs_are_shown_once_and_scored_alike(worker):
     assert 'name="score_1"' in page and 'name="score_3"' in page
     assert 'name="score_2"' not in page
     data = {"submission_key": "k", "score_1": "80", "score_3": "40", "misses_1": "on"}
+    data["perfect_3"] = "on"
     send_answers(worker, assignment, data, page=response)
     saved = {
         j.slot.output_id: (j.score, j.misses_information)

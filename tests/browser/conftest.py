@@ -27,8 +27,7 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
-@pytest.fixture
-def browser(monkeypatch):
+def launch(monkeypatch, **options):
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright package is not installed"
     )
@@ -38,12 +37,26 @@ def browser(monkeypatch):
     # around it are still plain synchronous ones.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
     with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS, **options
+        )
         yield chromium
         chromium.close()
         # Connections opened while Playwright's loop ran belong to that context: close them
         # here, or PostgreSQL refuses to drop the test database at the end.
         connections.close_all()
+
+
+@pytest.fixture
+def browser(monkeypatch):
+    yield from launch(monkeypatch)
+
+
+@pytest.fixture
+def browser_with_page_cache(monkeypatch):
+    """Chromium as people run it, whose Back button shows the page as it was left (the
+    back/forward cache: form values, script state); Playwright turns that cache off."""
+    yield from launch(monkeypatch, ignore_default_args=["--disable-back-forward-cache"])
 
 
 @pytest.fixture(scope="module")

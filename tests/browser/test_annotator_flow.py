@@ -52,24 +52,28 @@ def do_quality_hit(page) -> dict[str, tuple]:
     expect(page.locator(".input-card")).to_contain_text("Express by Holiday Inn")
     typed = fill_scores(page, ["abc", *QUALITY_SCORES[1:]])
     sentences = page.locator("fieldset.output")
-    sentences.nth(0).get_by_label("reflects the input perfectly").check()
+    for n in (0, 1, 4):
+        sentences.nth(n).get_by_label("reflects the input perfectly").check()
     sentences.nth(3).get_by_label("misses some information").check()
     sentences.nth(3).get_by_label("contains additional information").check()
     page.get_by_role("button", name="Submit and continue").click()
-    # The server refuses the bad number and keeps everything else that was typed.
+    # The server refuses the bad number and the sentence without a coverage box, and keeps
+    # everything else that was typed.
     expect(page.locator("#error-summary")).to_contain_text("Sentence A: Enter a number")
+    expect(page.locator("#error-summary")).to_contain_text("Sentence C: Tick at least one box")
     expect(sentences.nth(1).get_by_label("Score")).to_have_value(str(QUALITY_SCORES[1]))
     expect(sentences.nth(3).get_by_label("misses some information")).to_be_checked()
     typed = fill_scores(page, QUALITY_SCORES)
+    sentences.nth(2).get_by_label("misses some information").check()
     ranking = page.locator("#ranking-list")
     expect(ranking.locator("li").first).to_contain_text("Sentence A")
     expect(ranking).to_contain_text("Standard")
     expect(ranking.locator("li").nth(1)).to_contain_text("(tied)")
     page.get_by_role("button", name="Submit and continue").dblclick()  # saved once
     expect(page.locator("#completion-code")).to_be_visible()
-    coverage = {0: (False, False, True), 3: (True, True, False)}
+    coverage = {2: (False, True, False), 3: (True, True, False)}
     return {
-        text: (score, *coverage.get(n, (False, False, False)))
+        text: (score, *coverage.get(n, (False, False, True)))
         for n, (text, score) in enumerate(typed.items())
     }
 
@@ -91,6 +95,8 @@ def do_naturalness_hit_by_keyboard(page) -> dict[str, tuple]:
         if n < len(NATURALNESS_SCORES) - 1:
             page.keyboard.press("Tab")
     expect(page.locator("#ranking-list li").first).to_contain_text("(tied)")
+    page.keyboard.press("Enter")  # from the last box to the button
+    expect(page.get_by_role("button", name="Submit and continue")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.locator("#completion-code")).to_be_visible()
     return {

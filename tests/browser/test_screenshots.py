@@ -54,8 +54,10 @@ def open_hit(browser, live_server, criterion: str, viewport: dict, pid: str):
     for n, score in enumerate([120, 100, 60, 100]):
         sentences.nth(n).get_by_label("Score").fill(str(score))
     if criterion == "quality":
-        sentences.nth(0).get_by_label("reflects the input perfectly").check()
-        sentences.nth(2).get_by_label("misses some information").check()
+        for n in (0, 1):
+            sentences.nth(n).get_by_label("reflects the input perfectly").check()
+        for n in (2, 3):
+            sentences.nth(n).get_by_label("misses some information").check()
     return page
 
 

@@ -173,8 +173,9 @@ class CrowdWorker(Visitor):
         answers = hit.hidden()
         for score in hit.names("score_"):
             answers[score] = str(self.scores.randint(1, 300))
-            if self.scores.random() < 0.5:
-                answers[score.replace("score_", "perfect_")] = "on"
+            # Quality asks for a coverage box per sentence.
+            mark = "perfect_" if self.scores.random() < 0.5 else "misses_"
+            answers[score.replace("score_", mark)] = "on"
         page = self.expect(self.post(path, answers), 302, f"submitting {path}")
         assert NEXT_PAGE.fullmatch(page.location), page.location
         return page.location
