@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0011_prolific_study'),
+        ('annotation', '0012_attention_checks'),
     ]
 
     operations = [
