@@ -10,7 +10,9 @@ active systems.
 Balance: the item is the one with the fewest live assignments (submitted and counted, or
 still open) among those the annotator has not seen in this criterion; its k outputs come
 from the k active systems with the fewest live judgments in the criterion, then those
-least often shown with this item, ties at random.
+least often shown with this item, ties at random. Under active composition (composition.py)
+the criterion's systems are those whose order is least certain, but for a share of balanced
+HITs; the HIT records which policy chose them.
 
 Cost: the counts balance rests on are kept (loads.py), so a hand-out reads the lowest rows
 of an index, the annotator's own assignments and the item's own HITs: a bounded number of
@@ -29,9 +31,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, F, Min, OuterRef, QuerySet, Subquery
+from django.db.models import Count, F, Min, QuerySet
 from django.utils import timezone
 
+from .composition import choose_outputs
 from .loads import add_free, shift_loads, sync_pool
 from .models import (
     Annotator,
@@ -194,8 +197,9 @@ def next_hit(mine: Mine, criterion: CampaignCriterion) -> tuple[Hit | None, list
         hit = free_hit(chosen.item_id, criterion, k)
         if hit is not None:
             return hit, list(hit.slots.values_list("output__system_id", flat=True)), True
-    outputs = choose_outputs(chosen.item_id, criterion, k)
-    return build_hit(chosen.item_id, criterion, outputs), [o.system_id for o in outputs], False
+    outputs, policy = choose_outputs(chosen.item_id, criterion, k)
+    hit = build_hit(chosen.item_id, criterion, outputs, policy)
+    return hit, [o.system_id for o in outputs], False
 
 
 def add_live_hit(criterion: CampaignCriterion, item_id: int, systems: list[int], reused: bool):
@@ -240,29 +244,15 @@ def choose_item(seen: frozenset[int], criterion: CampaignCriterion) -> ChosenIte
     return ChosenItem(*random.choice([row for row in lowest if row[1] == fewest]))
 
 
-def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> list[Output]:
-    """The item's outputs of the k active systems with the fewest live judgments in the
-    criterion, then the fewest on this item: one query over the item's outputs and their
-    kept loads."""
-    overall = SystemLoad.objects.filter(criterion=criterion, system_id=OuterRef("system_id"))
-    on_item = ItemSystemLoad.objects.filter(
-        criterion=criterion, item_id=item_id, system_id=OuterRef("system_id")
-    )
-    outputs = list(
-        Output.objects.filter(item_id=item_id, system__is_active=True).annotate(
-            load=Subquery(overall.values("live")[:1]),
-            load_on_item=Subquery(on_item.values("live")[:1]),
-        )
-    )
-    random.shuffle(outputs)  # the sort is stable: equal loads stay in random order
-    outputs.sort(key=lambda o: (o.load or 0, o.load_on_item or 0))
-    return outputs[:k]  # type: ignore[return-value]  # Outputs, with their loads annotated
-
-
-def build_hit(item_id: int, criterion: CampaignCriterion, outputs: list[Output]) -> Hit:
+def build_hit(
+    item_id: int, criterion: CampaignCriterion, outputs: list[Output], composition: str
+) -> Hit:
     random.shuffle(outputs)
     hit = Hit.objects.create(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion, item_id=item_id
+        campaign_id=criterion.campaign_id,
+        criterion=criterion.criterion,
+        item_id=item_id,
+        composition=composition,
     )
     HitOutput.objects.bulk_create(
         HitOutput(hit=hit, output=output, position=position)
