@@ -4,6 +4,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
+from django.forms.models import BaseInlineFormSet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
@@ -43,10 +44,30 @@ from .ratings_import import import_ratings
 from .submission import clear_flags
 
 
+class CriterionFormSet(BaseInlineFormSet):
+    def save_existing(self, form, obj, commit=True):
+        # Only the fields edited: the row also holds what every hand-out and submission
+        # writes under its lock (judgments version, online estimate), which this form read
+        # earlier and must not write back.
+        obj = form.save(commit=False)
+        if commit and form.changed_data:
+            obj.save(update_fields=form.changed_data)
+        return obj
+
+
 class CampaignCriterionInline(admin.TabularInline):
     model = CampaignCriterion
+    formset = CriterionFormSet
     extra = 0
-    fields = ["criterion", "is_open", "question", "comprehension_check", "coverage_required"]
+    fields = [
+        "criterion",
+        "is_open",
+        "question",
+        "comprehension_check",
+        "coverage_required",
+        "composition",
+        "balanced_share",
+    ]
 
 
 class DataFileInline(admin.TabularInline):

@@ -14,7 +14,9 @@ Attention checks: an annotator's first HIT in a criterion, then one in the campa
 Balance: the item is the one with the fewest live assignments (submitted and counted, or
 still open) among those the annotator has not seen in this criterion; its k outputs come
 from the k active systems with the fewest live judgments in the criterion, then those
-least often shown with this item, ties at random.
+least often shown with this item, ties at random. Under active composition (composition.py)
+the criterion's systems are those whose order is least certain, but for a share of balanced
+HITs; the HIT records which policy chose them.
 
 Cost: the counts balance rests on are kept (loads.py), so a hand-out reads the lowest rows
 of an index, the annotator's own assignments and the item's own HITs: a bounded number of
@@ -33,12 +35,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from nlgdata.degrade import degrade
 from nlgdata.text import normalise
 
+from .composition import choose_outputs
 from .loads import add_free, shift_loads, sync_pool
 from .models import (
     Annotator,
@@ -213,8 +216,8 @@ def next_hit(
         if hit is not None:
             systems = hit.slots.originals().values_list("output__system_id", flat=True)
             return hit, list(systems), True
-    outputs = choose_outputs(chosen.item_id, criterion, k)
-    hit = build_hit(chosen.item_id, criterion, outputs, check)
+    outputs, policy = choose_outputs(chosen.item_id, criterion, k)
+    hit = build_hit(chosen.item_id, criterion, outputs, policy, check)
     return hit, [o.system_id for o in outputs], False
 
 
@@ -260,32 +263,20 @@ def choose_item(seen: frozenset[int], criterion: CampaignCriterion) -> ChosenIte
     return ChosenItem(*random.choice([row for row in lowest if row[1] == fewest]))
 
 
-def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> list[Output]:
-    """The item's outputs of the k active systems with the fewest live judgments in the
-    criterion, then the fewest on this item: one query over the item's outputs and their
-    kept loads."""
-    overall = SystemLoad.objects.filter(criterion=criterion, system_id=OuterRef("system_id"))
-    on_item = ItemSystemLoad.objects.filter(
-        criterion=criterion, item_id=item_id, system_id=OuterRef("system_id")
-    )
-    outputs = list(
-        Output.objects.filter(item_id=item_id, system__is_active=True).annotate(
-            load=Subquery(overall.values("live")[:1]),
-            load_on_item=Subquery(on_item.values("live")[:1]),
-        )
-    )
-    random.shuffle(outputs)  # the sort is stable: equal loads stay in random order
-    outputs.sort(key=lambda o: (o.load or 0, o.load_on_item or 0))
-    return outputs[:k]  # type: ignore[return-value]  # Outputs, with their loads annotated
-
-
 def build_hit(
-    item_id: int, criterion: CampaignCriterion, outputs: list[Output], check: bool = False
+    item_id: int,
+    criterion: CampaignCriterion,
+    outputs: list[Output],
+    composition: str,
+    check: bool = False,
 ) -> Hit:
-    """A new HIT showing `outputs` in random order, and with `check` a degraded copy of one
-    of them at a random position among them."""
+    """A new HIT showing `outputs` in random order, composed by the policy `composition`,
+    and with `check` a degraded copy of one of them at a random position among them."""
     hit = Hit.objects.create(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion, item_id=item_id
+        campaign_id=criterion.campaign_id,
+        criterion=criterion.criterion,
+        item_id=item_id,
+        composition=composition,
     )
     slots = [HitOutput(hit=hit, output=output) for output in outputs]
     if check:

@@ -50,10 +50,11 @@ JUDGMENT_FIELDS = {
     "flag": "assignment__flag",
     "excluded": "assignment__annotator__is_excluded",
     "degraded_text": "slot__degraded_text",
+    "composition": "assignment__hit__composition",
 }
 COLUMNS = [
     # The degraded text of an attention check is written as its "output".
-    *(field for field in JUDGMENT_FIELDS if field != "degraded_text"),
+    *(field for field in JUDGMENT_FIELDS if field not in ("degraded_text", "composition")),
     "seconds",
     "counted",
     "composed_by",
@@ -108,9 +109,10 @@ def with_derived(record: dict[str, Any]) -> dict[str, Any]:
         record["output"] = degraded
     # What rankings use (JudgmentQuerySet.counted): every exported HIT is submitted.
     record["counted"] = not record["flag"] and not record["excluded"] and not degraded
-    # HITs do not record how they were composed: the platform's hand-out balances loads,
-    # and HITs with an external id came from an imported ratings file.
-    record["composed_by"] = "imported" if record["hit_external_id"] else "balanced"
+    # The policy that chose the HIT's systems; HITs of an imported ratings file have an
+    # external id, and those handed out before HITs recorded it were balanced.
+    composition = record.pop("composition")
+    record["composed_by"] = composition or ("imported" if record["hit_external_id"] else "balanced")
     return record
 
 

@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.db.models.functions import MD5
 from django.utils import timezone
 
+from nlgdata.composition import ACTIVE, BALANCED
 from nlgdata.inputs import KINDS
 
 
@@ -142,13 +143,22 @@ class CampaignCriterionQuerySet(models.QuerySet):
         reset = {"pool_synced_version": 0, "next_expiry_at": None} if recount else {}
         return self.update(pool_version=models.F("pool_version") + 1, **reset)
 
-    def record_judgments_change(self) -> int:
+    def record_judgments_change(self, **also) -> int:
         """Note that the judgments these criteria count have changed; call it inside the
-        transaction of the change, so the change and its record commit together."""
+        transaction of the change, so the change and its record commit together. `also`:
+        more fields to set in the same statement."""
         return self.update(
             judgments_version=models.F("judgments_version") + 1,
             judgments_changed_at=timezone.now(),
+            **also,
         )
+
+
+class Composition(models.TextChoices):
+    """How the systems of a new HIT are chosen (nlgdata/composition.py)."""
+
+    BALANCED = BALANCED, "Balanced: the least judged systems"
+    ACTIVE = ACTIVE, "Active: the systems whose order is least certain"
 
 
 class CampaignCriterion(models.Model):
@@ -177,6 +187,23 @@ class CampaignCriterion(models.Model):
         " (adds, misses, or reflects the input perfectly), as RankME's E2E pages asked; the"
         " instructions say so. Off: the boxes are optional.",
     )
+    composition = models.CharField(
+        max_length=10,
+        choices=Composition.choices,
+        default=Composition.BALANCED,
+        help_text="How new HITs choose their systems; may be switched while the criterion runs.",
+    )
+    balanced_share = models.PositiveSmallIntegerField(
+        "balanced HITs (%)",
+        default=20,
+        validators=[MaxValueValidator(100)],
+        help_text="Under active composition, the share of HITs still composed as balanced"
+        " ones, so every system keeps meeting every other.",
+    )
+    # The online estimate, system id -> [mu, sigma, comparisons] (annotation/composition.py):
+    # kept on the row the hand-out and the submission lock and read anyway, so reading it
+    # costs no query, and a submission writes it in its judgments-version update.
+    estimates = models.JSONField(default=dict, blank=True, editable=False)
     judgments_version = models.PositiveBigIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # What the hand-out keeps of the pool (assignment.py): `pool_version` is bumped when
@@ -319,6 +346,8 @@ class Hit(models.Model):
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="hits")
     external_id = models.CharField(max_length=200, blank=True)
+    # The policy that chose its systems; empty for imported HITs and those made before.
+    composition = models.CharField(max_length=10, choices=Composition.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

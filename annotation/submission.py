@@ -24,6 +24,7 @@ from django.utils import timezone
 from nlgdata.text import normalise
 
 from .assignment import lock_criterion
+from .composition import estimates_after
 from .loads import add_free, lock_criteria, shift_loads
 from .models import Assignment, AssignmentQuerySet, CampaignCriterion, Hit, HitOutput, Judgment
 
@@ -106,8 +107,25 @@ def save_submission(
         shift_loads(criterion, Assignment.objects.filter(pk=assignment.pk), +1 if is_live else -1)
     if was_expired:  # its HIT, free since it expired, is done after all
         add_free(criterion, Counter([assignment.hit.item_id]), -1)
-    CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change()
+    learnt = {}
+    if is_live:  # counted: the online estimate learns from it at once, in the same UPDATE
+        criterion.estimates = estimates_after(criterion, slot_scores(shown, answers))
+        learnt["estimates"] = criterion.estimates
+    CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change(**learnt)
     return Outcome.SAVED
+
+
+def slot_scores(sentences: list[Shown], answers: dict[int, Answer]) -> list[tuple[int, float]]:
+    """(system, score) per slot of an output, in slot order: an attention check is no
+    system's output."""
+    slots = [
+        (slot, answers[shown.key].score)
+        for shown in sentences
+        for slot in shown.slots
+        if not slot.is_attention_check
+    ]
+    slots.sort(key=lambda pair: pair[0].position)
+    return [(slot.output.system_id, score) for slot, score in slots]
 
 
 def hit_is_taken(assignment: Assignment) -> bool:

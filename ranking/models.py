@@ -79,6 +79,9 @@ class RankingRun(BackgroundJob):
     # System name -> [judgments counted, judgments left out (flagged, excluded)], counted by
     # the worker with the input: the results page shows them without counting per request.
     judgments_per_system = models.JSONField(default=dict, blank=True)
+    # Composition policy -> counted HITs it composed ("" for imported ones), counted with
+    # the input, so the results page says how the HITs were chosen without counting them.
+    hits_per_composition = models.JSONField(default=dict, blank=True)
     load_seconds = models.FloatField(null=True, blank=True)
     compute_seconds = models.FloatField(null=True, blank=True)
     note = models.TextField(

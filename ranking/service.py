@@ -13,10 +13,11 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.models import Campaign, CampaignCriterion, Judgment
+from annotation.composition import reset_estimates
+from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
 from ranking.engine import (
     AnyRanking,
@@ -233,6 +234,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         token,
         judgments_version=criterion.judgments_version,
         judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
+        hits_per_composition=hits_per_composition(criterion),
     )
     loaded = time.perf_counter()
     ranking = rank_input(
@@ -246,6 +248,17 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     # Agreement between the annotators, stored with the run so pages read it, not compute it.
     agreement = measure(criterion, run.seed)
     store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
+    # The hand-out's online estimate, recomputed from every counted judgment; skipped (for
+    # the next run) if a submission changed them meanwhile.
+    reset_estimates(criterion)
+
+
+def hits_per_composition(criterion: CampaignCriterion) -> dict[str, int]:
+    counted = Assignment.objects.counted().filter(
+        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
+    )
+    rows = counted.order_by().values_list("hit__composition").annotate(n=Count("id"))
+    return dict(rows)
 
 
 def rank_input(

@@ -1,5 +1,6 @@
 from dataclasses import dataclass
 
+import numpy as np
 from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
 from django.http import Http404, HttpResponse
@@ -8,9 +9,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.attention import attention_summary
-from annotation.models import Campaign, CampaignCriterion
+from annotation.models import Campaign, CampaignCriterion, Composition
 
 from .charts import RANK_CHART_TITLE, interval_chart, judgment_chart, rank_chart
+from .engine.forecast import PairForecast, forecast
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
@@ -83,6 +85,46 @@ def _table_context(protocol: str, run: RankingRun | None) -> dict:
     }
 
 
+@dataclass(frozen=True)
+class ForecastRow:
+    upper: str
+    lower: str
+    pair: PairForecast
+
+
+def _forecast_context(run: RankingRun | None, rows: list) -> dict:
+    """The forecast (ranking/engine/forecast.py) from the run's own table: its scores,
+    their spread over the runs and its clusters. WMT's view has no spread: no forecast."""
+    if run is None or len(rows) < 2 or any(row.mu_std is None for row in rows):
+        return {"forecast": None}
+    predicted = forecast(
+        np.array([row.mu for row in rows]),
+        np.array([row.mu_std for row in rows]),
+        np.array([row.cluster for row in rows]),
+        run.hits,
+    )
+    return {
+        "forecast": predicted,
+        "forecast_rows": [
+            ForecastRow(str(rows[p.upper].system), str(rows[p.lower].system), p)
+            for p in predicted.pairs
+        ],
+    }
+
+
+def _composition_context(run: RankingRun | None) -> dict:
+    counts = run.hits_per_composition if run else {}
+    labels = {**dict(Composition.choices), "": "Imported, or composed before policies existed"}
+    total = sum(counts.values())
+    return {
+        "composed": [
+            (labels.get(policy, policy), n, 100 * n / total)
+            for policy, n in sorted(counts.items(), key=lambda pair: -pair[1])
+        ],
+        "composed_total": total,
+    }
+
+
 def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
     return get_object_or_404(
         CampaignCriterion.objects.select_related("campaign"),
@@ -119,7 +161,9 @@ def results(request, slug: str, criterion_name: str):
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
         "attention": attention_summary(criterion.campaign),
+        **_composition_context(run),
     }
+    context.update(_forecast_context(run, context["rows"]))
     return render(request, "ranking/results.html", context)
 
 

@@ -187,3 +187,14 @@ def test_the_export_marks_checks_and_the_e2e_layout_leaves_them_out():
     e2e = "".join(export(campaign, "e2e", criterion))
     assert check_slot(assignment).degraded_text not in e2e
     assert Annotator.objects.get(pk=annotator.pk).attention_checks == 0  # no sweep yet
+
+
+def test_the_online_estimate_learns_from_outputs_not_from_their_degraded_copies():
+    campaign, criterion = checked_campaign(every=1)
+    assignment = work(make_annotator(campaign), criterion, careful=True)
+    assert check_slot(assignment) is not None
+    criterion.refresh_from_db()
+    # k = 3 outputs: each system met the two others once; the copy met nobody.
+    systems = set(assignment.hit.slots.values_list("output__system_id", flat=True))
+    assert {int(s) for s in criterion.estimates} == systems
+    assert [n for _, _, n in criterion.estimates.values()] == [2, 2, 2]

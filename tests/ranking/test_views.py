@@ -280,3 +280,30 @@ def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(or
     page = organiser.get(results_url(campaign)).content.decode()
     assert 'id="nothing-to-rank">Nothing to rank: no comparisons yet' in page
     assert 'class="card error"' not in page
+
+
+def test_results_page_shows_the_forecast_and_how_the_hits_were_composed(organiser):
+    campaign, systems, items = make_system_set(systems=3, items=12)
+    for n, item in enumerate(items):
+        outputs = list(item.outputs.order_by("system__name"))
+        hit = make_judged_hit(outputs, [300, 100, 100]).hit  # sys2 and sys3 always tie
+        hit.composition = "active" if n % 4 else "balanced"
+        hit.save(update_fields=["composition"])
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=50, seed=1)
+    execute_run(run)
+    run.refresh_from_db()
+    assert run.hits_per_composition == {"active": 9, "balanced": 3}
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert "What more judgments would settle" in page
+    assert "sys1 › " in page
+    assert "look tied at the current rate" in page  # sys2 and sys3
+    assert "Active: the systems whose order is least certain: 9 HITs (75%)" in page
+    assert "Balanced: the least judged systems: 3 HITs (25%)" in page
+
+
+def test_ranking_run_resets_the_online_estimate(organiser):
+    campaign, run = ranked_campaign()
+    criterion = campaign.criteria.get(criterion="quality")
+    estimates = {campaign.systems.get(pk=int(s)).name: e for s, e in criterion.estimates.items()}
+    assert estimates["sys1"][0] > estimates["sys2"][0] > estimates["sys3"][0]
+    assert [e[2] for e in estimates.values()] == [12, 12, 12]  # 6 HITs, 2 comparisons each

@@ -1,0 +1,477 @@
+"""Replay a RankME campaign through the platform's own hand-out, with an oracle that answers
+from published ratings, and measure how fast each composition policy gets the ranking right.
+
+    python benchmarks/simulate_campaign.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
+        --criterion quality --seeds 5 --policies balanced,active \\
+        --json docs/simulation-e2e-quality.json --plot docs/simulation-e2e-quality.png
+
+The campaign: the file's items (MRs), systems and outputs (every (item, system) pair that
+the file judges, with its text), in a fresh SQLite database migrated as production is; HITs
+of k = the file's page size, at most 20 per annotator, no minimum time. Each HIT is handed
+out by `annotation.assignment.next_assignment` and submitted by `annotation.submission.submit`
+(the criterion's policy set as an organiser would set it), so the online estimate, the
+loads and the policies are the platform's own.
+
+The oracle answers each HIT independently: for each system shown, a score drawn uniformly
+at random (with replacement) from that system's real scores on the same item in FILE, or,
+where the file has none (never, since the platform shows only outputs the file judged), from
+all its real scores. Identical outputs are shown once (the platform merges them) and get the
+draw of the first of their systems. Only the order of the scores matters to every estimator.
+
+The truth is what the oracle implies: a balanced simulation of five times the file's HITs,
+composed by the balanced rule itself (`nlgdata.composition.balanced`, the least judged
+systems of the least used item) without the database for speed, ranked by Bradley-Terry with
+1,000 bootstrap resamples; its clusters come from the 95% rank ranges as E2E's do
+(`ranking.engine.clusters`). Agreement at a checkpoint is the share of system pairs that the
+truth puts in different clusters which the estimate orders as the truth does; the Spearman
+correlation with the truth's ratings is given for reference; the best system is identified
+when the estimate's cluster 1 holds the truth's best system alone.
+
+Estimators at each checkpoint, on the judgments collected so far: `bt` (Bradley-Terry
+maximum likelihood for the order; 200 bootstrap resamples for the clusters) and `e2e` (the
+E2E protocol, 50 runs rather than 200 to keep checkpoints cheap). The target is the
+agreement that the balanced policy reaches with the file's number of HITs (median over
+seeds); a policy reaches it at the first checkpoint from which its agreement stays at or
+above it; each run collects up to twice the file's HITs.
+"""
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import django
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+WORK = Path(tempfile.mkdtemp(prefix="simulate-campaign-"))
+os.environ.update(
+    DATABASE_URL=f"sqlite:///{WORK / 'campaign.sqlite3'}",
+    SECRET_KEY=os.environ.get("SECRET_KEY", "simulation-only"),
+    DEBUG="false",  # DEBUG keeps every query in memory
+    DJANGO_SETTINGS_MODULE="evalsite.settings",
+)
+django.setup()
+
+# The project's modules load only once Django is set up.
+from django.core.management import call_command  # noqa: E402
+from django.db import connections  # noqa: E402
+from scipy.stats import spearmanr  # noqa: E402
+
+from annotation.assignment import next_assignment  # noqa: E402
+from annotation.models import (  # noqa: E402
+    Annotator,
+    Campaign,
+    CampaignCriterion,
+    Item,
+    Output,
+    System,
+)
+from annotation.ratings_import import read_pages  # noqa: E402
+from annotation.submission import Answer, shown_outputs, submit  # noqa: E402
+from nlgdata.composition import BALANCED, Candidate, balanced  # noqa: E402
+from ranking.engine import Comparisons, clusters, e2e_protocol, summarise  # noqa: E402
+from ranking.engine.bradley_terry import (  # noqa: E402
+    PairOutcomes,
+    bradley_terry_protocol,
+    fit_ratings,
+    win_matrices,
+)
+
+TRUTH_FACTOR, BUDGET_FACTOR = 5, 2
+TRUTH_ROUNDS, BT_ROUNDS, E2E_RUNS = 1000, 200, 50
+HITS_PER_ANNOTATOR = 20
+
+
+# The oracle -------------------------------------------------------------------------------
+
+
+@dataclass
+class Oracle:
+    systems: list[str]
+    items: list[tuple[str, dict]]  # (input key, input data)
+    texts: dict[tuple[int, int], str]  # (item, system) -> output text
+    on_item: dict[tuple[int, int], list[float]]  # (item, system) -> real scores
+    overall: dict[int, list[float]]  # system -> all its real scores
+    hits: int  # pages in the file
+    k: int
+
+    @classmethod
+    def read(cls, path: Path, criterion: str) -> "Oracle":
+        with path.open(encoding="utf-8-sig") as lines:
+            criterion, pages = read_pages(lines, path.name, criterion)
+            oracle = cls([], [], {}, defaultdict(list), defaultdict(list), 0, 0)
+            system_index: dict[str, int] = {}
+            item_index: dict[str, int] = {}
+            for page in pages:
+                item = item_index.setdefault(page.key, len(item_index))
+                if item == len(oracle.items):
+                    oracle.items.append((page.key, page.input_data))
+                for name, text, score in zip(page.systems, page.texts, page.scores, strict=True):
+                    system = system_index.setdefault(name, len(system_index))
+                    oracle.texts.setdefault((item, system), text)
+                    oracle.on_item[item, system].append(score)
+                    oracle.overall[system].append(score)
+                oracle.hits += 1
+                oracle.k = len(page.systems)
+        oracle.systems = list(system_index)
+        return oracle
+
+    def score(self, item: int, system: int, rng: random.Random) -> float:
+        pool = self.on_item.get((item, system)) or self.overall[system]
+        return pool[rng.randrange(len(pool))]
+
+    def available(self) -> dict[int, list[int]]:
+        systems: dict[int, list[int]] = defaultdict(list)
+        for item, system in self.texts:
+            systems[item].append(system)
+        return systems
+
+
+# Rankings and agreement -------------------------------------------------------------------
+
+
+def comparisons_of(hits: list[tuple[list[int], list[float]]]) -> Comparisons:
+    winner, loser, draw = [], [], []
+    for systems, scores in hits:
+        for i in range(len(systems)):
+            for j in range(i + 1, len(systems)):
+                a, b = (
+                    (systems[j], systems[i]) if scores[j] > scores[i] else (systems[i], systems[j])
+                )
+                winner.append(a)
+                loser.append(b)
+                draw.append(scores[i] == scores[j])
+    return Comparisons(np.array(winner), np.array(loser), np.array(draw))
+
+
+def bt_point(comparisons: Comparisons, n: int) -> np.ndarray:
+    outcomes = PairOutcomes.count_of(comparisons, n)
+    ratings, _ = fit_ratings(win_matrices(outcomes, outcomes.count[None], n))
+    return ratings[0]
+
+
+def ranked(comparisons: Comparisons, n: int, estimator: str, seed: int):
+    """(score per system, cluster per system) by the estimator."""
+    if estimator == "bt":
+        bt = bradley_terry_protocol(comparisons, n, BT_ROUNDS, seed)
+        return bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi)
+    ranking = summarise(e2e_protocol(comparisons, n, E2E_RUNS, seed))
+    return ranking.mean_mu, ranking.cluster
+
+
+@dataclass
+class Truth:
+    rating: np.ndarray
+    cluster: np.ndarray
+    hits: int
+
+    @property
+    def best(self) -> int:
+        return int(np.argmax(self.rating))
+
+    def pairs(self) -> list[tuple[int, int]]:
+        n = len(self.rating)
+        return [
+            (i, j) for i in range(n) for j in range(i + 1, n) if self.cluster[i] != self.cluster[j]
+        ]
+
+    def agreement(self, scores: np.ndarray, pairs) -> float:
+        right = [
+            np.sign(scores[i] - scores[j]) == np.sign(self.rating[i] - self.rating[j])
+            for i, j in pairs
+        ]
+        return float(np.mean(right))
+
+
+def balanced_hits(oracle: Oracle, n_hits: int, seed: int) -> list[tuple[list[int], list[float]]]:
+    """A balanced campaign without the database: the least used item, then the balanced rule."""
+    rng = random.Random(seed)
+    available = oracle.available()
+    used = dict.fromkeys(available, 0)
+    load = [0] * len(oracle.systems)
+    hits = []
+    for _ in range(n_hits):
+        fewest = min(used.values())
+        item = rng.choice([i for i, n in used.items() if n == fewest])
+        candidates = [Candidate(s, load[s], 0, None) for s in available[item]]
+        systems = [c.key for c in balanced(candidates, oracle.k, rng)]
+        used[item] += 1
+        for s in systems:
+            load[s] += 1
+        hits.append((systems, [oracle.score(item, s, rng) for s in systems]))
+    return hits
+
+
+def truth_of(oracle: Oracle, seed: int) -> Truth:
+    hits = balanced_hits(oracle, TRUTH_FACTOR * oracle.hits, seed)
+    bt = bradley_terry_protocol(comparisons_of(hits), len(oracle.systems), TRUTH_ROUNDS, seed)
+    return Truth(bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi), len(hits))
+
+
+# The campaign in the database -------------------------------------------------------------
+
+
+def build_database(oracle: Oracle, criterion_name: str) -> Path:
+    """Migrate a fresh database, fill it with the file's items, systems and outputs, and keep
+    a copy to start every run from."""
+    call_command("migrate", verbosity=0)
+    campaign = Campaign.objects.create(
+        slug="simulation",
+        name="Simulation",
+        status=Campaign.Status.OPEN,
+        outputs_per_hit=oracle.k,
+        max_hits_per_annotator=HITS_PER_ANNOTATOR,
+        min_seconds_per_hit=0,
+        # The oracle answers from the file's scores, not as a person reading: no checks.
+        attention_check_every=0,
+        assignment_timeout_minutes=24 * 60,
+    )
+    CampaignCriterion.objects.create(campaign=campaign, criterion=criterion_name)
+    items = Item.objects.bulk_create(
+        Item(
+            campaign=campaign,
+            external_id=str(n),
+            input_kind="mr",
+            input_data=data,
+            input_key=key,
+        )
+        for n, (key, data) in enumerate(oracle.items)
+    )
+    systems = System.objects.bulk_create(
+        System(campaign=campaign, name=name) for name in oracle.systems
+    )
+    Output.objects.bulk_create(
+        Output(item=items[item], system=systems[system], text=text)
+        for (item, system), text in oracle.texts.items()
+    )
+    connections.close_all()
+    template = WORK / "template.sqlite3"
+    shutil.copy(WORK / "campaign.sqlite3", template)
+    return template
+
+
+def fresh_campaign(template: Path, policy: str, share: int):
+    connections.close_all()
+    shutil.copy(template, WORK / "campaign.sqlite3")
+    criterion = CampaignCriterion.objects.select_related("campaign").get()
+    criterion.composition, criterion.balanced_share = policy, share
+    criterion.save(update_fields=["composition", "balanced_share"])
+    system_index = {
+        pk: n for n, pk in enumerate(System.objects.order_by("pk").values_list("pk", flat=True))
+    }
+    item_index = {
+        pk: n for n, pk in enumerate(Item.objects.order_by("pk").values_list("pk", flat=True))
+    }
+    return criterion, system_index, item_index
+
+
+def run_policy(oracle, template, truth, policy, share, seed, checkpoints, estimators) -> dict:
+    random.seed(seed)  # the hand-out's own draws
+    rng = random.Random(seed + 1_000_003)  # the oracle's
+    criterion, system_index, item_index = fresh_campaign(template, policy, share)
+    campaign = criterion.campaign
+    n = len(oracle.systems)
+    pairs = truth.pairs()
+    hits: list[tuple[list[int], list[float]]] = []
+    curve: dict[str, list] = {e: [] for e in estimators}
+    composed = defaultdict(int)
+    annotator, started, done_at = None, time.perf_counter(), 0
+    while len(hits) < checkpoints[-1]:
+        if annotator is None or len(hits) % HITS_PER_ANNOTATOR == 0:
+            annotator = Annotator.objects.create(
+                campaign=campaign, source="invited", external_id=f"a{len(hits)}"
+            )
+        assignment = next_assignment(annotator, criterion)
+        if assignment is None:
+            annotator = None
+            continue
+        hits.append(answer(oracle, assignment, criterion, system_index, item_index, rng))
+        composed[assignment.hit.composition] += 1
+        if len(hits) in checkpoints:
+            done_at += time.perf_counter() - started
+            comparisons = comparisons_of(hits)
+            for estimator in estimators:
+                scores, cluster = ranked(comparisons, n, estimator, seed)
+                order_scores = bt_point(comparisons, n) if estimator == "bt" else scores
+                alone = (cluster == 1).sum() == 1 and cluster[truth.best] == 1
+                curve[estimator].append(
+                    {
+                        "hits": len(hits),
+                        "agreement": truth.agreement(order_scores, pairs),
+                        "spearman": float(spearmanr(order_scores, truth.rating).statistic),
+                        "best_alone": bool(alone),
+                    }
+                )
+            started = time.perf_counter()
+    done_at += time.perf_counter() - started
+    return {"curve": curve, "composed": dict(composed), "hand_out_seconds": done_at}
+
+
+def answer(oracle, assignment, criterion, system_index, item_index, rng):
+    item = item_index[assignment.hit.item_id]
+    answers, systems, scores = {}, [], []
+    for shown in shown_outputs(assignment.hit):
+        first = system_index[shown.slots[0].output.system_id]
+        score = oracle.score(item, first, rng)
+        answers[shown.key] = Answer(score=max(1, round(score)))
+        for slot in shown.slots:
+            systems.append(system_index[slot.output.system_id])
+            scores.append(answers[shown.key].score)
+    submit(assignment, criterion, answers, key=f"k{assignment.pk}")
+    return systems, scores
+
+
+# Summary ----------------------------------------------------------------------------------
+
+
+def stays_from(points: list[dict], ok) -> int | None:
+    """The first checkpoint from which `ok` holds at every later one."""
+    first = None
+    for point in points:
+        if ok(point):
+            first = point["hits"] if first is None else first
+        else:
+            first = None
+    return first
+
+
+def median_or_none(values: list[int | None]) -> float | None:
+    """The median, counting a run that never got there as above every other; None when
+    that is where the median falls."""
+    ordered = sorted(values, key=lambda v: (v is None, v or 0))
+    middle = ordered[(len(ordered) - 1) // 2 : len(ordered) // 2 + 1]
+    if any(v is None for v in middle):
+        return None
+    return float(statistics.mean(middle))  # type: ignore[arg-type]
+
+
+def summarise_runs(runs: dict, file_hits: int, estimators: list[str]) -> dict:
+    summary: dict = {}
+    for estimator in estimators:
+        at_file = [
+            next(p["agreement"] for p in run["curve"][estimator] if p["hits"] == file_hits)
+            for run in runs[BALANCED]
+        ]
+        target = statistics.median(at_file)
+        per_policy = {}
+        for policy, policy_runs in runs.items():
+            to_target = [
+                stays_from(r["curve"][estimator], lambda p, t=target: p["agreement"] >= t)
+                for r in policy_runs
+            ]
+            to_best = [
+                stays_from(r["curve"][estimator], lambda p: p["best_alone"]) for r in policy_runs
+            ]
+            per_policy[policy] = {
+                "hits_to_target": to_target,
+                "hits_to_target_median": median_or_none(to_target),
+                "hits_to_best": to_best,
+                "hits_to_best_median": median_or_none(to_best),
+            }
+        summary[estimator] = {"target": target, "policies": per_policy}
+    return summary
+
+
+def plot(path: Path, runs: dict, summary: dict, estimator: str, title: str) -> None:
+    import matplotlib  # noqa: PLC0415 - only for --plot
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    figure, axes = plt.subplots(figsize=(8, 5))
+    for policy, policy_runs in runs.items():
+        hits = [p["hits"] for p in policy_runs[0]["curve"][estimator]]
+        values = np.array([[p["agreement"] for p in r["curve"][estimator]] for r in policy_runs])
+        line = axes.plot(hits, np.median(values, axis=0), label=f"{policy} (median)")[0]
+        axes.fill_between(
+            hits, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
+        )
+    axes.axhline(summary[estimator]["target"], color="grey", linestyle="--", label="target")
+    axes.set_xlabel("HITs collected")
+    axes.set_ylabel("pairs in different true clusters ordered right")
+    axes.set_title(title)
+    axes.legend(loc="lower right")
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--ratings", type=Path, required=True)
+    parser.add_argument("--criterion", choices=["quality", "naturalness"], required=True)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--policies", default="balanced,active")
+    parser.add_argument("--share", type=int, default=20, help="balanced HITs under active (%%)")
+    parser.add_argument("--estimators", default="bt,e2e")
+    parser.add_argument("--step", type=int, default=150, help="HITs between checkpoints")
+    parser.add_argument("--max-hits", type=int, help="stop earlier (a quick look, no target)")
+    parser.add_argument("--json", type=Path, required=True)
+    parser.add_argument("--plot", type=Path)
+    args = parser.parse_args()
+    policies, estimators = args.policies.split(","), args.estimators.split(",")
+    if BALANCED not in policies:
+        parser.error("the target is the balanced policy's: include it in --policies")
+
+    oracle = Oracle.read(args.ratings, args.criterion)
+    budget = min(BUDGET_FACTOR * oracle.hits, args.max_hits or BUDGET_FACTOR * oracle.hits)
+    checkpoints = sorted({*range(args.step, budget + 1, args.step), budget})
+    if oracle.hits <= budget:
+        checkpoints = sorted({*checkpoints, oracle.hits})
+    started = time.perf_counter()
+    truth = truth_of(oracle, seed=0)
+    print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
+    template = build_database(oracle, args.criterion)
+    runs: dict[str, list] = {}
+    for policy in policies:
+        for seed in range(args.seeds):
+            started = time.perf_counter()
+            run = run_policy(
+                oracle, template, truth, policy, args.share, seed, checkpoints, estimators
+            )
+            run["seconds"] = time.perf_counter() - started
+            runs.setdefault(policy, []).append(run)
+            last = {e: run["curve"][e][-1]["agreement"] for e in estimators}
+            print(
+                f"{policy} seed {seed}: {run['seconds']:.0f} s, agreement at {budget}: {last}",
+                flush=True,
+            )
+    summary = summarise_runs(runs, oracle.hits, estimators) if oracle.hits <= budget else {}
+    result = {
+        "ratings": str(args.ratings),
+        "criterion": args.criterion,
+        "file_hits": oracle.hits,
+        "budget": budget,
+        "share": args.share,
+        "truth": {
+            "hits": truth.hits,
+            "systems": oracle.systems,
+            "rating": truth.rating.tolist(),
+            "cluster": truth.cluster.tolist(),
+            "pairs_in_different_clusters": len(truth.pairs()),
+        },
+        "summary": summary,
+        "runs": runs,
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=1))
+    print(json.dumps(summary, indent=1))
+    if args.plot:
+        title = (
+            f"{args.ratings.name} ({args.criterion}): {args.seeds} seeds, {estimators[0]} ranking"
+        )
+        plot(args.plot, runs, summary, estimators[0], title)
+    shutil.rmtree(WORK, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

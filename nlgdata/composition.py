@@ -1,0 +1,185 @@
+"""Which systems a new HIT shows: the balanced rule and the active one, as pure functions.
+
+The hand-out (annotation/composition.py) reads, for each system with an output on the
+chosen item, its kept load and its online TrueSkill estimate (mu, sigma), and asks
+`compose` for k of them. Nothing here touches a database, so the simulator and the tests
+call the same code the platform runs.
+
+Online estimate: two-player TrueSkill (Herbrich et al. 2006) in closed form, every pair of
+a submitted HIT in turn (higher score wins, equal scores draw), tau = 0: a static skill,
+so sigma only shrinks. Its constants are on a scale of its own (mu0 = 0, sigma0 = 1,
+beta = 1); only the order of the mus and their sigmas matter to the policy.
+
+Active composition (Sakaguchi et al. 2014 pick the least certain system and an opponent of
+similar skill; here every pair is weighed at once): the value of comparing systems a and b
+again is the expected size of the error the current estimate makes in ordering them,
+
+    loss(d, s) = s * pdf(d / s) - |d| * cdf(-|d| / s),  d = mu_a - mu_b, s^2 = var_a + var_b,
+
+the expected gap, over the belief, of a pair that the estimate orders the wrong way. It is
+small for pairs far apart (their order is known) and for pairs whose sigmas are small
+(a near-tie that is known to be one costs nothing to get wrong), so a clear winner and a run
+of established near-ties both stop drawing HITs. The k systems are chosen greedily: the
+pair of largest value, then each time the system whose values with those chosen add up to
+the most. A configurable share of HITs (default 20%) is composed as balanced HITs are, so
+every system keeps meeting every other and the estimator sees every pair.
+"""
+
+import math
+import random
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+BALANCED = "balanced"
+ACTIVE = "active"
+
+_NORMAL = NormalDist()
+
+
+@dataclass(frozen=True)
+class OnlineParams:
+    mu0: float = 0.0
+    sigma0: float = 1.0
+    beta: float = 1.0
+    draw_probability: float = 0.25
+
+    @property
+    def draw_margin(self) -> float:
+        return _NORMAL.inv_cdf((self.draw_probability + 1) / 2) * math.sqrt(2) * self.beta
+
+
+ONLINE = OnlineParams()
+
+Rating = tuple[float, float]  # (mu, sigma)
+
+
+def _pdf(x: float) -> float:
+    return math.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+
+
+def _cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def rate_1vs1(
+    winner: Rating, loser: Rating, drawn: bool, params: OnlineParams = ONLINE
+) -> tuple[Rating, Rating]:
+    """New (winner, loser) ratings after one game; for a draw the two only name the pair.
+    The `trueskill` package's rate_1vs1 with tau = 0 and the scipy backend, in closed form."""
+    (mu_w, sigma_w), (mu_l, sigma_l) = winner, loser
+    var_w, var_l = sigma_w**2, sigma_l**2
+    c2 = 2 * params.beta**2 + var_w + var_l
+    c = math.sqrt(c2)
+    t, eps = (mu_w - mu_l) / c, params.draw_margin / c
+    if drawn:
+        a, b = eps - abs(t), -eps - abs(t)
+        denom = max(_cdf(a) - _cdf(b), 1e-300)
+        v = (_pdf(b) - _pdf(a)) / denom * (-1 if t < 0 else 1)
+        w = v * v + (a * _pdf(a) - b * _pdf(b)) / denom
+    else:
+        x = t - eps
+        denom = _cdf(x)
+        v = _pdf(x) / denom if denom > 1e-300 else -x
+        w = v * (v + x)
+    w = min(max(w, 0.0), 1.0 - 1e-12)  # keep sigma positive where rounding would not
+    new_w = (mu_w + var_w / c * v, math.sqrt(var_w * (1 - var_w / c2 * w)))
+    new_l = (mu_l - var_l / c * v, math.sqrt(var_l * (1 - var_l / c2 * w)))
+    return new_w, new_l
+
+
+def rate_hit(ratings: dict, scores: Sequence[tuple], params: OnlineParams = ONLINE) -> int:
+    """Apply one HIT's k(k-1)/2 comparisons to `ratings` (key -> (mu, sigma), updated in
+    place; a key not there starts at the prior). `scores` is (key, score) per slot in slot
+    order; pairs of one key with itself are skipped. Returns the comparisons applied."""
+    applied = 0
+    for i, (a, score_a) in enumerate(scores):
+        for b, score_b in scores[i + 1 :]:
+            if a == b:
+                continue
+            prior = (params.mu0, params.sigma0)
+            ra, rb = ratings.get(a, prior), ratings.get(b, prior)
+            if score_b > score_a:
+                ratings[b], ratings[a] = rate_1vs1(rb, ra, False, params)
+            else:
+                ratings[a], ratings[b] = rate_1vs1(ra, rb, score_a == score_b, params)
+            applied += 1
+    return applied
+
+
+def compared(scores: Sequence[tuple]) -> Counter:
+    """Comparisons each key takes part in among one HIT's (key, score) slots."""
+    counts: Counter = Counter()
+    for i, (a, _) in enumerate(scores):
+        for b, _ in scores[i + 1 :]:
+            if a != b:
+                counts[a] += 1
+                counts[b] += 1
+    return counts
+
+
+def misorder_loss(a: Rating, b: Rating) -> float:
+    """Expected gap of the pair if the estimate orders it the wrong way (module docstring)."""
+    d = abs(a[0] - b[0])
+    s = math.sqrt(a[1] ** 2 + b[1] ** 2)
+    if s <= 0:
+        return 0.0
+    return s * _pdf(d / s) - d * _cdf(-d / s)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A system with an output on the item: its loads and its online estimate."""
+
+    key: int
+    load: int  # its live judgments in the criterion
+    load_on_item: int  # its live slots on this item
+    rating: Rating | None  # None: no estimate yet (the prior)
+
+
+def balanced(candidates: Sequence[Candidate], k: int, rng: random.Random) -> list[Candidate]:
+    """The k least loaded, then least shown with the item; ties at random."""
+    shuffled = list(candidates)
+    rng.shuffle(shuffled)  # the sort is stable: equal loads stay in random order
+    shuffled.sort(key=lambda c: (c.load, c.load_on_item))
+    return shuffled[:k]
+
+
+def most_uncertain(
+    candidates: Sequence[Candidate], k: int, rng: random.Random, params: OnlineParams = ONLINE
+) -> list[Candidate]:
+    """The k systems whose relative order is least certain (module docstring)."""
+    pool = list(candidates)
+    rng.shuffle(pool)  # equal values: at random
+    if len(pool) <= k:
+        return pool
+    prior = (params.mu0, params.sigma0)
+    ratings = [c.rating or prior for c in pool]
+    n = len(pool)
+    value = [[misorder_loss(ratings[i], ratings[j]) for j in range(n)] for i in range(n)]
+    first, second = max(
+        ((i, j) for i in range(n) for j in range(i + 1, n)), key=lambda p: value[p[0]][p[1]]
+    )
+    chosen = [first, second]
+    while len(chosen) < k:
+        rest = [i for i in range(n) if i not in chosen]
+        chosen.append(max(rest, key=lambda i: sum(value[i][j] for j in chosen)))
+    return [pool[i] for i in chosen]
+
+
+def compose(
+    candidates: Sequence[Candidate],
+    k: int,
+    policy: str,
+    balanced_share: float,
+    rng: random.Random | None = None,
+) -> tuple[list[Candidate], str]:
+    """k of the candidates for a new HIT, and the policy that chose them: `balanced`, or
+    under `active` the most uncertain systems except for a `balanced_share` of HITs."""
+    rng = rng or random.Random(random.getrandbits(64))  # seeded by random.seed too
+    if policy != ACTIVE:
+        return balanced(candidates, k, rng), BALANCED
+    if rng.random() >= balanced_share:
+        return most_uncertain(candidates, k, rng), ACTIVE
+    return balanced(candidates, k, rng), BALANCED

@@ -1,0 +1,75 @@
+"""What more judgments would settle: for each pair of systems adjacent in a ranking, whether
+its clusters already separate them, and roughly how many more HITs would.
+
+The gap between two adjacent systems, over the spread of that gap across the ranking's runs
+(or resamples), is a signal-to-noise ratio z = gap / sqrt(std_upper^2 + std_lower^2). With
+comparisons accruing at the current rate, the spread falls as 1 / sqrt(HITs), so z grows
+as sqrt(HITs). Two adjacent systems land in different clusters roughly once their 95%
+ranges stop overlapping, which for two equally uncertain systems is z = 1.96 * sqrt(2)
+(about 2.8): the HITs needed are HITs * (2.8 / z)^2. Where that is more than
+`TIED_AFTER` times the HITs so far (z below about 0.84), the pair looks tied at the
+current rate: more judgments of the same kind will not tell them apart soon.
+
+The criterion's clusters stop changing once every pair that can be separated is: the
+largest number of more HITs among the pairs that are neither separated nor tied. Rough by
+nature (it assumes the gap stays what it is now and the mix of comparisons stays the same);
+a forecast, not a promise.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+Z_SEPARATED = 1.96 * math.sqrt(2)
+TIED_AFTER = 10  # times the HITs so far
+
+
+@dataclass(frozen=True)
+class PairForecast:
+    upper: int  # position in the ranking's order, 0 = best
+    lower: int
+    separated: bool
+    z: float
+    more_hits: int | None  # 0 when separated; None when the pair looks tied
+
+    @property
+    def looks_tied(self) -> bool:
+        return self.more_hits is None
+
+
+@dataclass(frozen=True)
+class Forecast:
+    hits: int
+    pairs: list[PairForecast]
+
+    @property
+    def hits_until_stable(self) -> int:
+        """More HITs until the clusters stop changing (0: they have, as far as one can tell)."""
+        return max((p.more_hits or 0 for p in self.pairs), default=0)
+
+    @property
+    def tied(self) -> int:
+        return sum(p.looks_tied for p in self.pairs)
+
+
+def forecast(score: np.ndarray, spread: np.ndarray, cluster: np.ndarray, hits: int) -> Forecast:
+    """``score``, ``spread`` (std over runs) and ``cluster`` per system, in the ranking's
+    order (best first); ``hits``: the HITs the ranking rests on."""
+    pairs = []
+    for i in range(len(score) - 1):
+        gap = float(score[i] - score[i + 1])
+        noise = math.hypot(float(spread[i]), float(spread[i + 1]))
+        z = gap / noise if noise > 0 else math.inf
+        separated = bool(cluster[i] != cluster[i + 1])
+        pairs.append(PairForecast(i, i + 1, separated, z, 0 if separated else more_hits(z, hits)))
+    return Forecast(hits, pairs)
+
+
+def more_hits(z: float, hits: int) -> int | None:
+    if z <= 0 or hits <= 0:
+        return None
+    needed = hits * (Z_SEPARATED / z) ** 2
+    if needed > (1 + TIED_AFTER) * hits:
+        return None
+    return max(1, math.ceil(needed - hits))
