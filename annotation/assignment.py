@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, Min, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet
 from django.utils import timezone
 
 from nlgdata.degrade import degrade
@@ -54,6 +54,7 @@ from .models import (
     ItemSystemLoad,
     Output,
     SystemLoad,
+    original_q,
 )
 
 # Items read from the index's low end to choose among at random: ties beyond these wait
@@ -186,7 +187,7 @@ class Mine:
         mine = Assignment.objects.filter(
             annotator_id=annotator_id, hit__criterion=criterion.criterion
         )
-        checks = HitOutput.objects.filter(hit=OuterRef("hit")).exclude(degraded_text="")
+        checks = HitOutput.objects.attention_checks().filter(hit=OuterRef("hit"))
         rows = list(mine.values_list("pk", "status", "hit__item_id", Exists(checks)))
         active = [pk for pk, status, _, _ in rows if status == Assignment.Status.ASSIGNED]
         kept = [check for _, status, _, check in rows if status != Assignment.Status.EXPIRED]
@@ -310,8 +311,8 @@ def free_hit(item_id: int, criterion: CampaignCriterion, k: int, check: bool) ->
         .exclude(pk__in=taken.values("hit"))
         .exclude(slots__output__system__is_active=False)
         .annotate(
-            size=Count("slots", filter=Q(slots__degraded_text="")),
-            checks=Count("slots", filter=~Q(slots__degraded_text="")),
+            size=Count("slots", filter=original_q("slots__")),
+            checks=Count("slots", filter=~original_q("slots__")),
         )
         .filter(size=k)
     )

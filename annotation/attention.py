@@ -22,7 +22,15 @@ from django.utils import timezone
 from nlgdata.attention import AttentionVerdict, attention_verdict
 
 from .identity import set_excluded
-from .models import Annotator, Assignment, Campaign, CampaignCriterion, HitOutput, Judgment
+from .models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    HitOutput,
+    Judgment,
+    original_q,
+)
 
 # A sweep looks back this far before the last one began: a submission in a transaction that
 # was still open when the last sweep read is seen by this one. Annotators whose verdict
@@ -54,11 +62,10 @@ def check_scores(annotator_id: int) -> tuple[list[float], list[float]]:
     checked = Judgment.objects.filter(
         assignment__annotator_id=annotator_id,
         assignment__status=Assignment.Status.SUBMITTED,
-        slot__degraded_text__gt="",
-    )
+    ).exclude(original_q("slot__"))
     rows = Judgment.objects.filter(
-        Q(slot__degraded_text="", slot__output_id__in=checked.values("slot__output_id"))
-        | Q(slot__degraded_text__gt=""),
+        Q(original_q("slot__"), slot__output_id__in=checked.values("slot__output_id"))
+        | ~original_q("slot__"),
         assignment_id__in=checked.values("assignment_id"),
     ).values_list("assignment_id", "slot__output_id", "slot__degraded_text", "score")
     original: dict[tuple[int, int], float] = {}
@@ -91,7 +98,7 @@ def annotators_checked_since(criterion: CampaignCriterion, since) -> list[Annota
     """The annotators who submitted a checked HIT in the criterion since `since` (None:
     ever) and whose verdict does not count all their checks yet."""
     submitted_checks = Assignment.objects.filter(
-        Exists(HitOutput.objects.filter(hit=OuterRef("hit")).exclude(degraded_text="")),
+        Exists(HitOutput.objects.attention_checks().filter(hit=OuterRef("hit"))),
         status=Assignment.Status.SUBMITTED,
     )
     recent = submitted_checks.filter(

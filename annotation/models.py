@@ -366,10 +366,20 @@ class Hit(models.Model):
         return f"HIT {self.pk} ({self.criterion}, item {self.item_id})"
 
 
+def original_q(to_slot: str = "") -> Q:
+    """The rule for a slot that shows a system's output as it is, not an attention check's
+    degraded copy. `to_slot` is the path from the model queried to the slot ("slot__"
+    from a judgment)."""
+    return Q(**{f"{to_slot}degraded_text": ""})
+
+
 class HitOutputQuerySet(models.QuerySet):
     def originals(self):
         """The slots that show a system's output: not attention checks."""
-        return self.filter(degraded_text="")
+        return self.filter(original_q())
+
+    def attention_checks(self):
+        return self.exclude(original_q())
 
 
 class HitOutput(models.Model):
@@ -389,10 +399,10 @@ class HitOutput(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["hit", "position"], name="hit_position_once"),
             models.UniqueConstraint(
-                fields=["hit", "output"], condition=Q(degraded_text=""), name="hit_output_once"
+                fields=["hit", "output"], condition=original_q(), name="hit_output_once"
             ),
             models.UniqueConstraint(
-                fields=["hit"], condition=~Q(degraded_text=""), name="hit_attention_check_once"
+                fields=["hit"], condition=~original_q(), name="hit_attention_check_once"
             ),
         ]
 
@@ -579,11 +589,11 @@ class ItemSystemLoad(models.Model):
 class JudgmentQuerySet(models.QuerySet):
     def counted(self):
         """Judgments that rankings use (see counted_q), of outputs, not attention checks."""
-        return self.filter(counted_q("assignment__"), slot__degraded_text="")
+        return self.filter(counted_q("assignment__"), original_q("slot__"))
 
     def of_originals(self):
         """Judgments of outputs: attention checks left out."""
-        return self.filter(slot__degraded_text="")
+        return self.filter(original_q("slot__"))
 
     def for_criterion(self, criterion: CampaignCriterion):
         return self.filter(
@@ -602,7 +612,7 @@ class JudgmentQuerySet(models.QuerySet):
     def submitted_per_system(self) -> dict[str, tuple[int, int]]:
         """System name -> (judgments rankings use, judgments left out: flagged or excluded)."""
         rows = (
-            self.filter(assignment__status=Assignment.Status.SUBMITTED, slot__degraded_text="")
+            self.filter(original_q("slot__"), assignment__status=Assignment.Status.SUBMITTED)
             .values("slot__output__system__name")
             .annotate(
                 used=models.Count("id", filter=counted_q("assignment__")),

@@ -266,6 +266,8 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
         else:
             outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
         following = hand_out(assignment.annotator_id, criterion)
+    if following is None:  # their last HIT: the completion code comes next (see finish)
+        record_attention_verdict(assignment.annotator)
     if outcome in OUTCOME_MESSAGES:
         _say_where(request, OUTCOME_MESSAGES[outcome], following)
     return _go_to(following, criterion)
@@ -338,7 +340,11 @@ def _standard(campaign: Campaign) -> dict | None:
 @require_POST
 def finish(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
-    release(_annotator_or_404(request, criterion), criterion)
+    annotator = _annotator_or_404(request, criterion)
+    release(annotator, criterion)
+    # The completion code carries the attention checks' verdict as of now, not of the last
+    # sweep (tasks.py).
+    record_attention_verdict(annotator)
     return redirect(_url("done", criterion))
 
 
@@ -347,8 +353,6 @@ def done(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
     annotator = _annotator_or_404(request, criterion)
     current = active_assignment(annotator, criterion)
-    # The code carries the attention checks' verdict as of now, not of the last sweep.
-    record_attention_verdict(annotator)
     code = identity.completion_code(annotator)
     state = screening.screening_state(annotator.pk, criterion)
     screened_out = state is not None and state.screened_out

@@ -28,7 +28,7 @@ def checked_campaign(every=5, items=12):
 
 
 def check_slot(assignment) -> HitOutput | None:
-    return assignment.hit.slots.exclude(degraded_text="").first()
+    return assignment.hit.slots.attention_checks().first()
 
 
 def work(annotator, criterion, careful: bool) -> Assignment:

@@ -53,6 +53,24 @@ def test_results_page_shows_table_chart_and_counts(organiser):
     assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
 
 
+def test_results_page_says_how_many_annotators_did_and_failed_attention_checks(organiser):
+    campaign, _ = ranked_campaign()  # imported-like: judged HITs without checks
+    campaign.attention_check_every = 5
+    campaign.save()
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert "One HIT in 5 carries a degraded copy" in page
+    assert "No annotator has done a check yet" in page
+    make_annotator(campaign, attention_checks=4, attention_p=0.02)
+    make_annotator(
+        campaign, attention_checks=3, attention_p=1.0, failed_attention_at=timezone.now()
+    )
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert "So far 2 annotators did checks,\n  1 failed (0 left out of rankings now)" in page
+    campaign.attention_check_every = 0
+    campaign.save()
+    assert "Attention checks" not in organiser.get(results_url(campaign)).content.decode()
+
+
 def test_results_page_offers_every_protocol_and_says_what_it_is(organiser):
     campaign, _ = ranked_campaign()
     page = organiser.get(results_url(campaign)).content.decode()
