@@ -35,12 +35,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Exists, F, Min, OuterRef, QuerySet
+from django.db.models import Count, Min, QuerySet
 from django.utils import timezone
 
 from nlgdata.degrade import degrade
 from nlgdata.text import normalise
 
+from . import sql
 from .composition import choose_outputs
 from .loads import add_free, shift_loads, sync_pool
 from .models import (
@@ -50,10 +51,7 @@ from .models import (
     CampaignCriterion,
     Hit,
     HitOutput,
-    ItemLoad,
-    ItemSystemLoad,
     Output,
-    SystemLoad,
     original_q,
 )
 
@@ -94,7 +92,7 @@ def hits_taken(annotator: Annotator, criterion: CampaignCriterion) -> int:
 
 
 def hits_submitted(annotator: Annotator, criterion: CampaignCriterion) -> int:
-    return assignments_in(criterion).submitted().filter(annotator=annotator).count()
+    return sql.submitted_count(annotator.pk, criterion.campaign_id, criterion.criterion)
 
 
 def expire_abandoned(criterion: CampaignCriterion, now=None) -> int:
@@ -162,10 +160,11 @@ def hand_out(annotator_id: int, criterion: CampaignCriterion, now=None) -> Assig
     if hit is None:
         return None
     timeout = timedelta(minutes=campaign.assignment_timeout_minutes)
-    assignment = Assignment.objects.create(
+    assignment = Assignment(
         hit=hit, annotator_id=annotator_id, started_at=now, expires_at=now + timeout
     )
-    add_live_hit(criterion, hit.item_id, systems, reused)
+    sql.insert([assignment])
+    sql.add_live_hit(criterion.pk, hit.item_id, systems, reused)
     note_next_expiry(criterion, assignment.expires_at)
     return assignment
 
@@ -184,11 +183,7 @@ class Mine:
     def of(cls, annotator_id: int, criterion: CampaignCriterion) -> "Mine":
         # An annotator belongs to one campaign: no need to name it (a join the planner
         # might start from the campaign's HITs).
-        mine = Assignment.objects.filter(
-            annotator_id=annotator_id, hit__criterion=criterion.criterion
-        )
-        checks = HitOutput.objects.attention_checks().filter(hit=OuterRef("hit"))
-        rows = list(mine.values_list("pk", "status", "hit__item_id", Exists(checks)))
+        rows = sql.annotator_assignments(annotator_id, criterion.criterion)
         active = [pk for pk, status, _, _ in rows if status == Assignment.Status.ASSIGNED]
         kept = [check for _, status, _, check in rows if status != Assignment.Status.EXPIRED]
         seen = frozenset(item_id for _, _, item_id, _ in rows)
@@ -215,21 +210,10 @@ def next_hit(
     if chosen.free:
         hit = free_hit(chosen.item_id, criterion, k, check)
         if hit is not None:
-            systems = hit.slots.originals().values_list("output__system_id", flat=True)
-            return hit, list(systems), True
+            return hit, sql.slot_systems(hit.pk), True
     outputs, policy = choose_outputs(chosen.item_id, criterion, k)
     hit = build_hit(chosen.item_id, criterion, outputs, policy, check)
     return hit, [o.system_id for o in outputs], False
-
-
-def add_live_hit(criterion: CampaignCriterion, item_id: int, systems: list[int], reused: bool):
-    """A HIT just given out: one more live assignment of its item and slot of its systems
-    (and one free HIT fewer if it was one)."""
-    items = ItemLoad.objects.filter(criterion=criterion, item_id=item_id)
-    items.update(live=F("live") + 1, free=F("free") - int(reused))
-    SystemLoad.objects.filter(criterion=criterion, system_id__in=systems).update(live=F("live") + 1)
-    pairs = ItemSystemLoad.objects.filter(criterion=criterion, item_id=item_id)
-    pairs.filter(system_id__in=systems).update(live=F("live") + 1)
 
 
 def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
@@ -252,12 +236,7 @@ class ChosenItem:
 def choose_item(seen: frozenset[int], criterion: CampaignCriterion) -> ChosenItem | None:
     """The eligible item with the fewest live assignments among those not `seen`; ties at
     random among the first rows of the index."""
-    lowest = list(
-        ItemLoad.objects.filter(criterion=criterion, eligible=True)
-        .exclude(item_id__in=seen)
-        .order_by("live")
-        .values_list("item_id", "live", "free")[:CANDIDATES]
-    )
+    lowest = sql.lowest_items(criterion.pk, seen, CANDIDATES)
     if not lowest:
         return None
     fewest = lowest[0][1]
@@ -273,19 +252,20 @@ def build_hit(
 ) -> Hit:
     """A new HIT showing `outputs` in random order, composed by the policy `composition`,
     and with `check` a degraded copy of one of them at a random position among them."""
-    hit = Hit.objects.create(
+    hit = Hit(
         campaign_id=criterion.campaign_id,
         criterion=criterion.criterion,
         item_id=item_id,
         composition=composition,
     )
+    sql.insert([hit])
     slots = [HitOutput(hit=hit, output=output) for output in outputs]
     if check:
         slots.append(attention_check_slot(hit, outputs))
     random.shuffle(slots)
     for position, slot in enumerate(slots, start=1):
         slot.position = position
-    HitOutput.objects.bulk_create(slots)
+    sql.insert(slots)
     return hit
 
 

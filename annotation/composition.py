@@ -20,11 +20,11 @@ from collections import Counter
 from collections.abc import Iterable
 
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
 
 from nlgdata.composition import Candidate, Rating, compared, compose, rate_hit
 
-from .models import CampaignCriterion, ItemSystemLoad, Judgment, Output, SystemLoad
+from . import sql
+from .models import CampaignCriterion, Judgment, Output
 
 Estimates = dict[str, list[float]]  # as stored: system id (a JSON key) -> [mu, sigma, n]
 
@@ -37,20 +37,11 @@ def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> tuple[
     """k of the item's outputs of active systems for a new HIT, and the policy that chose
     them (the criterion's, or `balanced` for the balanced share of an active criterion):
     one query over the item's outputs and their kept loads."""
-    of_system = {"criterion": criterion, "system_id": OuterRef("system_id")}
-    on_item = ItemSystemLoad.objects.filter(item_id=item_id, **of_system)
-    outputs = {
-        output.system_id: output
-        for output in Output.objects.filter(item_id=item_id, system__is_active=True).annotate(
-            load=Subquery(SystemLoad.objects.filter(**of_system).values("live")[:1]),
-            load_on_item=Subquery(on_item.values("live")[:1]),
-        )
-    }
     ratings = ratings_of(criterion.estimates)
-    candidates = [
-        Candidate(system, o.load or 0, o.load_on_item or 0, ratings.get(system))
-        for system, o in outputs.items()
-    ]
+    outputs, candidates = {}, []
+    for output_id, system, text, load, load_on_item in sql.item_outputs(criterion.pk, item_id):
+        outputs[system] = Output(id=output_id, item_id=item_id, system_id=system, text=text)
+        candidates.append(Candidate(system, load, load_on_item, ratings.get(system)))
     share = criterion.balanced_share / 100
     chosen, policy = compose(candidates, k, criterion.composition, share)
     return [outputs[c.key] for c in chosen], policy

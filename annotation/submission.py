@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from nlgdata.text import normalise
 
+from . import sql
 from .assignment import lock_criterion
 from .composition import estimates_after
 from .loads import add_free, lock_criteria, shift_loads
@@ -58,7 +59,7 @@ def shown_outputs(hit: Hit) -> list[Shown]:
     """The sentences of a HIT in the order shown, identical outputs merged (an attention
     check, scored on its own, never merges with an output)."""
     by_text: dict[tuple[str, bool], Shown] = {}
-    for slot in hit.slots.select_related("output").order_by("position"):
+    for slot in sql.hit_slots(hit):
         text = (normalise(slot.text), slot.is_attention_check)
         if text not in by_text:
             label = string.ascii_uppercase[len(by_text)]
@@ -153,33 +154,22 @@ def save_judgments(
             Judgment(assignment=assignment, slot=slot, score=answer.score, **coverage)
             for slot in shown.slots
         ]
-    Judgment.objects.bulk_create(judgments)
+    sql.insert(judgments)
 
 
 def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> bool:
     """Mark the assignment submitted, as a compare-and-set on what was read of it; False
     (and nothing written) if its status or its annotator's exclusion changed meanwhile."""
-    submitted_at = timezone.now()
-    read = Assignment.objects.filter(
-        pk=assignment.pk,
-        status=assignment.status,
-        annotator__is_excluded=assignment.annotator.is_excluded,
-    )
-    assignment.submitted_at = submitted_at  # the flag depends on it
+    assignment.submitted_at = timezone.now()  # the flag depends on it
     flag = quality_flag(assignment, criterion)
-    changed = read.update(
-        status=Assignment.Status.SUBMITTED,
-        submitted_at=submitted_at,
-        submission_key=key,
-        flag=flag,
+    if not sql.mark_submitted(assignment, key, flag):
+        return False
+    assignment.status, assignment.submission_key, assignment.flag = (
+        Assignment.Status.SUBMITTED,
+        key,
+        flag,
     )
-    if changed:
-        assignment.status, assignment.submission_key, assignment.flag = (
-            Assignment.Status.SUBMITTED,
-            key,
-            flag,
-        )
-    return bool(changed)
+    return True
 
 
 def quality_flag(assignment: Assignment, criterion: CampaignCriterion) -> str:

@@ -8,15 +8,14 @@ annotator can reach only their own assignments.
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
-from django.db.models import OuterRef, Subquery
 from django.http import Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from nlgdata.inputs import InputError, check_input
 
-from . import identity, screening
+from . import identity, screening, sql
 from .assignment import (
     active_assignment,
     hand_out,
@@ -74,14 +73,13 @@ def _criterion_or_404(
     """The criterion, with its campaign; with `lock`, its row lock too (see
     assignment.lock_criterion), inside the caller's transaction; with `session`, the id of
     the annotator it remembers for the campaign (`remembered_annotator_id`, None if none):
-    all in one query."""
-    criteria = CampaignCriterion.objects.select_related("campaign")
-    if lock:
-        criteria = criteria.select_for_update(of=("self",))
-    if session is not None:
-        criteria = criteria.annotate(remembered_annotator_id=identity.remembered_in_query(session))
-    criteria = criteria.exclude(campaign__status=Campaign.Status.DRAFT)
-    return get_object_or_404(criteria, campaign__slug=slug, criterion=criterion_name)
+    all in one query (sql.py: every annotator page reads it)."""
+    remembered = identity.remembered_ids(session) if session is not None else []
+    criterion, annotator_id = sql.criterion_by_slug(slug, criterion_name, lock, remembered)
+    if criterion is None:
+        raise Http404("No such campaign or criterion open to annotators.")
+    criterion.remembered_annotator_id = annotator_id  # type: ignore[attr-defined]
+    return criterion
 
 
 def _annotator_or_404(request, criterion: CampaignCriterion) -> Annotator:
@@ -97,14 +95,13 @@ def _assignment_or_404(request, criterion: CampaignCriterion, pk: int) -> Assign
     annotator_id = identity.remembered_id(request.session, criterion.campaign)
     if annotator_id is None:
         raise Http404("No annotator known in this browser for this campaign.")
-    assignments = Assignment.objects.select_related("annotator", "hit__item")
-    return get_object_or_404(
-        assignments,
-        pk=pk,
-        annotator_id=annotator_id,
-        hit__campaign=criterion.campaign_id,
-        hit__criterion=criterion.criterion,
+    campaign = criterion.campaign
+    assignment, _ = sql.annotators_assignment(
+        pk, [annotator_id], campaign.slug, criterion.criterion
     )
+    if assignment is None:
+        raise Http404("No such HIT of yours.")
+    return assignment
 
 
 def _url(name: str, criterion: CampaignCriterion, *args) -> str:
@@ -284,19 +281,11 @@ def _submitted_assignment_or_404(request, slug: str, criterion_name: str, pk: in
     the campaign's slug, with its annotator, HIT and item, and its criterion's
     `coverage_required` (the form needs it before the criterion's row is locked)."""
     remembered = identity.remembered_ids(request.session)
-    required = CampaignCriterion.objects.filter(
-        campaign=OuterRef("hit__campaign"), criterion=OuterRef("hit__criterion")
-    ).values("coverage_required")[:1]
-    assignments = Assignment.objects.select_related("annotator", "hit__item").annotate(
-        coverage_required=Subquery(required)
-    )
-    return get_object_or_404(
-        assignments.exclude(hit__campaign__status=Campaign.Status.DRAFT),
-        pk=pk,
-        annotator_id__in=remembered,
-        hit__campaign__slug=slug,
-        hit__criterion=criterion_name,
-    )
+    assignment, coverage_required = sql.annotators_assignment(pk, remembered, slug, criterion_name)
+    if assignment is None:
+        raise Http404("No such HIT of yours.")
+    assignment.coverage_required = coverage_required  # type: ignore[attr-defined]
+    return assignment
 
 
 def _hit_context(criterion, assignment, form) -> dict:
