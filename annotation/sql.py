@@ -12,10 +12,13 @@ SQLite 3.35). Inserts take model instances, so defaults and the conversion of va
 database stay the model's own (`insert`).
 """
 
+import functools
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Model
+from django.db.models.expressions import Col
 
 from .models import (
     Annotator,
@@ -48,24 +51,49 @@ def placeholders(n: int) -> str:
 
 def columns(model: type[Model], alias: str) -> str:
     """The select list of a model's concrete columns, in the order `made` reads them."""
-    return ", ".join(f"{alias}.{connection.ops.quote_name(f.column)}" for f in _fields(model))
+    return _shape(model, connection.vendor).columns.replace("{alias}", alias)
 
 
 def made(model: type[Model], values: Sequence):
     """An instance of `model` from the values of its `columns`, converted as the ORM
     converts them (datetimes on SQLite, JSON) and marked as loaded from the database."""
-    converted = []
-    for field, value in zip(_fields(model), values, strict=True):
-        column = field.get_col(model._meta.db_table)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+    shape = _shape(model, connection.vendor)
+    values = list(values)
+    for i, column, converters in shape.converted:
         for convert in converters:
-            value = convert(value, column, connection)
-        converted.append(value)
-    return model.from_db(connection.alias, [f.attname for f in _fields(model)], converted)
+            values[i] = convert(values[i], column, connection)
+    return model.from_db(connection.alias, shape.attnames, values)
 
 
 def _fields(model: type[Model]) -> Sequence:
     return model._meta.concrete_fields
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What `columns` and `made` need of a model, worked out once per database vendor."""
+
+    columns: str  # with "{alias}" where the table's alias goes
+    attnames: list[str]
+    converted: list[tuple[int, Col, list]]  # (position, column, converters) where any
+
+
+@functools.cache
+def _shape(model: type[Model], vendor: str) -> Shape:
+    quote = connection.ops.quote_name
+    fields = _fields(model)
+    converted = []
+    for i, field in enumerate(fields):
+        column = field.get_col(model._meta.db_table)
+        converters = connection.ops.get_db_converters(column)
+        converters += column.get_db_converters(connection)
+        if converters:
+            converted.append((i, column, converters))
+    return Shape(
+        ", ".join("{alias}." + quote(f.column) for f in fields),
+        [f.attname for f in fields],
+        converted,
+    )
 
 
 def insert(instances: Sequence[Model]) -> None:
