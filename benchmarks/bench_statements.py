@@ -7,9 +7,9 @@ side by side in one process, on the same rows.
 
 It creates a database of its own (test_<name>), builds an E2E-sized campaign (630 items,
 21 systems, 630 judged HITs of all 21: 13,230 judgments), gives an annotator a HIT, times
-each statement both ways (the writes inside a transaction rolled back after each call), checks that both ways
-give the same answer, and drops the database at the end. CPU is this process's only: what
-the database spends is the same both ways, but for the planning of a longer statement.
+each statement both ways (the writes inside a transaction rolled back after each call),
+checks that both ways give the same answer, and drops the database at the end. CPU is this
+process's only: the database's work is the same both ways.
 """
 
 import argparse
