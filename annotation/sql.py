@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import Model
 from django.db.models.expressions import Col
+from django.utils import timezone
 
 from .models import (
     Annotator,
@@ -255,6 +256,21 @@ def mark_submitted(assignment: Assignment, key: str, flag: str) -> bool:
                 assignment.annotator.is_excluded,
             ],
         )
+    )
+
+
+def record_judgments_change(criterion: CampaignCriterion, estimates=None) -> None:
+    """CampaignCriterion's queryset method of that name for one criterion, with its new
+    online estimates if given, in one statement (the submission's last under the lock)."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    learnt, params = "", []
+    if estimates is not None:
+        field = CampaignCriterion._meta.get_field("estimates")
+        learnt, params = ", estimates = %s", [field.get_db_prep_save(estimates, connection)]
+    execute(
+        "UPDATE annotation_campaigncriterion SET judgments_version = judgments_version + 1,"
+        f" judgments_changed_at = %s{learnt} WHERE id = %s",
+        [now, *params, criterion.pk],
     )
 
 

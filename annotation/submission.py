@@ -108,11 +108,10 @@ def save_submission(
         shift_loads(criterion, Assignment.objects.filter(pk=assignment.pk), +1 if is_live else -1)
     if was_expired:  # its HIT, free since it expired, is done after all
         add_free(criterion, Counter([assignment.hit.item_id]), -1)
-    learnt = {}
+    learnt = None
     if is_live:  # counted: the online estimate learns from it at once, in the same UPDATE
-        criterion.estimates = estimates_after(criterion, slot_scores(shown, answers))
-        learnt["estimates"] = criterion.estimates
-    CampaignCriterion.objects.filter(pk=criterion.pk).record_judgments_change(**learnt)
+        criterion.estimates = learnt = estimates_after(criterion, slot_scores(shown, answers))
+    sql.record_judgments_change(criterion, learnt)
     return Outcome.SAVED
 
 
