@@ -130,16 +130,19 @@ def criterion_by_slug(
     """The criterion `name` of the campaign `slug` (not a draft), with its campaign; with
     `lock`, its row lock too (not its campaign's), inside the caller's transaction; and of
     `annotators`, the one who belongs to its campaign (None if none): one query."""
-    which = placeholders(len(annotators)) if annotators else "NULL"
+    remembered = "NULL"  # no subquery to plan and run when no annotator is asked about
+    if annotators:
+        remembered = (
+            "(SELECT a.id FROM annotation_annotator a"
+            f" WHERE a.id IN ({placeholders(len(annotators))}) AND a.campaign_id = p.id LIMIT 1)"
+        )
     lock_sql = ""
     if lock and connection.features.has_select_for_update_of:
         lock_sql = " FOR UPDATE OF c"
     elif lock and connection.features.has_select_for_update:
         lock_sql = " FOR UPDATE"
     found = rows(
-        f"SELECT {columns(CampaignCriterion, 'c')}, {columns(Campaign, 'p')},"
-        " (SELECT a.id FROM annotation_annotator a"
-        f"   WHERE a.campaign_id = p.id AND a.id IN ({which}) LIMIT 1) "
+        f"SELECT {columns(CampaignCriterion, 'c')}, {columns(Campaign, 'p')}, {remembered} "
         "FROM annotation_campaigncriterion c JOIN annotation_campaign p ON p.id = c.campaign_id "
         f"WHERE p.slug = %s AND c.criterion = %s AND p.status <> %s{lock_sql}",
         [*annotators, slug, name, Campaign.Status.DRAFT],
