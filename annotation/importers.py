@@ -27,6 +27,7 @@ from nlgdata.datafiles import (
 from nlgdata.datafiles import unquote as unquote_field
 from nlgdata.inputs import InputError, check_input, check_kind, input_key, parse_mr
 
+from . import sql
 from .models import Campaign, DataFile, Item, Output, System
 
 # Rows are written in batches of at most this many rows or characters of text.
@@ -164,6 +165,7 @@ def import_items(campaign: Campaign, file: BinaryIO, file_name: str, user=None) 
         summary = ImportSummary(file_name, rows.count, {"items": created})
         record_file(campaign, DataFile.Kind.ITEMS, opened, summary, user=user)
         campaign.criteria.record_pool_change()
+        sql.analyze(Item)
     return summary
 
 
@@ -355,6 +357,7 @@ def import_outputs(
         summary = ImportSummary(file_name, count, {"outputs": count})
         record_file(campaign, DataFile.Kind.OUTPUTS, opened, summary, system, user)
         campaign.criteria.record_pool_change()
+        sql.analyze(Output)
     return summary
 
 

@@ -20,6 +20,7 @@ from nlgdata.datafiles import DataFileError, Row, batches, read_table
 from nlgdata.judgments import COVERAGE_MARKS, E2E_COVERAGE_WORDS, MAX_SCORE_DIGITS, coverage_allowed
 from nlgdata.text import normalise
 
+from . import sql
 from .csvsafe import unguarded
 from .importers import (
     BATCH_CHARS,
@@ -227,6 +228,7 @@ def import_ratings(
         campaign.criteria.filter(criterion=criterion).record_judgments_change()
         # New submitted HITs, maybe new items, systems and outputs: count the loads again.
         campaign.criteria.record_pool_change(recount=True)
+        sql.analyze(Item, System, Output, Annotator, Hit, HitOutput, Assignment, Judgment)
         note = ""
         if running and writer.created["systems"]:
             note = (
