@@ -3,6 +3,7 @@ import io
 import json
 
 import pytest
+from django.db import connection
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -229,6 +230,18 @@ def test_import_ratings_records_a_judgments_change_of_its_criterion():
     import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv")
     versions = dict(campaign.criteria.values_list("criterion", "judgments_version"))
     assert versions == {"quality": 1, "naturalness": 0}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's planner statistics")
+def test_import_ratings_brings_the_planner_statistics_up_to_date():
+    campaign = make_campaign()
+    rows = [RATINGS_ROW.format(id=n, q1=100) for n in range(1, 41)]
+    import_ratings(campaign, io.BytesIO(ratings_file(*rows)), "q.csv")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'annotation_judgment'")
+        (judgments,) = cursor.fetchone()
+    # Before autovacuum: -1 (never analysed) or the size at the last analysis.
+    assert judgments == Judgment.objects.count() == 120
 
 
 def test_import_ratings_refused_records_no_change():
