@@ -22,7 +22,14 @@ from collections.abc import Iterable
 from django.db import transaction
 from django.db.models import OuterRef, Subquery
 
-from nlgdata.composition import Candidate, Rating, compared, compose, rate_hit
+from nlgdata.composition import (
+    Candidate,
+    Rating,
+    compared,
+    comparisons_per_pair,
+    compose,
+    rate_hit,
+)
 
 from .models import CampaignCriterion, ItemSystemLoad, Judgment, Output, SystemLoad
 
@@ -35,8 +42,9 @@ def ratings_of(estimates: Estimates) -> dict[int, Rating]:
 
 def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> tuple[list[Output], str]:
     """k of the item's outputs of active systems for a new HIT, and the policy that chose
-    them (the criterion's, or `balanced` for the balanced share of an active criterion):
-    one query over the item's outputs and their kept loads."""
+    them (the criterion's, or `balanced` for the balanced share of an active criterion and
+    once it has had its active comparisons): one query over the item's outputs and their
+    kept loads."""
     of_system = {"criterion": criterion, "system_id": OuterRef("system_id")}
     on_item = ItemSystemLoad.objects.filter(item_id=item_id, **of_system)
     outputs = {
@@ -52,7 +60,8 @@ def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> tuple[
         for system, o in outputs.items()
     ]
     share = criterion.balanced_share / 100
-    chosen, policy = compose(candidates, k, criterion.composition, share)
+    per_pair = comparisons_per_pair(int(n) for _, _, n in criterion.estimates.values())
+    chosen, policy = compose(candidates, k, criterion.composition, share, per_pair=per_pair)
     return [outputs[c.key] for c in chosen], policy
 
 
