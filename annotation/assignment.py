@@ -15,8 +15,8 @@ Balance: the item is the one with the fewest live assignments (submitted and cou
 still open) among those the annotator has not seen in this criterion; its k outputs come
 from the k active systems with the fewest live judgments in the criterion, then those
 least often shown with this item, ties at random. Under active composition (composition.py)
-the criterion's systems are those whose order is least certain, but for a share of balanced
-HITs; the HIT records which policy chose them.
+the criterion's systems are those that more judgments can tell apart, but for a share of
+balanced HITs; the HIT records which policy chose them.
 
 Cost: the counts balance rests on are kept (loads.py), so a hand-out reads the lowest rows
 of an index, the annotator's own assignments and the item's own HITs: a bounded number of

@@ -21,7 +21,14 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from nlgdata.composition import Candidate, Rating, compared, compose, rate_hit
+from nlgdata.composition import (
+    Candidate,
+    Rating,
+    compared,
+    comparisons_per_pair,
+    compose,
+    rate_hit,
+)
 
 from . import sql
 from .models import CampaignCriterion, Judgment, Output
@@ -35,15 +42,17 @@ def ratings_of(estimates: Estimates) -> dict[int, Rating]:
 
 def choose_outputs(item_id: int, criterion: CampaignCriterion, k: int) -> tuple[list[Output], str]:
     """k of the item's outputs of active systems for a new HIT, and the policy that chose
-    them (the criterion's, or `balanced` for the balanced share of an active criterion):
-    one query over the item's outputs and their kept loads."""
+    them (the criterion's, or `balanced` for the balanced share of an active criterion and
+    once it has had its active comparisons): one query over the item's outputs and their
+    kept loads."""
     ratings = ratings_of(criterion.estimates)
     outputs, candidates = {}, []
     for output_id, system, text, load, load_on_item in sql.item_outputs(criterion.pk, item_id):
         outputs[system] = Output(id=output_id, item_id=item_id, system_id=system, text=text)
         candidates.append(Candidate(system, load, load_on_item, ratings.get(system)))
     share = criterion.balanced_share / 100
-    chosen, policy = compose(candidates, k, criterion.composition, share)
+    per_pair = comparisons_per_pair(int(n) for _, _, n in criterion.estimates.values())
+    chosen, policy = compose(candidates, k, criterion.composition, share, per_pair=per_pair)
     return [outputs[c.key] for c in chosen], policy
 
 

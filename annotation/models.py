@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.db.models.functions import MD5
 from django.utils import timezone
 
-from nlgdata.composition import ACTIVE, BALANCED
+from nlgdata.composition import ACTIVE, ACTIVE_PER_PAIR, BALANCED
 from nlgdata.inputs import KINDS
 
 
@@ -158,7 +158,7 @@ class Composition(models.TextChoices):
     """How the systems of a new HIT are chosen (nlgdata/composition.py)."""
 
     BALANCED = BALANCED, "Balanced: the least judged systems"
-    ACTIVE = ACTIVE, "Active: the systems whose order is least certain"
+    ACTIVE = ACTIVE, "Active: the systems that more judgments can tell apart"
 
 
 class CampaignCriterion(models.Model):
@@ -198,7 +198,8 @@ class CampaignCriterion(models.Model):
         default=20,
         validators=[MaxValueValidator(100)],
         help_text="Under active composition, the share of HITs still composed as balanced"
-        " ones, so every system keeps meeting every other.",
+        " ones, so every system keeps meeting every other; once the criterion has had"
+        f" {ACTIVE_PER_PAIR} comparisons per pair of systems, every HIT is balanced.",
     )
     # The online estimate, system id -> [mu, sigma, comparisons] (annotation/composition.py):
     # kept on the row the hand-out and the submission lock and read anyway, so reading it

@@ -11,24 +11,34 @@ so sigma only shrinks. Its constants are on a scale of its own (mu0 = 0, sigma0 
 beta = 1); only the order of the mus and their sigmas matter to the policy.
 
 Active composition (Sakaguchi et al. 2014 pick the least certain system and an opponent of
-similar skill; here every pair is weighed at once): the value of comparing systems a and b
-again is the expected size of the error the current estimate makes in ordering them,
+similar skill; here every pair is weighed at once). The value of comparing systems a and b
+again is how much more data can still separate them,
 
-    loss(d, s) = s * pdf(d / s) - |d| * cdf(-|d| / s),  d = mu_a - mu_b, s^2 = var_a + var_b,
+    value(d, s) = s * pdf(|d| / s - 2),  d = mu_a - mu_b, s^2 = var_a + var_b:
 
-the expected gap, over the belief, of a pair that the estimate orders the wrong way. It is
-small for pairs far apart (their order is known) and for pairs whose sigmas are small
-(a near-tie that is known to be one costs nothing to get wrong), so a clear winner and a run
-of established near-ties both stop drawing HITs. The k systems are chosen greedily: the
-pair of largest value, then each time the system whose values with those chosen add up to
-the most. A configurable share of HITs (default 20%) is composed as balanced HITs are, so
-every system keeps meeting every other and the estimator sees every pair.
+largest for pairs about two sigmas apart (a little more data puts them apart for good),
+small for clear separations (settled already) and for near-ties whose sigmas are small (more
+data will not separate them either: they end up in one cluster whatever we do). An earlier
+value, the expected size of a misordering, kept spending HITs on established near-ties and
+lost to balanced composition in the simulator (README, "Does it pay?").
+
+A HIT's k systems: while the item's leader and runner-up by mu have overlapping 95%
+intervals, those two, since which system is best is the question organisers ask first and
+a clear winner is otherwise left out of active HITs until late; else the pair of largest
+value. Then, each time, the system whose values with those chosen add up to the most.
+
+Active composition spends only the early budget: once the criterion has had
+ACTIVE_PER_PAIR comparisons per pair of systems on average, every HIT is composed as a
+balanced one. Unevenly sampled pairs bias the resampling estimators (the E2E protocol
+most), and balanced HITs, taking the least judged systems, even the loads out again. Before
+that, a configurable share of HITs (default 20%) is composed balanced too, so every system
+keeps meeting every other.
 """
 
 import math
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
@@ -51,6 +61,12 @@ class OnlineParams:
 
 
 ONLINE = OnlineParams()
+
+# Comparisons per pair of systems, on average in the criterion, after which every HIT is
+# composed balanced (module docstring). E2E quality: 21 systems, about 1,050 HITs of 5.
+ACTIVE_PER_PAIR = 50
+# Intervals of mu +- INTERVAL_Z sigma that overlap leave the leader undecided.
+INTERVAL_Z = 1.96
 
 Rating = tuple[float, float]  # (mu, sigma)
 
@@ -119,13 +135,26 @@ def compared(scores: Sequence[tuple]) -> Counter:
     return counts
 
 
-def misorder_loss(a: Rating, b: Rating) -> float:
-    """Expected gap of the pair if the estimate orders it the wrong way (module docstring)."""
+def comparisons_per_pair(comparisons: Iterable[int]) -> float:
+    """The average comparisons per pair of systems, from each system's comparisons (every
+    comparison is counted by both of its systems)."""
+    counts = list(comparisons)
+    pairs = len(counts) * (len(counts) - 1) / 2
+    return sum(counts) / 2 / pairs if pairs else 0.0
+
+
+def separation_value(a: Rating, b: Rating) -> float:
+    """How much comparing a and b again can separate them (module docstring)."""
     d = abs(a[0] - b[0])
     s = math.sqrt(a[1] ** 2 + b[1] ** 2)
     if s <= 0:
         return 0.0
-    return s * _pdf(d / s) - d * _cdf(-d / s)
+    return s * _pdf(d / s - 2)
+
+
+def leader_undecided(leader: Rating, runner_up: Rating) -> bool:
+    """Whether the two mu +- INTERVAL_Z sigma intervals overlap."""
+    return leader[0] - runner_up[0] < INTERVAL_Z * (leader[1] + runner_up[1])
 
 
 @dataclass(frozen=True)
@@ -146,10 +175,22 @@ def balanced(candidates: Sequence[Candidate], k: int, rng: random.Random) -> lis
     return shuffled[:k]
 
 
-def most_uncertain(
+def _first_pair(ratings: list[Rating], value: list[list[float]]) -> list[int]:
+    """The leader and runner-up while undecided, else the pair of largest value."""
+    n = len(ratings)
+    leader, runner_up = sorted(range(n), key=lambda i: ratings[i][0], reverse=True)[:2]
+    if leader_undecided(ratings[leader], ratings[runner_up]):
+        return [leader, runner_up]
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    first, second = max(pairs, key=lambda p: value[p[0]][p[1]])
+    return [first, second]
+
+
+def most_separable(
     candidates: Sequence[Candidate], k: int, rng: random.Random, params: OnlineParams = ONLINE
 ) -> list[Candidate]:
-    """The k systems whose relative order is least certain (module docstring)."""
+    """The k systems that more comparisons can best separate, the leader and runner-up
+    first while they are undecided (module docstring)."""
     pool = list(candidates)
     rng.shuffle(pool)  # equal values: at random
     if len(pool) <= k:
@@ -157,11 +198,8 @@ def most_uncertain(
     prior = (params.mu0, params.sigma0)
     ratings = [c.rating or prior for c in pool]
     n = len(pool)
-    value = [[misorder_loss(ratings[i], ratings[j]) for j in range(n)] for i in range(n)]
-    first, second = max(
-        ((i, j) for i in range(n) for j in range(i + 1, n)), key=lambda p: value[p[0]][p[1]]
-    )
-    chosen = [first, second]
+    value = [[separation_value(ratings[i], ratings[j]) for j in range(n)] for i in range(n)]
+    chosen = _first_pair(ratings, value)
     while len(chosen) < k:
         rest = [i for i in range(n) if i not in chosen]
         chosen.append(max(rest, key=lambda i: sum(value[i][j] for j in chosen)))
@@ -174,12 +212,15 @@ def compose(
     policy: str,
     balanced_share: float,
     rng: random.Random | None = None,
+    per_pair: float = 0.0,
 ) -> tuple[list[Candidate], str]:
     """k of the candidates for a new HIT, and the policy that chose them: `balanced`, or
-    under `active` the most uncertain systems except for a `balanced_share` of HITs."""
+    under `active` the systems that more comparisons can best separate, except for a
+    `balanced_share` of HITs and for every HIT once the criterion has had `per_pair`
+    >= ACTIVE_PER_PAIR comparisons per pair of systems (`comparisons_per_pair`)."""
     rng = rng or random.Random(random.getrandbits(64))  # seeded by random.seed too
-    if policy != ACTIVE:
+    if policy != ACTIVE or per_pair >= ACTIVE_PER_PAIR:
         return balanced(candidates, k, rng), BALANCED
     if rng.random() >= balanced_share:
-        return most_uncertain(candidates, k, rng), ACTIVE
+        return most_separable(candidates, k, rng), ACTIVE
     return balanced(candidates, k, rng), BALANCED

@@ -11,6 +11,7 @@ from annotation.assignment import lock_criterion, next_assignment
 from annotation.composition import replayed_estimates, reset_estimates
 from annotation.models import Assignment, Composition, Criterion, Hit, Judgment
 from annotation.submission import Answer, shown_outputs, submit
+from nlgdata.composition import ACTIVE_PER_PAIR
 from tests.annotation.test_assignment import needs_postgres, run_together
 from tests.annotation.test_loads import BOUNDS, visit_costs
 from tests.factories import (
@@ -58,6 +59,21 @@ def test_every_hit_records_the_policy_that_composed_it():
     work(campaign, criterion, 40)
     policies = set(Hit.objects.values_list("composition", flat=True))
     assert policies == {Composition.ACTIVE, Composition.BALANCED}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("per_pair", "expected"), [(40, Composition.ACTIVE), (50, Composition.BALANCED)]
+)
+def test_active_composes_balanced_after_its_comparisons_per_pair(per_pair, expected):
+    campaign, criterion = active_criterion(share=0, outputs_per_hit=3)
+    assert ACTIVE_PER_PAIR == 50
+    systems = campaign.systems.order_by("pk")
+    each = 2 * per_pair * (len(systems) - 1) // 2  # 15 pairs: 2 * per_pair * 15 / 6 each
+    criterion.estimates = {str(s.pk): [n / 10, 0.3, each] for n, s in enumerate(systems)}
+    criterion.save()
+    work(campaign, criterion, 3)
+    assert set(Hit.objects.values_list("composition", flat=True)) == {expected}
 
 
 @pytest.mark.django_db
@@ -177,7 +193,9 @@ def test_organiser_switches_a_running_criterion_to_active_in_the_admin(organiser
 
 @pytest.mark.django_db(transaction=True)
 def test_active_composition_costs_no_query_more_than_balanced(client):
-    campaign = make_bulk_judged_campaign(50, items=70, min_seconds_per_hit=0)
+    # 30 HITs of 5 systems: 30 comparisons per pair, under ACTIVE_PER_PAIR, so that the
+    # visit's HITs are composed actively.
+    campaign = make_bulk_judged_campaign(30, items=70, min_seconds_per_hit=0)
     criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
     criterion.composition, criterion.balanced_share = Composition.ACTIVE, 0
     criterion.save()

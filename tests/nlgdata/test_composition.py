@@ -6,13 +6,15 @@ import trueskill
 
 from nlgdata.composition import (
     ACTIVE,
+    ACTIVE_PER_PAIR,
     BALANCED,
     ONLINE,
     Candidate,
+    comparisons_per_pair,
     compose,
-    misorder_loss,
     rate_1vs1,
     rate_hit,
+    separation_value,
 )
 
 
@@ -43,25 +45,47 @@ def test_rate_hit_makes_every_pair_higher_score_wins():
     assert all(sigma < ONLINE.sigma0 for _, sigma in ratings.values())
 
 
-def test_active_chooses_the_two_closest_uncertain_systems():
+def test_active_chooses_the_two_close_systems_that_more_data_can_separate():
+    """Of the close pairs, the uncertain one about two sigmas apart; not a near-tie known
+    to be one, nor one whose sigmas are so wide that it is a coin toss either way."""
     estimates = {
-        1: (0.0, 0.1),  # known, far from everyone
-        2: (3.0, 0.1),
-        3: (1.0, 0.5),  # 3 and 4: close and uncertain
-        4: (1.05, 0.5),
-        5: (1.02, 0.02),  # as close, but both known precisely: a near-tie known to be one
-        6: (1.04, 0.02),
+        1: (5.0, 0.1),  # the leader, known to be ahead: not the leader's question any more
+        2: (1.0, 0.3),  # 2 and 3: close and uncertain, about two sigmas apart
+        3: (0.2, 0.3),
+        4: (0.5, 0.02),  # a near-tie known precisely: more data will not separate it
+        5: (0.52, 0.02),
+        6: (-5.0, 0.5),  # a near-tie as uncertain as can be, far from everyone
+        7: (-5.02, 0.5),
     }
     for seed in range(20):
         chosen, policy = compose(candidates(estimates), 2, ACTIVE, 0.0, random.Random(seed))
         assert policy == ACTIVE
-        assert {c.key for c in chosen} == {3, 4}
+        assert {c.key for c in chosen} == {2, 3}
 
 
-def test_misorder_loss_falls_with_the_gap_and_with_certainty():
-    assert misorder_loss((0, 0.5), (0.1, 0.5)) > misorder_loss((0, 0.5), (2.0, 0.5))
-    assert misorder_loss((0, 0.5), (0.1, 0.5)) > misorder_loss((0, 0.05), (0.1, 0.05))
-    assert misorder_loss((0, 0), (0, 0)) == 0
+def test_active_keeps_the_leader_and_runner_up_while_their_intervals_overlap():
+    estimates = {
+        1: (1.0, 0.2),  # leader and runner-up, intervals overlapping
+        2: (0.6, 0.2),
+        3: (0.0, 0.3),  # 3 and 4: a pair worth more by value alone
+        4: (-0.8, 0.3),
+    }
+    assert separation_value(estimates[3], estimates[4]) > separation_value(
+        estimates[1], estimates[2]
+    )
+    chosen, _ = compose(candidates(estimates), 2, ACTIVE, 0.0, random.Random(1))
+    assert {c.key for c in chosen} == {1, 2}
+    estimates[1] = (2.0, 0.1)  # the leader now decided: the most valuable pair again
+    chosen, _ = compose(candidates(estimates), 2, ACTIVE, 0.0, random.Random(1))
+    assert {c.key for c in chosen} == {3, 4}
+
+
+def test_separation_value_peaks_two_sigmas_apart_and_falls_with_certainty():
+    two_sigmas = separation_value((0, 0.5), (2 * 0.5 * 2**0.5, 0.5))
+    assert two_sigmas > separation_value((0, 0.5), (0.05, 0.5))  # a coin toss
+    assert two_sigmas > separation_value((0, 0.5), (5.0, 0.5))  # settled
+    assert separation_value((0, 0.5), (0.1, 0.5)) > separation_value((0, 0.05), (0.1, 0.05))
+    assert separation_value((0, 0), (0, 0)) == 0
 
 
 def test_active_with_no_estimates_yet_takes_any_k():
@@ -78,6 +102,21 @@ def test_active_respects_the_balanced_share():
     assert policy == BALANCED and {c.key for c in chosen} == {0, 1, 2}  # the least loaded
 
 
+def test_comparisons_per_pair_counts_each_comparison_once():
+    assert comparisons_per_pair([30, 20, 10]) == 60 / 2 / 3
+    assert comparisons_per_pair([7]) == comparisons_per_pair([]) == 0
+
+
+def test_active_composes_balanced_once_the_criterion_has_its_comparisons_per_pair():
+    pool = candidates({i: (i / 10, 0.3) for i in range(8)}, loads={i: 10 * i for i in range(8)})
+    rng = random.Random(5)
+    before = Counter(compose(pool, 3, ACTIVE, 0.2, rng, ACTIVE_PER_PAIR - 1)[1] for _ in range(50))
+    assert before[ACTIVE] > 25
+    for _ in range(50):
+        chosen, policy = compose(pool, 3, ACTIVE, 0.2, rng, per_pair=ACTIVE_PER_PAIR)
+        assert policy == BALANCED and {c.key for c in chosen} == {0, 1, 2}
+
+
 def test_balanced_is_the_least_loaded_then_least_on_item_whatever_the_estimates():
     pool = [
         Candidate(1, 5, 0, (9.0, 0.01)),
@@ -91,8 +130,8 @@ def test_balanced_is_the_least_loaded_then_least_on_item_whatever_the_estimates(
 
 
 def test_active_stops_spending_hits_on_a_clear_winner():
-    """Six systems, one that wins every comparison: once the estimate knows it, active HITs
-    leave it out; it is shown in the balanced share (which, choosing the least judged
+    """Six systems, one that wins every comparison: once its interval leaves the runner-up's,
+    active HITs leave it out; it is shown in the balanced share (which, choosing the least judged
     systems, takes it nearly always) and hardly anywhere else."""
     rng = random.Random(11)
     strength = {0: 10.0, 1: 1.0, 2: 0.9, 3: 0.8, 4: 0.7, 5: 0.6}
