@@ -72,6 +72,13 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--database", default="bench_load", help="created, and dropped after")
     parser.add_argument(
+        "--worker-elsewhere",
+        action="store_true",
+        help="no Celery worker on this machine, as when workers have machines of their own:"
+        " its rankings read every judgment, so their share of two cores grows with the"
+        " campaign (the web's does not)",
+    )
+    parser.add_argument(
         "--no-sync-commit",
         action="store_true",
         help="diagnosis only: the database commits without waiting for its log to reach the"
@@ -121,13 +128,16 @@ def main() -> None:
         build_campaign(args.judgments)
         port = free_port()
         processes.append(start_web(env, work, port, args.web_workers))
-        worker = start_worker(env, work / "worker.log")
-        # Rankings recompute as judgments arrive; in production the worker has machines of
-        # its own, here it yields the CPU to the web processes (its CPU is still reported).
-        os.setpriority(os.PRIO_PGRP, worker.pid, 19)
-        processes.append(worker)
-        print(f"site on 127.0.0.1:{port}: gunicorn -w {args.web_workers}, worker -B; load ...")
-        groups = {"web (gunicorn)": processes[0].pid, "Celery worker": processes[1].pid}
+        groups = {"web (gunicorn)": processes[0].pid}
+        if not args.worker_elsewhere:
+            worker = start_worker(env, work / "worker.log")
+            # Rankings recompute as judgments arrive; in production the worker has machines
+            # of its own, here it yields the CPU to the web processes (its CPU is reported).
+            os.setpriority(os.PRIO_PGRP, worker.pid, 19)
+            processes.append(worker)
+            groups["Celery worker"] = worker.pid
+        worker_note = "no worker" if args.worker_elsewhere else "worker -B"
+        print(f"site on 127.0.0.1:{port}: gunicorn -w {args.web_workers}, {worker_note}; load ...")
         before, started = cpu_seconds(groups), time.time()
         client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         sampler = SessionSampler(args.postgres)
