@@ -66,6 +66,17 @@ def made(model: type[Model], values: Sequence):
     return model.from_db(connection.alias, shape.attnames, values)
 
 
+def made_from_row(row: Sequence, *models: type[Model]) -> list:
+    """The instances of `models` from a row that selected their `columns` in that order,
+    then the row's values after them."""
+    instances, start = [], 0
+    for model in models:
+        end = start + len(_fields(model))
+        instances.append(made(model, row[start:end]))
+        start = end
+    return [*instances, *row[start:]]
+
+
 def _fields(model: type[Model]) -> Sequence:
     return model._meta.concrete_fields
 
@@ -160,11 +171,9 @@ def criterion_by_slug(
     )
     if not found:
         return None, None
-    row = found[0]
-    n = len(_fields(CampaignCriterion))
-    criterion = made(CampaignCriterion, row[:n])
-    criterion.campaign = made(Campaign, row[n:-1])
-    return criterion, row[-1]
+    criterion, campaign, annotator_id = made_from_row(found[0], CampaignCriterion, Campaign)
+    criterion.campaign = campaign
+    return criterion, annotator_id
 
 
 def annotators_assignment(
@@ -191,30 +200,25 @@ def annotators_assignment(
     )
     if not found:
         return None, False
-    values = list(found[0])
-    parts = []
-    for model in (Assignment, Annotator, Hit, Item):
-        n = len(_fields(model))
-        parts.append(made(model, values[:n]))
-        values = values[n:]
-    assignment, annotator, hit, item = parts
+    assignment, annotator, hit, item, coverage_required = made_from_row(
+        found[0], Assignment, Annotator, Hit, Item
+    )
     hit.item = item
     assignment.hit, assignment.annotator = hit, annotator
-    return assignment, bool(values[0])
+    return assignment, bool(coverage_required)
 
 
 def hit_slots(hit: Hit) -> list[HitOutput]:
     """The HIT's slots in order, each with its output."""
     slots = []
-    n = len(_fields(HitOutput))
     for row in rows(
         f"SELECT {columns(HitOutput, 's')}, {columns(Output, 'o')} "
         "FROM annotation_hitoutput s JOIN annotation_output o ON o.id = s.output_id "
         "WHERE s.hit_id = %s ORDER BY s.position",
         [hit.pk],
     ):
-        slot = made(HitOutput, row[:n])
-        slot.output, slot.hit = made(Output, row[n:]), hit
+        slot, output = made_from_row(row, HitOutput, Output)
+        slot.output, slot.hit = output, hit
         slots.append(slot)
     return slots
 
