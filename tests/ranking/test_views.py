@@ -315,7 +315,7 @@ def test_results_page_shows_the_forecast_and_how_the_hits_were_composed(organise
     assert "What more judgments would settle" in page
     assert "sys1 › " in page
     assert "look tied at the current rate" in page  # sys2 and sys3
-    assert "Active: the systems whose order is least certain: 9 HITs (75%)" in page
+    assert "Active: the systems that more judgments can tell apart: 9 HITs (75%)" in page
     assert "Balanced: the least judged systems: 3 HITs (25%)" in page
 
 
