@@ -13,6 +13,19 @@ from tests.factories import make_judged_hit, make_system_set
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
 
+@pytest.fixture(autouse=True)
+def worker_done_before_the_flush(celery_worker_process):
+    """The module's worker outlives each test: let it finish the runs its sweep queued
+    before the test's data is flushed, or the flush's TRUNCATE and the worker's writes
+    deadlock (seen in CI)."""
+    yield
+    wait_until(
+        lambda: not RankingRun.objects.pending().exists(),
+        timeout=120,
+        message="the worker did not finish its queued runs",
+    )
+
+
 def judged_campaign():
     campaign, systems, items = make_system_set(systems=4, items=10)
     for item in items:
