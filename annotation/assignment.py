@@ -163,8 +163,8 @@ def hand_out(annotator_id: int, criterion: CampaignCriterion, now=None) -> Assig
     assignment = Assignment(
         hit=hit, annotator_id=annotator_id, started_at=now, expires_at=now + timeout
     )
-    sql.insert([assignment])
-    sql.add_live_hit(criterion.pk, hit.item_id, systems, reused)
+    taken = sql.load_shifts(criterion.pk, hit.item_id, systems, live=+1, free=-int(reused))
+    sql.insert([assignment], also=taken)
     note_next_expiry(criterion, assignment.expires_at)
     return assignment
 
@@ -219,11 +219,21 @@ def next_hit(
 def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
     """The annotator stops: their open HIT goes back to the pool at once."""
     with transaction.atomic():
-        criterion = lock_criterion(criterion)
-        mine = assignments_in(criterion).active().filter(annotator=annotator)
-        end_assignments(
-            criterion, Assignment.objects.filter(pk__in=list(mine.values_list("pk", flat=True)))
-        )
+        hand_back(annotator.pk, lock_criterion(criterion))
+
+
+def hand_back(annotator_id: int, criterion: CampaignCriterion) -> None:
+    """release's work, inside a transaction that holds the criterion's lock: the
+    annotator's open assignments expire, and their HITs are free to give out again."""
+    open_hits = sql.open_hits(annotator_id, criterion.criterion)
+    if not open_hits:
+        return
+    writes = [
+        write
+        for item_id, systems in open_hits.values()
+        for write in sql.load_shifts(criterion.pk, item_id, systems, live=-1, free=+1)
+    ]
+    sql.run_together([*writes, sql.expire(list(open_hits))])
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery
 from django.utils import timezone
 
-from nlgdata.attention import AttentionVerdict, attention_verdict
+from nlgdata.attention import AttentionVerdict, attention_verdict, verdict_of
 
 from .identity import set_excluded
 from .models import (
@@ -38,11 +38,20 @@ OVERLAP = timedelta(seconds=60)
 
 
 def record_attention_verdict(annotator: Annotator) -> AttentionVerdict:
-    """Recompute the annotator's verdict from all their submitted checks and store it;
-    leave them out of rankings the first time it fails. Reads their own checked HITs only
-    (at most their HIT limits), whatever the campaign's size."""
+    """Bring the annotator's verdict up to date with all their submitted checks and store
+    it; leave them out of rankings the first time it fails. Reads their own checked HITs
+    only (at most their HIT limits), whatever the campaign's size; tests and writes only
+    when a check came since the stored verdict (or it newly fails)."""
     originals, degraded = check_scores(annotator.pk)
-    verdict = attention_verdict(originals, degraded, annotator.campaign.attention_p_threshold)
+    threshold = annotator.campaign.attention_p_threshold
+    if len(degraded) == annotator.attention_checks:
+        # No check since the stored verdict, whose p stands: judgments never change. (The
+        # threshold may have, so the verdict is drawn again.)
+        verdict = verdict_of(annotator.attention_checks, annotator.attention_p, threshold)
+        if not verdict.failed or annotator.failed_attention_at is not None:
+            return verdict
+    else:
+        verdict = attention_verdict(originals, degraded, threshold)
     mine = Annotator.objects.filter(pk=annotator.pk)
     with transaction.atomic():
         mine.update(attention_checks=verdict.checks, attention_p=verdict.p)

@@ -32,11 +32,30 @@ from .models import (
     Output,
 )
 
+Statement = tuple[str, Sequence]
+
 
 def rows(sql: str, params: Sequence = ()) -> list[tuple]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        return cursor.fetchall()
+        return cursor.fetchall() if cursor.description is not None else []
+
+
+def run_together(statements: Sequence[Statement]) -> list[tuple]:
+    """Run writes that do not read each other's changes; the last one's rows. On PostgreSQL
+    they go in one round trip, the earlier ones as data-modifying WITH clauses: each runs
+    exactly once and to completion, all on the snapshot the statement started with (so none
+    may depend on another's write). Elsewhere they run one by one, in order."""
+    if connection.vendor != "postgresql":
+        for sql, params in statements[:-1]:
+            execute(sql, params)
+        return rows(*statements[-1])
+    *earlier, (last, last_params) = statements
+    if not earlier:
+        return rows(last, last_params)
+    clauses = ", ".join(f"w{n} AS ({sql})" for n, (sql, _) in enumerate(earlier))
+    params = [value for _, values in earlier for value in values]
+    return rows(f"WITH {clauses} {last}", [*params, *last_params])
 
 
 def execute(sql: str, params: Sequence = ()) -> int:
@@ -108,10 +127,11 @@ def _shape(model: type[Model], vendor: str) -> Shape:
     )
 
 
-def insert(instances: Sequence[Model]) -> None:
+def insert(instances: Sequence[Model], also: Sequence[Statement] = ()) -> None:
     """Insert instances of one model in one statement and set their primary keys, as
     `bulk_create` would (defaults, auto_now_add and the database's own form of each value
-    come from the model's fields), without compiling a query."""
+    come from the model's fields), without compiling a query; with `also`, writes that
+    go with it, in its round trip where the database allows (`run_together`)."""
     meta = instances[0]._meta
     fields = [field for field in meta.concrete_fields if not field.primary_key]
     values: list = []
@@ -126,7 +146,7 @@ def insert(instances: Sequence[Model]) -> None:
         f"VALUES {', '.join([row] * len(instances))} RETURNING {meta.pk.column}"
     )
     # Rows come back in the order inserted on both databases for a plain VALUES list.
-    for instance, (pk,) in zip(instances, rows(sql, values), strict=True):
+    for instance, (pk,) in zip(instances, run_together([*also, (sql, values)]), strict=True):
         instance.pk = pk
         instance._state.adding = False
         instance._state.db = connection.alias
@@ -208,6 +228,17 @@ def annotators_assignment(
     return assignment, bool(coverage_required)
 
 
+def annotator(pk: int, campaign: Campaign) -> Annotator:
+    """The annotator `pk`, who belongs to `campaign`, with it."""
+    select = f"SELECT {columns(Annotator, 'w')} FROM annotation_annotator w WHERE w.id = %s"
+    (row,) = rows(select, [pk])
+    found = made(Annotator, row)
+    if found.campaign_id != campaign.pk:
+        raise ValueError(f"annotator {pk} is not one of campaign {campaign.pk}'s")
+    found.campaign = campaign
+    return found
+
+
 def hit_slots(hit: Hit) -> list[HitOutput]:
     """The HIT's slots in order, each with its output."""
     slots = []
@@ -277,15 +308,15 @@ def mark_submitted(assignment: Assignment, key: str, flag: str) -> bool:
     )
 
 
-def record_judgments_change(criterion: CampaignCriterion, estimates=None) -> None:
-    """CampaignCriterion's queryset method of that name for one criterion, with its new
-    online estimates if given, in one statement (the submission's last under the lock)."""
+def judgments_change(criterion: CampaignCriterion, estimates=None) -> Statement:
+    """CampaignCriterion's queryset method `record_judgments_change` for one criterion, with
+    its new online estimates if given, as one statement (the submission's last)."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     learnt, params = "", []
     if estimates is not None:
         field = CampaignCriterion._meta.get_field("estimates")
         learnt, params = ", estimates = %s", [field.get_db_prep_save(estimates, connection)]
-    execute(
+    return (
         "UPDATE annotation_campaigncriterion SET judgments_version = judgments_version + 1,"
         f" judgments_changed_at = %s{learnt} WHERE id = %s",
         [now, *params, criterion.pk],
@@ -322,24 +353,55 @@ def item_outputs(criterion_id: int, item_id: int) -> list[tuple[int, int, str, i
     )
 
 
-def add_live_hit(criterion_id: int, item_id: int, systems: Sequence[int], reused: bool) -> None:
-    """A HIT just given out: one more live assignment of its item and slot of each of its
-    systems on the item and in the criterion (and one free HIT fewer if it was one)."""
-    execute(
-        "UPDATE annotation_itemload SET live = live + 1, free = free - %s "
-        "WHERE criterion_id = %s AND item_id = %s",
-        [int(reused), criterion_id, item_id],
-    )
+def load_shifts(
+    criterion_id: int, item_id: int, systems: Sequence[int], live: int, free: int
+) -> list[Statement]:
+    """The writes for one HIT's assignment that became live (`live` +1: given out) or
+    stopped being live (-1): its item's live assignments and its systems' live slots, in the
+    criterion and on the item, move by `live`; the item's HITs free to give out again by
+    `free`."""
     which = placeholders(len(systems))
-    execute(
-        "UPDATE annotation_systemload SET live = live + 1 "
-        f"WHERE criterion_id = %s AND system_id IN ({which})",
-        [criterion_id, *systems],
-    )
-    execute(
-        "UPDATE annotation_itemsystemload SET live = live + 1 "
-        f"WHERE criterion_id = %s AND item_id = %s AND system_id IN ({which})",
-        [criterion_id, item_id, *systems],
+    return [
+        (
+            "UPDATE annotation_itemload SET live = live + %s, free = free + %s "
+            "WHERE criterion_id = %s AND item_id = %s",
+            [live, free, criterion_id, item_id],
+        ),
+        (
+            "UPDATE annotation_systemload SET live = live + %s "
+            f"WHERE criterion_id = %s AND system_id IN ({which})",
+            [live, criterion_id, *systems],
+        ),
+        (
+            "UPDATE annotation_itemsystemload SET live = live + %s "
+            f"WHERE criterion_id = %s AND item_id = %s AND system_id IN ({which})",
+            [live, criterion_id, item_id, *systems],
+        ),
+    ]
+
+
+def open_hits(annotator_id: int, criterion: str) -> dict[int, tuple[int, list[int]]]:
+    """The annotator's open assignments in the criterion: for each, its HIT's item and the
+    systems of the slots that show an output as it is (not an attention check's copy)."""
+    found: dict[int, tuple[int, list[int]]] = {}
+    for pk, item_id, system_id in rows(
+        "SELECT a.id, h.item_id, o.system_id FROM annotation_assignment a"
+        " JOIN annotation_hit h ON h.id = a.hit_id"
+        " JOIN annotation_hitoutput s ON s.hit_id = h.id"
+        " JOIN annotation_output o ON o.id = s.output_id "
+        "WHERE a.annotator_id = %s AND a.status = %s AND h.criterion = %s"
+        " AND s.degraded_text = '' ORDER BY a.id, s.position",
+        [annotator_id, Assignment.Status.ASSIGNED, criterion],
+    ):
+        found.setdefault(pk, (item_id, []))[1].append(system_id)
+    return found
+
+
+def expire(assignment_ids: Sequence[int]) -> Statement:
+    which = placeholders(len(assignment_ids))
+    return (
+        f"UPDATE annotation_assignment SET status = %s WHERE id IN ({which})",
+        [Assignment.Status.EXPIRED, *assignment_ids],
     )
 
 

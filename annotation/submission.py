@@ -101,7 +101,6 @@ def save_submission(
     if not finish_assignment(assignment, criterion, key):
         fresh = Assignment.objects.select_related("annotator", "hit").get(pk=assignment.pk)
         return save_submission(fresh, criterion, shown, answers, key)
-    save_judgments(assignment, criterion, shown, answers)
     was_live = not was_expired  # open
     is_live = not assignment.flag and not assignment.annotator.is_excluded
     if was_live != is_live:  # flagged, or an expired HIT that nobody else took
@@ -111,7 +110,7 @@ def save_submission(
     learnt = None
     if is_live:  # counted: the online estimate learns from it at once, in the same UPDATE
         criterion.estimates = learnt = estimates_after(criterion, slot_scores(shown, answers))
-    sql.record_judgments_change(criterion, learnt)
+    save_judgments(assignment, criterion, shown, answers, sql.judgments_change(criterion, learnt))
     return Outcome.SAVED
 
 
@@ -138,7 +137,9 @@ def save_judgments(
     criterion: CampaignCriterion,
     sentences: list[Shown],
     answers: dict[int, Answer],
+    also: sql.Statement,
 ) -> None:
+    """The answers' judgments, written with `also` (sql.run_together)."""
     judgments = []
     for shown in sentences:
         answer = answers[shown.key]
@@ -153,7 +154,7 @@ def save_judgments(
             Judgment(assignment=assignment, slot=slot, score=answer.score, **coverage)
             for slot in shown.slots
         ]
-    sql.insert(judgments)
+    sql.insert(judgments, also=[also])
 
 
 def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> bool:

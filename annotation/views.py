@@ -18,11 +18,11 @@ from nlgdata.inputs import InputError, check_input
 from . import identity, screening, sql
 from .assignment import (
     active_assignment,
+    hand_back,
     hand_out,
     hits_submitted,
     hits_taken,
     next_assignment,
-    release,
 )
 from .attention import record_attention_verdict
 from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
@@ -328,12 +328,15 @@ def _standard(campaign: Campaign) -> dict | None:
 
 @require_POST
 def finish(request, slug: str, criterion_name: str):
-    criterion = _criterion_or_404(slug, criterion_name)
-    annotator = _annotator_or_404(request, criterion)
-    release(annotator, criterion)
+    with transaction.atomic():
+        criterion = _criterion_or_404(slug, criterion_name, lock=True, session=request.session)
+        annotator_id = criterion.remembered_annotator_id  # type: ignore[attr-defined]
+        if annotator_id is None:
+            raise Http404("No annotator known in this browser for this campaign.")
+        hand_back(annotator_id, criterion)
     # The completion code carries the attention checks' verdict as of now, not of the last
     # sweep (tasks.py).
-    record_attention_verdict(annotator)
+    record_attention_verdict(sql.annotator(annotator_id, criterion.campaign))
     return redirect(_url("done", criterion))
 
 

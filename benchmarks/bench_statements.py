@@ -154,7 +154,7 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
         return pairs.filter(system_id__in=systems).update(live=F("live") + 1)
 
     def sql_loads():
-        sql.add_live_hit(criterion.pk, item_id, systems, False)
+        sql.run_together(sql.load_shifts(criterion.pk, item_id, systems, live=+1, free=0))
         return len(systems)
 
     def orm_insert():

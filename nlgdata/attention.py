@@ -46,7 +46,12 @@ def attention_verdict(
         p = 1.0  # every score equal: nothing tells the originals from their copies
     else:
         p = float(mannwhitneyu(originals, degraded, alternative="greater").pvalue)
-    failed = checks >= checks_needed(threshold) and p > threshold
+    return verdict_of(checks, p, threshold)
+
+
+def verdict_of(checks: int, p: float | None, threshold: float) -> AttentionVerdict:
+    """The verdict of a test already run: `checks` checks gave `p` (None: no checks)."""
+    failed = p is not None and checks >= checks_needed(threshold) and p > threshold
     return AttentionVerdict(checks, p, failed)
 
 
