@@ -7,7 +7,7 @@ import json
 import pytest
 
 from annotation.assignment import next_assignment, release
-from annotation.attention import attention_summary, record_due_verdicts
+from annotation.attention import attention_summary, record_attention_verdict, record_due_verdicts
 from annotation.exporters import export
 from annotation.identity import completion_code, set_excluded
 from annotation.loads import kept_loads
@@ -118,6 +118,27 @@ def test_too_few_checks_leave_the_verdict_open():
     careless.refresh_from_db()
     assert careless.attention_checks == 2 and not careless.is_excluded
     assert completion_code(careless) == campaign.completion_code
+
+
+def test_a_verdict_with_no_new_check_reads_once_and_a_stricter_threshold_still_fails(
+    django_assert_num_queries,
+):
+    campaign, criterion = checked_campaign(every=1)
+    careless = make_annotator(campaign)
+    work(careless, criterion, careful=False)
+    work(careless, criterion, careful=False)
+    assert record_attention_verdict(careless).p == 1.0
+    careless.refresh_from_db()
+    careless.campaign = campaign
+    assert careless.attention_checks == 2 and not careless.is_excluded
+    with django_assert_num_queries(1):  # its checks' scores; no test run, nothing written
+        assert record_attention_verdict(careless).checks == 2
+    # Two checks are too few to decide at 0.10 (the smallest p they can give is 1/6), enough
+    # at 0.20: with the threshold raised, the stored p = 1.0 fails without a new check.
+    campaign.attention_p_threshold = 0.20
+    assert record_attention_verdict(careless).failed
+    careless.refresh_from_db()
+    assert careless.is_excluded and careless.failed_attention_at is not None
 
 
 def test_an_organiser_who_takes_a_failed_annotator_back_is_not_overruled():
