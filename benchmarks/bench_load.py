@@ -133,7 +133,7 @@ def main() -> None:
             worker = start_worker(env, work / "worker.log")
             # Rankings recompute as judgments arrive; in production the worker has machines
             # of its own, here it yields the CPU to the web processes (its CPU is reported).
-            os.setpriority(os.PRIO_PGRP, worker.pid, 19)
+            run_last(worker.pid)
             processes.append(worker)
             groups["Celery worker"] = worker.pid
         worker_note = "no worker" if args.worker_elsewhere else "worker -B"
@@ -194,6 +194,17 @@ def start_web(env: dict, work: Path, port: int, workers: int) -> subprocess.Pope
         )
     wait_for_port(port, web)
     return web
+
+
+def run_last(pid: int) -> None:
+    """The lowest CPU priority for the process group of `pid`. Where Linux schedules each
+    session as a group (autogroup), a nice value counts only against the session's own
+    processes: the worker, a session of its own, took as much CPU as all the web processes
+    together until its group was given nice 19 too."""
+    os.setpriority(os.PRIO_PGRP, pid, 19)
+    autogroup = Path(f"/proc/{pid}/autogroup")
+    if autogroup.exists():
+        autogroup.write_text("19")
 
 
 def stop(process: subprocess.Popen) -> None:
