@@ -184,7 +184,7 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
         ("the annotator's assignments", orm_mine, sql_mine),
         ("least loaded items", orm_items, sql_items),
         ("an item's outputs and loads", orm_outputs, sql_outputs),
-        ("load updates (3 statements)", rolled_back(orm_loads), rolled_back(sql_loads)),
+        ("load updates (3; one on PostgreSQL)", rolled_back(orm_loads), rolled_back(sql_loads)),
         ("HIT, slots, assignment inserts", rolled_back(orm_insert), rolled_back(sql_insert)),
     ]
 
