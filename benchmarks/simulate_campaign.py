@@ -33,6 +33,10 @@ E2E protocol, 50 runs rather than 200 to keep checkpoints cheap). The target is 
 agreement that the balanced policy reaches with the file's number of HITs (median over
 seeds); a policy reaches it at the first checkpoint from which its agreement stays at or
 above it; each run collects up to twice the file's HITs.
+
+`--reuse FILE` takes the balanced runs from a JSON this script wrote before (same ratings,
+criterion, checkpoints and estimators) instead of replaying them: the balanced policy's code
+and a seed's random draws fix its run, so only changed policies need replaying.
 """
 
 import argparse
@@ -405,6 +409,19 @@ def plot(path: Path, runs: dict, summary: dict, estimator: str, title: str) -> N
     figure.savefig(path, dpi=110)
 
 
+def reusable_runs(path: Path, args, oracle: Oracle, checkpoints: list[int]) -> list[dict]:
+    """The balanced runs stored in `path`, seed by seed, if they are of the same campaign."""
+    stored = json.loads(path.read_text())
+    if (stored["criterion"], stored["file_hits"]) != (args.criterion, oracle.hits):
+        sys.exit(f"{path}: another criterion or ratings file")
+    estimators, runs = args.estimators.split(","), stored["runs"].get(BALANCED, [])
+    for run in runs:
+        for estimator in estimators:
+            if [p["hits"] for p in run["curve"].get(estimator, [])] != checkpoints:
+                sys.exit(f"{path}: its balanced runs have other checkpoints or estimators")
+    return runs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ratings", type=Path, required=True)
@@ -417,6 +434,7 @@ def main() -> None:
     parser.add_argument("--max-hits", type=int, help="stop earlier (a quick look, no target)")
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--plot", type=Path)
+    parser.add_argument("--reuse", type=Path, help="take the balanced runs from this JSON")
     args = parser.parse_args()
     policies, estimators = args.policies.split(","), args.estimators.split(",")
     if BALANCED not in policies:
@@ -432,8 +450,13 @@ def main() -> None:
     print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
     template = build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
+    reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
     for policy in policies:
         for seed in range(args.seeds):
+            if policy == BALANCED and seed < len(reused):
+                runs.setdefault(policy, []).append(reused[seed])
+                print(f"{policy} seed {seed}: reused from {args.reuse}", flush=True)
+                continue
             started = time.perf_counter()
             run = run_policy(
                 oracle, template, truth, policy, args.share, seed, checkpoints, estimators

@@ -10,22 +10,21 @@ a submitted HIT in turn (higher score wins, equal scores draw), tau = 0: a stati
 so sigma only shrinks. Its constants are on a scale of its own (mu0 = 0, sigma0 = 1,
 beta = 1); only the order of the mus and their sigmas matter to the policy.
 
-Active composition (Sakaguchi et al. 2014 pick the least certain system and an opponent of
-similar skill; here every pair is weighed at once). The value of comparing systems a and b
-again is how much more data can still separate them,
+Active composition is the balanced rule with each system's load weighed by how much its
+order is still in doubt: the k candidates with the fewest judgments per unit of doubt,
 
-    value(d, s) = s * pdf(|d| / s - 2),  d = mu_a - mu_b, s^2 = var_a + var_b:
+    (load + 1) / (DOUBT_FLOOR + doubt),  doubt = sum over the item's other candidates j
+                                                 of exp(-z^2 / 2), z = |mu - mu_j| / s,
 
-largest for pairs about two sigmas apart (a little more data puts them apart for good),
-small for clear separations (settled already) and for near-ties whose sigmas are small (more
-data will not separate them either: they end up in one cluster whatever we do). An earlier
-value, the expected size of a misordering, kept spending HITs on established near-ties and
-lost to balanced composition in the simulator (README, "Does it pay?").
-
-A HIT's k systems: while the item's leader and runner-up by mu have overlapping 95%
-intervals, those two, since which system is best is the question organisers ask first and
-a clear winner is otherwise left out of active HITs until late; else the pair of largest
-value. Then, each time, the system whose values with those chosen add up to the most.
+s^2 the two variances summed: the density of their difference at zero, 1 for a pair that
+cannot be told apart, near 0 for a settled one. A system that more comparisons will not
+move (a clear winner) is left out; systems among close rivals are shown more often. The
+opponents stay those of the balanced rule otherwise (the k least judged per unit of doubt),
+not the closest pairs: with real judgments the order a Bradley-Terry or TrueSkill fit
+converges to depends on who met whom, and HITs built from adjacent pairs (the separation
+value s * pdf(|d| / s - 2), windows of adjacent systems, the oracle's own best design) moved
+close pairs to the wrong side of the balanced campaign's order in the simulator (README,
+"Does it pay?").
 
 Active composition spends only the early budget: once the criterion has had
 ACTIVE_PER_PAIR comparisons per pair of systems on average, every HIT is composed as a
@@ -65,8 +64,8 @@ ONLINE = OnlineParams()
 # Comparisons per pair of systems, on average in the criterion, after which every HIT is
 # composed balanced (module docstring). E2E quality: 21 systems, about 1,050 HITs of 5.
 ACTIVE_PER_PAIR = 50
-# Intervals of mu +- INTERVAL_Z sigma that overlap leave the leader undecided.
-INTERVAL_Z = 1.96
+# Doubt added to every system's, so that a settled one still gets a HIT now and then.
+DOUBT_FLOOR = 0.05
 
 Rating = tuple[float, float]  # (mu, sigma)
 
@@ -143,18 +142,13 @@ def comparisons_per_pair(comparisons: Iterable[int]) -> float:
     return sum(counts) / 2 / pairs if pairs else 0.0
 
 
-def separation_value(a: Rating, b: Rating) -> float:
-    """How much comparing a and b again can separate them (module docstring)."""
-    d = abs(a[0] - b[0])
-    s = math.sqrt(a[1] ** 2 + b[1] ** 2)
-    if s <= 0:
-        return 0.0
-    return s * _pdf(d / s - 2)
-
-
-def leader_undecided(leader: Rating, runner_up: Rating) -> bool:
-    """Whether the two mu +- INTERVAL_Z sigma intervals overlap."""
-    return leader[0] - runner_up[0] < INTERVAL_Z * (leader[1] + runner_up[1])
+def doubt(a: Rating, b: Rating) -> float:
+    """exp(-z^2 / 2), z = |mu_a - mu_b| / sqrt(var_a + var_b): 1 for a pair that cannot be
+    told apart, near 0 for a settled one."""
+    s2 = a[1] ** 2 + b[1] ** 2
+    if s2 <= 0:
+        return 1.0 if a[0] == b[0] else 0.0
+    return math.exp(-((a[0] - b[0]) ** 2) / s2 / 2)
 
 
 @dataclass(frozen=True)
@@ -175,35 +169,21 @@ def balanced(candidates: Sequence[Candidate], k: int, rng: random.Random) -> lis
     return shuffled[:k]
 
 
-def _first_pair(ratings: list[Rating], value: list[list[float]]) -> list[int]:
-    """The leader and runner-up while undecided, else the pair of largest value."""
-    n = len(ratings)
-    leader, runner_up = sorted(range(n), key=lambda i: ratings[i][0], reverse=True)[:2]
-    if leader_undecided(ratings[leader], ratings[runner_up]):
-        return [leader, runner_up]
-    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    first, second = max(pairs, key=lambda p: value[p[0]][p[1]])
-    return [first, second]
-
-
-def most_separable(
+def least_settled(
     candidates: Sequence[Candidate], k: int, rng: random.Random, params: OnlineParams = ONLINE
 ) -> list[Candidate]:
-    """The k systems that more comparisons can best separate, the leader and runner-up
-    first while they are undecided (module docstring)."""
-    pool = list(candidates)
-    rng.shuffle(pool)  # equal values: at random
-    if len(pool) <= k:
-        return pool
+    """The k candidates with the fewest judgments per unit of doubt, then least shown with
+    the item; ties at random (module docstring)."""
     prior = (params.mu0, params.sigma0)
-    ratings = [c.rating or prior for c in pool]
-    n = len(pool)
-    value = [[separation_value(ratings[i], ratings[j]) for j in range(n)] for i in range(n)]
-    chosen = _first_pair(ratings, value)
-    while len(chosen) < k:
-        rest = [i for i in range(n) if i not in chosen]
-        chosen.append(max(rest, key=lambda i: sum(value[i][j] for j in chosen)))
-    return [pool[i] for i in chosen]
+    ratings = {c.key: c.rating or prior for c in candidates}
+    in_doubt = {
+        c.key: sum(doubt(ratings[c.key], ratings[o.key]) for o in candidates if o is not c)
+        for c in candidates
+    }
+    shuffled = list(candidates)
+    rng.shuffle(shuffled)
+    shuffled.sort(key=lambda c: ((c.load + 1) / (DOUBT_FLOOR + in_doubt[c.key]), c.load_on_item))
+    return shuffled[:k]
 
 
 def compose(
@@ -215,12 +195,12 @@ def compose(
     per_pair: float = 0.0,
 ) -> tuple[list[Candidate], str]:
     """k of the candidates for a new HIT, and the policy that chose them: `balanced`, or
-    under `active` the systems that more comparisons can best separate, except for a
+    under `active` the least judged per unit of doubt about their order, except for a
     `balanced_share` of HITs and for every HIT once the criterion has had `per_pair`
     >= ACTIVE_PER_PAIR comparisons per pair of systems (`comparisons_per_pair`)."""
     rng = rng or random.Random(random.getrandbits(64))  # seeded by random.seed too
     if policy != ACTIVE or per_pair >= ACTIVE_PER_PAIR:
         return balanced(candidates, k, rng), BALANCED
     if rng.random() >= balanced_share:
-        return most_separable(candidates, k, rng), ACTIVE
+        return least_settled(candidates, k, rng), ACTIVE
     return balanced(candidates, k, rng), BALANCED

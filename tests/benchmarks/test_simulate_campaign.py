@@ -47,3 +47,20 @@ def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(tmp_path
             runs = result["runs"][policy]
             assert runs[0]["curve"][estimator][-1]["agreement"] == 1.0
     assert set(result["runs"]["active"][0]["composed"]) <= {"active", "balanced"}
+
+
+def test_simulator_reuses_stored_balanced_runs(tmp_path):
+    ratings, first, second = tmp_path / "ratings.csv", tmp_path / "a.json", tmp_path / "b.json"
+    write_ratings(ratings)
+    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
+    command += ["--policies", "balanced", "--estimators", "bt"]
+    step = ["--step", "20"]
+    subprocess.run([*command, *step, "--json", str(first)], check=True, cwd=REPO)
+    again = [*command, "--json", str(second), "--reuse", str(first)]
+    done = subprocess.run([*again, *step], check=True, capture_output=True, text=True, cwd=REPO)
+    assert "reused" in done.stdout
+    stored = json.loads(first.read_text())["runs"]["balanced"]
+    assert json.loads(second.read_text())["runs"]["balanced"] == stored
+    other_step = subprocess.run([*again, "--step", "30"], capture_output=True, text=True, cwd=REPO)
+    assert other_step.returncode != 0 and "other checkpoints" in other_step.stderr
