@@ -30,12 +30,11 @@ constraint is the last guard.
 """
 
 import random
-from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Count, Min, QuerySet
+from django.db.models import Count, Min
 from django.utils import timezone
 
 from nlgdata.degrade import degrade
@@ -43,7 +42,7 @@ from nlgdata.text import normalise
 
 from . import sql
 from .composition import choose_outputs
-from .loads import add_free, shift_loads, sync_pool
+from .loads import sync_pool
 from .models import (
     Annotator,
     Assignment,
@@ -97,12 +96,8 @@ def hits_submitted(annotator: Annotator, criterion: CampaignCriterion) -> int:
 
 def expire_abandoned(criterion: CampaignCriterion, now=None) -> int:
     """Give the HITs of assignments past their timeout back to the pool."""
-    stale = list(
-        assignments_in(criterion).expired_by(now or timezone.now()).values_list("pk", flat=True)
-    )
-    if not stale:
-        return 0
-    return end_assignments(criterion, Assignment.objects.filter(pk__in=stale))
+    stale = sql.open_hits(criterion, expired_by=now or timezone.now())
+    return end_assignments(criterion, stale)
 
 
 def expire_when_due(criterion: CampaignCriterion, now) -> None:
@@ -124,11 +119,21 @@ def note_next_expiry(criterion: CampaignCriterion, expires_at, always: bool = Fa
         CampaignCriterion.objects.filter(pk=criterion.pk).update(next_expiry_at=expires_at)
 
 
-def end_assignments(criterion: CampaignCriterion, assignments: QuerySet) -> int:
-    """Open assignments that stop: their HITs go back to the pool."""
-    shift_loads(criterion, assignments, -1)
-    add_free(criterion, Counter(assignments.values_list("hit__item_id", flat=True)), +1)
-    return assignments.update(status=Assignment.Status.EXPIRED)
+def end_assignments(criterion: CampaignCriterion, open_hits: dict) -> int:
+    """Open assignments that stop (sql.open_hits): their HITs go back to the pool; how many
+    stopped. Call under the criterion's lock."""
+    if not open_hits:
+        return 0
+    # One HIT's writes per round trip: two HITs' may change the same load rows, which
+    # run_together cannot do in one statement.
+    per_hit = [
+        sql.load_shifts(criterion.pk, item_id, systems, live=-1, free=+1)
+        for item_id, systems in open_hits.values()
+    ]
+    per_hit[-1].append(sql.expire(list(open_hits)))
+    for writes in per_hit:
+        sql.run_together(writes)
+    return len(open_hits)
 
 
 def next_assignment(
@@ -225,15 +230,7 @@ def release(annotator: Annotator, criterion: CampaignCriterion) -> None:
 def hand_back(annotator_id: int, criterion: CampaignCriterion) -> None:
     """release's work, inside a transaction that holds the criterion's lock: the
     annotator's open assignments expire, and their HITs are free to give out again."""
-    open_hits = sql.open_hits(annotator_id, criterion.criterion)
-    if not open_hits:
-        return
-    writes = [
-        write
-        for item_id, systems in open_hits.values()
-        for write in sql.load_shifts(criterion.pk, item_id, systems, live=-1, free=+1)
-    ]
-    sql.run_together([*writes, sql.expire(list(open_hits))])
+    end_assignments(criterion, sql.open_hits(criterion, annotator_id=annotator_id))
 
 
 @dataclass(frozen=True)

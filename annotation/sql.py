@@ -42,10 +42,11 @@ def rows(sql: str, params: Sequence = ()) -> list[tuple]:
 
 
 def run_together(statements: Sequence[Statement]) -> list[tuple]:
-    """Run writes that do not read each other's changes; the last one's rows. On PostgreSQL
-    they go in one round trip, the earlier ones as data-modifying WITH clauses: each runs
-    exactly once and to completion, all on the snapshot the statement started with (so none
-    may depend on another's write). Elsewhere they run one by one, in order."""
+    """Run writes that neither read nor change each other's rows; the last one's rows. On
+    PostgreSQL they go in one round trip, the earlier ones as data-modifying WITH clauses:
+    each runs exactly once and to completion, all on the snapshot the statement started
+    with, so none may depend on another's write, and of two that change one row only one
+    takes effect. Elsewhere they run one by one, in order."""
     if connection.vendor != "postgresql":
         for sql, params in statements[:-1]:
             execute(sql, params)
@@ -380,18 +381,29 @@ def load_shifts(
     ]
 
 
-def open_hits(annotator_id: int, criterion: str) -> dict[int, tuple[int, list[int]]]:
-    """The annotator's open assignments in the criterion: for each, its HIT's item and the
-    systems of the slots that show an output as it is (not an attention check's copy)."""
+def open_hits(
+    criterion: CampaignCriterion, *, annotator_id: int | None = None, expired_by=None
+) -> dict[int, tuple[int, list[int]]]:
+    """Open assignments in the criterion: the annotator's, or else those past their timeout
+    at `expired_by`. For each, its HIT's item and the systems of the slots that show an
+    output as it is (not an attention check's copy)."""
+    if annotator_id is not None:  # an annotator belongs to one campaign: no need to name it
+        which, params = "a.annotator_id = %s", [annotator_id]
+    else:
+        expired_by = connection.ops.adapt_datetimefield_value(expired_by)
+        which, params = (
+            "h.campaign_id = %s AND a.expires_at < %s",
+            [criterion.campaign_id, expired_by],
+        )
     found: dict[int, tuple[int, list[int]]] = {}
     for pk, item_id, system_id in rows(
         "SELECT a.id, h.item_id, o.system_id FROM annotation_assignment a"
         " JOIN annotation_hit h ON h.id = a.hit_id"
         " JOIN annotation_hitoutput s ON s.hit_id = h.id"
         " JOIN annotation_output o ON o.id = s.output_id "
-        "WHERE a.annotator_id = %s AND a.status = %s AND h.criterion = %s"
+        f"WHERE {which} AND a.status = %s AND h.criterion = %s"
         " AND s.degraded_text = '' ORDER BY a.id, s.position",
-        [annotator_id, Assignment.Status.ASSIGNED, criterion],
+        [*params, Assignment.Status.ASSIGNED, criterion.criterion],
     ):
         found.setdefault(pk, (item_id, []))[1].append(system_id)
     return found
