@@ -14,7 +14,6 @@ different answer to a HIT already submitted (the first answer is kept).
 
 import enum
 import string
-from collections import Counter
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -26,7 +25,7 @@ from nlgdata.text import normalise
 from . import sql
 from .assignment import lock_criterion
 from .composition import estimates_after
-from .loads import add_free, lock_criteria, shift_loads
+from .loads import lock_criteria, shift_loads
 from .models import Assignment, AssignmentQuerySet, CampaignCriterion, Hit, HitOutput, Judgment
 
 
@@ -103,14 +102,20 @@ def save_submission(
         return save_submission(fresh, criterion, shown, answers, key)
     was_live = not was_expired  # open
     is_live = not assignment.flag and not assignment.annotator.is_excluded
-    if was_live != is_live:  # flagged, or an expired HIT that nobody else took
-        shift_loads(criterion, Assignment.objects.filter(pk=assignment.pk), +1 if is_live else -1)
-    if was_expired:  # its HIT, free since it expired, is done after all
-        add_free(criterion, Counter([assignment.hit.item_id]), -1)
+    scores = slot_scores(shown, answers)
+    writes = []
+    # Flagged, or an expired HIT that nobody else took (its HIT, free since it expired, is
+    # done after all): its loads move.
+    if was_live != is_live or was_expired:
+        live = (+1 if is_live else -1) if was_live != is_live else 0
+        systems = [system for system, _ in scores]
+        item_id = assignment.hit.item_id
+        writes = sql.load_shifts(criterion.pk, item_id, systems, live, free=-int(was_expired))
     learnt = None
     if is_live:  # counted: the online estimate learns from it at once, in the same UPDATE
-        criterion.estimates = learnt = estimates_after(criterion, slot_scores(shown, answers))
-    save_judgments(assignment, criterion, shown, answers, sql.judgments_change(criterion, learnt))
+        criterion.estimates = learnt = estimates_after(criterion, scores)
+    writes.append(sql.judgments_change(criterion, learnt))
+    save_judgments(assignment, criterion, shown, answers, writes)
     return Outcome.SAVED
 
 
@@ -137,7 +142,7 @@ def save_judgments(
     criterion: CampaignCriterion,
     sentences: list[Shown],
     answers: dict[int, Answer],
-    also: sql.Statement,
+    also: list[sql.Statement],
 ) -> None:
     """The answers' judgments, written with `also` (sql.run_together)."""
     judgments = []
@@ -154,7 +159,7 @@ def save_judgments(
             Judgment(assignment=assignment, slot=slot, score=answer.score, **coverage)
             for slot in shown.slots
         ]
-    sql.insert(judgments, also=[also])
+    sql.insert(judgments, also=also)
 
 
 def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> bool:
