@@ -19,8 +19,8 @@ all its real scores. Identical outputs are shown once (the platform merges them)
 draw of the first of their systems. Only the order of the scores matters to every estimator.
 
 The truth is what the oracle implies: a balanced simulation of five times the file's HITs,
-composed by the balanced rule itself (`nlgdata.composition.balanced`, the least judged
-systems of the least used item) without the database for speed, ranked by Bradley-Terry with
+composed by the balanced rule itself (the least judged systems of the least used item)
+without the database for speed (`replay_in_memory`), ranked by Bradley-Terry with
 1,000 bootstrap resamples; its clusters come from the 95% rank ranges as E2E's do
 (`ranking.engine.clusters`). Agreement at a checkpoint is the share of system pairs that the
 truth puts in different clusters which the estimate orders as the truth does; the Spearman
@@ -35,8 +35,15 @@ seeds); a policy reaches it at the first checkpoint from which its agreement sta
 above it; each run collects up to twice the file's HITs.
 
 `--reuse FILE` takes the balanced runs from a JSON this script wrote before (same ratings,
-criterion, checkpoints and estimators) instead of replaying them: the balanced policy's code
-and a seed's random draws fix its run, so only changed policies need replaying.
+criterion, checkpoints, estimators, replay and first seed) instead of replaying them: the
+balanced policy's code and a seed's random draws fix its run, so only changed policies need
+replaying.
+
+`--in-memory` replays every policy without the database (`replay_in_memory`: the least used
+item, then `nlgdata.composition.compose` on loads and an online estimate kept in memory),
+about ten times faster, for sweeps over many seeds (`--first-seed`) and settings
+(`--doubt-width`); the database replay is the reference, since it is the platform's own
+hand-out.
 """
 
 import argparse
@@ -50,6 +57,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import django
@@ -71,6 +79,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
+import nlgdata.composition  # noqa: E402
 from annotation.assignment import next_assignment  # noqa: E402
 from annotation.models import (  # noqa: E402
     Annotator,
@@ -82,7 +91,14 @@ from annotation.models import (  # noqa: E402
 )
 from annotation.ratings_import import read_pages  # noqa: E402
 from annotation.submission import Answer, shown_outputs, submit  # noqa: E402
-from nlgdata.composition import BALANCED, Candidate, balanced  # noqa: E402
+from nlgdata.composition import (  # noqa: E402
+    BALANCED,
+    Candidate,
+    compared,
+    comparisons_per_pair,
+    compose,
+    rate_hit,
+)
 from ranking.engine import Comparisons, clusters, e2e_protocol, summarise  # noqa: E402
 from ranking.engine.bradley_terry import (  # noqa: E402
     PairOutcomes,
@@ -197,27 +213,41 @@ class Truth:
         return float(np.mean(right))
 
 
-def balanced_hits(oracle: Oracle, n_hits: int, seed: int) -> list[tuple[list[int], list[float]]]:
-    """A balanced campaign without the database: the least used item, then the balanced rule."""
+def replay_in_memory(
+    oracle: Oracle, n_hits: int, seed: int, policy: str = BALANCED, share: float = 0.0
+) -> list[tuple[list[int], list[float]]]:
+    """A campaign without the database: the least used item, then the policy's systems from
+    the same pure functions the hand-out calls (`nlgdata.composition.compose`), with the
+    loads and the online estimate kept in memory. One random stream draws the items, the
+    policy's choices and the oracle's scores."""
     rng = random.Random(seed)
     available = oracle.available()
     used = dict.fromkeys(available, 0)
     load = [0] * len(oracle.systems)
+    comparisons = [0] * len(oracle.systems)
+    ratings: dict = {}
     hits = []
     for _ in range(n_hits):
         fewest = min(used.values())
         item = rng.choice([i for i, n in used.items() if n == fewest])
-        candidates = [Candidate(s, load[s], 0, None) for s in available[item]]
-        systems = [c.key for c in balanced(candidates, oracle.k, rng)]
+        candidates = [Candidate(s, load[s], 0, ratings.get(s)) for s in available[item]]
+        per_pair = comparisons_per_pair(comparisons)
+        chosen, _ = compose(candidates, oracle.k, policy, share, rng, per_pair)
+        systems = [c.key for c in chosen]
         used[item] += 1
+        scores = [(s, oracle.score(item, s, rng)) for s in systems]
         for s in systems:
             load[s] += 1
-        hits.append((systems, [oracle.score(item, s, rng) for s in systems]))
+        if policy != BALANCED:  # balanced reads no estimate: the truth's 15k HITs go faster
+            rate_hit(ratings, scores)
+            for s, n in compared(scores).items():
+                comparisons[s] += n
+        hits.append((systems, [score for _, score in scores]))
     return hits
 
 
 def truth_of(oracle: Oracle, seed: int) -> Truth:
-    hits = balanced_hits(oracle, TRUTH_FACTOR * oracle.hits, seed)
+    hits = replay_in_memory(oracle, TRUTH_FACTOR * oracle.hits, seed)
     bt = bradley_terry_protocol(comparisons_of(hits), len(oracle.systems), TRUTH_ROUNDS, seed)
     return Truth(bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi), len(hits))
 
@@ -279,13 +309,12 @@ def fresh_campaign(template: Path, policy: str, share: int):
     return criterion, system_index, item_index
 
 
-def run_policy(oracle, template, truth, policy, share, seed, checkpoints, estimators) -> dict:
+def run_policy(oracle, truth, policy, share, seed, checkpoints, estimators, template) -> dict:
     random.seed(seed)  # the hand-out's own draws
     rng = random.Random(seed + 1_000_003)  # the oracle's
     criterion, system_index, item_index = fresh_campaign(template, policy, share)
     campaign = criterion.campaign
     n = len(oracle.systems)
-    pairs = truth.pairs()
     hits: list[tuple[list[int], list[float]]] = []
     curve: dict[str, list] = {e: [] for e in estimators}
     composed = defaultdict(int)
@@ -303,22 +332,38 @@ def run_policy(oracle, template, truth, policy, share, seed, checkpoints, estima
         composed[assignment.hit.composition] += 1
         if len(hits) in checkpoints:
             done_at += time.perf_counter() - started
-            comparisons = comparisons_of(hits)
-            for estimator in estimators:
-                scores, cluster = ranked(comparisons, n, estimator, seed)
-                order_scores = bt_point(comparisons, n) if estimator == "bt" else scores
-                alone = (cluster == 1).sum() == 1 and cluster[truth.best] == 1
-                curve[estimator].append(
-                    {
-                        "hits": len(hits),
-                        "agreement": truth.agreement(order_scores, pairs),
-                        "spearman": float(spearmanr(order_scores, truth.rating).statistic),
-                        "best_alone": bool(alone),
-                    }
-                )
+            measure(hits, n, truth, estimators, seed, curve)
             started = time.perf_counter()
     done_at += time.perf_counter() - started
     return {"curve": curve, "composed": dict(composed), "hand_out_seconds": done_at}
+
+
+def run_in_memory(oracle, truth, policy, share, seed, checkpoints, estimators) -> dict:
+    """`run_policy` without the database (`replay_in_memory`): for sweeps over many seeds."""
+    started = time.perf_counter()
+    hits = replay_in_memory(oracle, checkpoints[-1], seed, policy, share / 100)
+    hand_out = time.perf_counter() - started
+    curve: dict[str, list] = {e: [] for e in estimators}
+    for checkpoint in checkpoints:
+        measure(hits[:checkpoint], len(oracle.systems), truth, estimators, seed, curve)
+    return {"curve": curve, "composed": {}, "hand_out_seconds": hand_out}
+
+
+def measure(hits, n: int, truth: Truth, estimators, seed: int, curve: dict) -> None:
+    """Append to each estimator's curve its agreement with the truth on `hits`."""
+    comparisons = comparisons_of(hits)
+    for estimator in estimators:
+        scores, cluster = ranked(comparisons, n, estimator, seed)
+        order_scores = bt_point(comparisons, n) if estimator == "bt" else scores
+        alone = (cluster == 1).sum() == 1 and cluster[truth.best] == 1
+        curve[estimator].append(
+            {
+                "hits": len(hits),
+                "agreement": truth.agreement(order_scores, truth.pairs()),
+                "spearman": float(spearmanr(order_scores, truth.rating).statistic),
+                "best_alone": bool(alone),
+            }
+        )
 
 
 def answer(oracle, assignment, criterion, system_index, item_index, rng):
@@ -414,6 +459,12 @@ def reusable_runs(path: Path, args, oracle: Oracle, checkpoints: list[int]) -> l
     stored = json.loads(path.read_text())
     if (stored["criterion"], stored["file_hits"]) != (args.criterion, oracle.hits):
         sys.exit(f"{path}: another criterion or ratings file")
+    replay = "in memory" if args.in_memory else "database"
+    if (stored.get("replay", "database"), stored.get("first_seed", 0)) != (
+        replay,
+        args.first_seed,
+    ):
+        sys.exit(f"{path}: its balanced runs were replayed another way or from another seed")
     estimators, runs = args.estimators.split(","), stored["runs"].get(BALANCED, [])
     for run in runs:
         for estimator in estimators:
@@ -435,7 +486,20 @@ def main() -> None:
     parser.add_argument("--json", type=Path, required=True)
     parser.add_argument("--plot", type=Path)
     parser.add_argument("--reuse", type=Path, help="take the balanced runs from this JSON")
+    parser.add_argument(
+        "--in-memory",
+        action="store_true",
+        help="replay without the database (the same policy functions; for many seeds)",
+    )
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument(
+        "--doubt-width",
+        type=float,
+        default=nlgdata.composition.DOUBT_WIDTH,
+        help="the active policy's DOUBT_WIDTH, for a sweep",
+    )
     args = parser.parse_args()
+    nlgdata.composition.DOUBT_WIDTH = args.doubt_width
     policies, estimators = args.policies.split(","), args.estimators.split(",")
     if BALANCED not in policies:
         parser.error("the target is the balanced policy's: include it in --policies")
@@ -448,19 +512,18 @@ def main() -> None:
     started = time.perf_counter()
     truth = truth_of(oracle, seed=0)
     print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
-    template = build_database(oracle, args.criterion)
+    template = None if args.in_memory else build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
     reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
+    replay = run_in_memory if args.in_memory else partial(run_policy, template=template)
     for policy in policies:
-        for seed in range(args.seeds):
-            if policy == BALANCED and seed < len(reused):
-                runs.setdefault(policy, []).append(reused[seed])
+        for n, seed in enumerate(range(args.first_seed, args.first_seed + args.seeds)):
+            if policy == BALANCED and n < len(reused):
+                runs.setdefault(policy, []).append(reused[n])
                 print(f"{policy} seed {seed}: reused from {args.reuse}", flush=True)
                 continue
             started = time.perf_counter()
-            run = run_policy(
-                oracle, template, truth, policy, args.share, seed, checkpoints, estimators
-            )
+            run = replay(oracle, truth, policy, args.share, seed, checkpoints, estimators)
             run["seconds"] = time.perf_counter() - started
             runs.setdefault(policy, []).append(run)
             last = {e: run["curve"][e][-1]["agreement"] for e in estimators}
@@ -475,6 +538,9 @@ def main() -> None:
         "file_hits": oracle.hits,
         "budget": budget,
         "share": args.share,
+        "replay": "in memory" if args.in_memory else "database",
+        "doubt_width": args.doubt_width,
+        "first_seed": args.first_seed,
         "truth": {
             "hits": truth.hits,
             "systems": oracle.systems,

@@ -64,3 +64,25 @@ def test_simulator_reuses_stored_balanced_runs(tmp_path):
     assert json.loads(second.read_text())["runs"]["balanced"] == stored
     other_step = subprocess.run([*again, "--step", "30"], capture_output=True, text=True, cwd=REPO)
     assert other_step.returncode != 0 and "other checkpoints" in other_step.stderr
+
+
+def test_simulator_replays_in_memory_with_the_same_truth(tmp_path):
+    """--in-memory replays the policies without the database from the same truth; its runs
+    are never taken for database runs by --reuse."""
+    ratings, memory, database = tmp_path / "ratings.csv", tmp_path / "m.json", tmp_path / "d.json"
+    write_ratings(ratings)
+    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
+    command += ["--estimators", "bt", "--step", "20"]
+    in_memory = [*command, "--policies", "balanced,active", "--in-memory", "--json", str(memory)]
+    subprocess.run([*in_memory, "--doubt-width", "2"], check=True, capture_output=True, cwd=REPO)
+    result = json.loads(memory.read_text())
+    assert (result["replay"], result["doubt_width"]) == ("in memory", 2.0)
+    for policy in ("balanced", "active"):
+        assert [run["curve"]["bt"][-1]["agreement"] for run in result["runs"][policy]] == [1, 1]
+    mixed = [*command, "--policies", "balanced", "--json", str(database), "--reuse", str(memory)]
+    refused = subprocess.run(mixed, capture_output=True, text=True, cwd=REPO)
+    assert refused.returncode != 0 and "replayed another way" in refused.stderr
+    balanced = [*command, "--policies", "balanced", "--json", str(database)]
+    subprocess.run(balanced, check=True, capture_output=True, cwd=REPO)
+    assert json.loads(database.read_text())["truth"] == result["truth"]
