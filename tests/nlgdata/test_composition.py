@@ -1,3 +1,4 @@
+import math
 import random
 from collections import Counter
 
@@ -8,6 +9,7 @@ from nlgdata.composition import (
     ACTIVE,
     ACTIVE_PER_PAIR,
     BALANCED,
+    DOUBT_WIDTH,
     ONLINE,
     Candidate,
     comparisons_per_pair,
@@ -73,6 +75,10 @@ def test_active_weighs_each_load_by_the_doubt_about_its_system():
 
 def test_doubt_is_one_for_a_coin_toss_and_falls_with_distance_and_certainty():
     assert doubt((0, 0.5), (0, 0.5)) == 1
+    # Rivals stay in doubt well beyond z = 2 (module docstring): exp(-1/2) at DOUBT_WIDTH z.
+    z_width = DOUBT_WIDTH * math.sqrt(0.5**2 + 0.5**2)
+    assert doubt((0, 0.5), (z_width, 0.5)) == pytest.approx(math.exp(-0.5))
+    assert doubt((0, 0.5), (3 * math.sqrt(0.5), 0.5)) > 0.5
     assert doubt((0, 0.5), (0.1, 0.5)) > doubt((0, 0.5), (1.0, 0.5)) > doubt((0, 0.5), (5, 0.5))
     assert doubt((0, 0.5), (0.5, 0.5)) > doubt((0, 0.05), (0.5, 0.05))
     assert doubt((0, 0), (0, 0)) == 1 and doubt((0, 0), (1, 0)) == 0
