@@ -41,9 +41,11 @@ replaying.
 
 `--in-memory` replays every policy without the database (`replay_in_memory`: the least used
 item, then `nlgdata.composition.compose` on loads and an online estimate kept in memory),
-about ten times faster, for sweeps over many seeds (`--first-seed`) and settings
-(`--doubt-width`); the database replay is the reference, since it is the platform's own
-hand-out.
+about thirty times faster, for sweeps over many seeds (`--first-seed`) and settings
+(`--doubt-width`, `--per-pair`, `--share`); the database replay is the reference, since it
+is the platform's own hand-out. `--without-item-spread` hides each system's slots on the
+item from the policies, as the truth's replay does: the balanced rule then no longer shows
+every system with an item before any twice (see the README for what that costs).
 """
 
 import argparse
@@ -55,7 +57,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -214,23 +216,36 @@ class Truth:
 
 
 def replay_in_memory(
-    oracle: Oracle, n_hits: int, seed: int, policy: str = BALANCED, share: float = 0.0
+    oracle: Oracle,
+    n_hits: int,
+    seed: int,
+    policy: str = BALANCED,
+    share: float = 0.0,
+    spread_on_item: bool = True,
 ) -> list[tuple[list[int], list[float]]]:
     """A campaign without the database: the least used item, then the policy's systems from
     the same pure functions the hand-out calls (`nlgdata.composition.compose`), with the
-    loads and the online estimate kept in memory. One random stream draws the items, the
-    policy's choices and the oracle's scores."""
+    loads, each system's slots on each item and the online estimate kept in memory. One
+    random stream draws the items, the policy's choices and the oracle's scores.
+
+    `spread_on_item=False` passes no system's slots on the item, so the policies cannot
+    prefer a system not yet shown with the item: the truth was first computed that way, and
+    keeps its draws (its 15k HITs cover every pair on most items anyway)."""
     rng = random.Random(seed)
     available = oracle.available()
     used = dict.fromkeys(available, 0)
     load = [0] * len(oracle.systems)
+    on_item: Counter = Counter()
     comparisons = [0] * len(oracle.systems)
     ratings: dict = {}
     hits = []
     for _ in range(n_hits):
         fewest = min(used.values())
         item = rng.choice([i for i, n in used.items() if n == fewest])
-        candidates = [Candidate(s, load[s], 0, ratings.get(s)) for s in available[item]]
+        candidates = [
+            Candidate(s, load[s], on_item[item, s] if spread_on_item else 0, ratings.get(s))
+            for s in available[item]
+        ]
         per_pair = comparisons_per_pair(comparisons)
         chosen, _ = compose(candidates, oracle.k, policy, share, rng, per_pair)
         systems = [c.key for c in chosen]
@@ -238,6 +253,7 @@ def replay_in_memory(
         scores = [(s, oracle.score(item, s, rng)) for s in systems]
         for s in systems:
             load[s] += 1
+            on_item[item, s] += 1
         if policy != BALANCED:  # balanced reads no estimate: the truth's 15k HITs go faster
             rate_hit(ratings, scores)
             for s, n in compared(scores).items():
@@ -247,7 +263,7 @@ def replay_in_memory(
 
 
 def truth_of(oracle: Oracle, seed: int) -> Truth:
-    hits = replay_in_memory(oracle, TRUTH_FACTOR * oracle.hits, seed)
+    hits = replay_in_memory(oracle, TRUTH_FACTOR * oracle.hits, seed, spread_on_item=False)
     bt = bradley_terry_protocol(comparisons_of(hits), len(oracle.systems), TRUTH_ROUNDS, seed)
     return Truth(bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi), len(hits))
 
@@ -338,10 +354,12 @@ def run_policy(oracle, truth, policy, share, seed, checkpoints, estimators, temp
     return {"curve": curve, "composed": dict(composed), "hand_out_seconds": done_at}
 
 
-def run_in_memory(oracle, truth, policy, share, seed, checkpoints, estimators) -> dict:
+def run_in_memory(
+    oracle, truth, policy, share, seed, checkpoints, estimators, spread_on_item=True
+) -> dict:
     """`run_policy` without the database (`replay_in_memory`): for sweeps over many seeds."""
     started = time.perf_counter()
-    hits = replay_in_memory(oracle, checkpoints[-1], seed, policy, share / 100)
+    hits = replay_in_memory(oracle, checkpoints[-1], seed, policy, share / 100, spread_on_item)
     hand_out = time.perf_counter() - started
     curve: dict[str, list] = {e: [] for e in estimators}
     for checkpoint in checkpoints:
@@ -454,12 +472,18 @@ def plot(path: Path, runs: dict, summary: dict, estimator: str, title: str) -> N
     figure.savefig(path, dpi=110)
 
 
+def replay_of(args) -> str:
+    if not args.in_memory:
+        return "database"
+    return "in memory" + (", without item spread" if args.without_item_spread else "")
+
+
 def reusable_runs(path: Path, args, oracle: Oracle, checkpoints: list[int]) -> list[dict]:
     """The balanced runs stored in `path`, seed by seed, if they are of the same campaign."""
     stored = json.loads(path.read_text())
     if (stored["criterion"], stored["file_hits"]) != (args.criterion, oracle.hits):
         sys.exit(f"{path}: another criterion or ratings file")
-    replay = "in memory" if args.in_memory else "database"
+    replay = replay_of(args)
     if (stored.get("replay", "database"), stored.get("first_seed", 0)) != (
         replay,
         args.first_seed,
@@ -491,6 +515,11 @@ def main() -> None:
         action="store_true",
         help="replay without the database (the same policy functions; for many seeds)",
     )
+    parser.add_argument(
+        "--without-item-spread",
+        action="store_true",
+        help="in memory: the policies do not see each system's slots on the item",
+    )
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
         "--doubt-width",
@@ -498,8 +527,15 @@ def main() -> None:
         default=nlgdata.composition.DOUBT_WIDTH,
         help="the active policy's DOUBT_WIDTH, for a sweep",
     )
+    parser.add_argument(
+        "--per-pair",
+        type=float,
+        default=nlgdata.composition.ACTIVE_PER_PAIR,
+        help="the active policy's ACTIVE_PER_PAIR, for a sweep",
+    )
     args = parser.parse_args()
     nlgdata.composition.DOUBT_WIDTH = args.doubt_width
+    nlgdata.composition.ACTIVE_PER_PAIR = args.per_pair
     policies, estimators = args.policies.split(","), args.estimators.split(",")
     if BALANCED not in policies:
         parser.error("the target is the balanced policy's: include it in --policies")
@@ -515,7 +551,10 @@ def main() -> None:
     template = None if args.in_memory else build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
     reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
-    replay = run_in_memory if args.in_memory else partial(run_policy, template=template)
+    if args.in_memory:
+        replay = partial(run_in_memory, spread_on_item=not args.without_item_spread)
+    else:
+        replay = partial(run_policy, template=template)
     for policy in policies:
         for n, seed in enumerate(range(args.first_seed, args.first_seed + args.seeds)):
             if policy == BALANCED and n < len(reused):
@@ -538,8 +577,9 @@ def main() -> None:
         "file_hits": oracle.hits,
         "budget": budget,
         "share": args.share,
-        "replay": "in memory" if args.in_memory else "database",
+        "replay": replay_of(args),
         "doubt_width": args.doubt_width,
+        "active_per_pair": args.per_pair,
         "first_seed": args.first_seed,
         "truth": {
             "hits": truth.hits,

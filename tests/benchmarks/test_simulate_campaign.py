@@ -80,6 +80,10 @@ def test_simulator_replays_in_memory_with_the_same_truth(tmp_path):
     assert (result["replay"], result["doubt_width"]) == ("in memory", 2.0)
     for policy in ("balanced", "active"):
         assert [run["curve"]["bt"][-1]["agreement"] for run in result["runs"][policy]] == [1, 1]
+    unspread = tmp_path / "u.json"
+    again = [*command, "--policies", "balanced", "--in-memory", "--without-item-spread"]
+    subprocess.run([*again, "--json", str(unspread)], check=True, capture_output=True, cwd=REPO)
+    assert json.loads(unspread.read_text())["replay"] == "in memory, without item spread"
     mixed = [*command, "--policies", "balanced", "--json", str(database), "--reuse", str(memory)]
     refused = subprocess.run(mixed, capture_output=True, text=True, cwd=REPO)
     assert refused.returncode != 0 and "replayed another way" in refused.stderr
