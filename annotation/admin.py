@@ -67,6 +67,7 @@ class CampaignCriterionInline(admin.TabularInline):
         "coverage_required",
         "composition",
         "balanced_share",
+        "close_when_stable_for",
     ]
 
 

@@ -201,6 +201,19 @@ class CampaignCriterion(models.Model):
         " ones, so every system keeps meeting every other; once the criterion has had"
         f" {ACTIVE_PER_PAIR} comparisons per pair of systems, every HIT is balanced.",
     )
+    close_when_stable_for = models.PositiveIntegerField(
+        "close when stable for (HITs)",
+        default=0,
+        help_text="Close the criterion to new HITs once the E2E protocol's clusters have"
+        " stayed the same over this many counted HITs (each ranking run compared with the one"
+        " before); 0: never. Ticking 'is open' again reopens it until the clusters change and"
+        " settle again.",
+    )
+    # Counted HITs of the first E2E ranking run whose clusters the latest one still has
+    # (ranking/service.py), and the value it had when the criterion was closed as stable, so
+    # that an organiser who reopens it is not overruled by the next run.
+    clusters_stable_since = models.PositiveIntegerField(default=0, editable=False)
+    closed_as_stable_since = models.PositiveIntegerField(null=True, blank=True, editable=False)
     # The online estimate, system id -> [mu, sigma, comparisons] (annotation/composition.py):
     # kept on the row the hand-out and the submission lock and read anyway, so reading it
     # costs no query, and a submission writes it in its judgments-version update.

@@ -248,9 +248,41 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     # Agreement between the annotators, stored with the run so pages read it, not compute it.
     agreement = measure(criterion, run.seed)
     store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
+    if run.protocol == Protocol.E2E:
+        note_cluster_stability(criterion, run, data.hits)
     # The hand-out's online estimate, recomputed from every counted judgment; skipped (for
     # the next run) if a submission changed them meanwhile.
     reset_estimates(criterion)
+
+
+def note_cluster_stability(criterion: CampaignCriterion, run: RankingRun, hits: int) -> None:
+    """Record since how many counted HITs the E2E clusters have stayed as `run` (done, of
+    `hits` counted HITs) has them, comparing it with the finished run before it; close the
+    criterion to new HITs once that is `close_when_stable_for` HITs, unless it was already
+    closed, and reopened, for these same clusters."""
+    previous = (
+        RankingRun.objects.for_criterion(criterion, run.protocol)
+        .finished()
+        .filter(hits__lt=hits)
+        .order_by("-hits", "-id")
+        .first()
+    )
+    same = previous is not None and clusters_of(previous) == clusters_of(run)
+    if not same:
+        since = hits
+    elif 0 < criterion.clusters_stable_since <= previous.hits:
+        since = criterion.clusters_stable_since
+    else:  # the first two runs to agree, or a stored value of runs since taken back
+        since = previous.hits
+    fields: dict[str, Any] = {"clusters_stable_since": since}
+    limit = criterion.close_when_stable_for
+    if limit and hits - since >= limit and criterion.closed_as_stable_since != since:
+        fields.update(is_open=False, closed_as_stable_since=since)
+    CampaignCriterion.objects.filter(pk=criterion.pk).update(**fields)
+
+
+def clusters_of(run: RankingRun) -> dict[int, int]:
+    return dict(run.results.values_list("system_id", "cluster"))
 
 
 def hits_per_composition(criterion: CampaignCriterion) -> dict[str, int]:

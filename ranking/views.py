@@ -164,7 +164,18 @@ def results(request, slug: str, criterion_name: str):
         **_composition_context(run),
     }
     context.update(_forecast_context(run, context["rows"]))
+    context["stability"] = _stability(criterion, protocol, run)
     return render(request, "ranking/results.html", context)
+
+
+def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | None):
+    """Since when the E2E clusters have stayed the same (ranking.service's
+    note_cluster_stability), for the E2E view of a criterion that has compared two runs."""
+    since = criterion.clusters_stable_since
+    if protocol != Protocol.E2E or run is None or not since or run.hits < since:
+        return None
+    closed = not criterion.is_open and criterion.closed_as_stable_since == since
+    return {"since": since, "stable_for": run.hits - since, "closed": closed}
 
 
 @staff_member_required

@@ -183,10 +183,12 @@ def test_organiser_switches_a_running_criterion_to_active_in_the_admin(organiser
     prefix = next(k for k, v in data.items() if k.endswith("-id") and v == criterion.pk)[:-3]
     data[f"{prefix}-composition"] = Composition.ACTIVE
     data[f"{prefix}-balanced_share"] = 30
+    data[f"{prefix}-close_when_stable_for"] = 500
     response = organiser.submit(page, data, action=url)
     assert response.status_code == 302, response.context["errors"]
     criterion.refresh_from_db()
     assert (criterion.composition, criterion.balanced_share) == (Composition.ACTIVE, 30)
+    assert criterion.close_when_stable_for == 500
     assert criterion.judgments_version == 2  # the edit wrote back nothing it read earlier
     assert sum(n for _, _, n in criterion.estimates.values()) == 2 * 10 * 2
 

@@ -5,19 +5,27 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
+from annotation.assignment import next_assignment
 from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
 from ranking.agreement_service import measure
 from ranking.engine import rank_systems
 from ranking.models import Protocol, RankingRun, RunAgreement
 from ranking.service import (
+    clusters_of,
     due_protocols,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
     store_results,
 )
-from tests.factories import make_annotator, make_judged_hit, make_system_set
+from tests.factories import (
+    make_annotator,
+    make_item,
+    make_judged_hit,
+    make_output,
+    make_system_set,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -326,3 +334,63 @@ def test_sweep_sends_again_runs_whose_message_or_worker_was_lost(
     assert needing == {unsent, lost, abandoned}
     assert just_sent not in needing and alive not in needing
     assert set(RankingRun.objects.pending()) == {unsent, lost, just_sent, alive}
+
+
+def add_judged_hits(campaign, systems, scores: list[int], hits: int) -> None:
+    """`hits` more HITs over the campaign's systems, each on a new item, scored `scores`."""
+    for _ in range(hits):
+        item = make_item(campaign)
+        outputs = [make_output(item, system) for system in systems]
+        make_judged_hit(outputs, scores)
+
+
+def e2e_run_of(campaign) -> RankingRun:
+    run = quality_run(campaign, protocol=Protocol.E2E, repetitions=50, seed=5)
+    assert execute_run(run)
+    run.refresh_from_db()
+    return run
+
+
+def test_a_criterion_closes_once_its_clusters_stay_the_same_for_its_hits():
+    campaign, systems, _ = make_system_set(systems=3, items=0)
+    criterion = campaign.criteria.get(criterion="quality")
+    criterion.close_when_stable_for = 20
+    criterion.save(update_fields=["close_when_stable_for"])
+    add_judged_hits(campaign, systems, [120, 100, 40], 30)
+    first = e2e_run_of(campaign)
+    assert sorted(clusters_of(first).values()) == [1, 2, 3]
+    add_judged_hits(campaign, systems, [120, 100, 40], 10)
+    e2e_run_of(campaign)
+    criterion.refresh_from_db()
+    assert (criterion.clusters_stable_since, criterion.is_open) == (30, True)  # 10 of 20
+    add_judged_hits(campaign, systems, [120, 100, 40], 10)
+    e2e_run_of(campaign)
+    criterion.refresh_from_db()
+    assert (criterion.clusters_stable_since, criterion.is_open) == (30, False)
+    assert criterion.closed_as_stable_since == 30
+    assert next_assignment(make_annotator(campaign), criterion) is None
+    # Reopened by the organiser: the same clusters do not close it again.
+    criterion.is_open = True
+    criterion.save(update_fields=["is_open"])
+    add_judged_hits(campaign, systems, [120, 100, 40], 10)
+    e2e_run_of(campaign)
+    criterion.refresh_from_db()
+    assert (criterion.clusters_stable_since, criterion.is_open) == (30, True)
+
+
+def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_count():
+    campaign, systems, _ = make_system_set(systems=3, items=0)
+    criterion = campaign.criteria.get(criterion="quality")
+    criterion.close_when_stable_for = 20
+    criterion.save(update_fields=["close_when_stable_for"])
+    add_judged_hits(campaign, systems, [120, 100, 100], 20)  # sys2 and sys3 tie
+    assert sorted(clusters_of(e2e_run_of(campaign)).values()) == [1, 2, 2]
+    add_judged_hits(campaign, systems, [120, 100, 40], 40)  # now sys2 is ahead of sys3
+    changed = e2e_run_of(campaign)
+    assert sorted(clusters_of(changed).values()) == [1, 2, 3]
+    criterion.refresh_from_db()
+    assert (criterion.clusters_stable_since, criterion.is_open) == (60, True)
+    bradley_terry = quality_run(campaign, protocol=Protocol.BRADLEY_TERRY, repetitions=50)
+    assert execute_run(bradley_terry)
+    criterion.refresh_from_db()
+    assert criterion.clusters_stable_since == 60

@@ -325,3 +325,27 @@ def test_ranking_run_resets_the_online_estimate(organiser):
     estimates = {campaign.systems.get(pk=int(s)).name: e for s, e in criterion.estimates.items()}
     assert estimates["sys1"][0] > estimates["sys2"][0] > estimates["sys3"][0]
     assert [e[2] for e in estimates.values()] == [12, 12, 12]  # 6 HITs, 2 comparisons each
+
+
+def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_closed_it(
+    organiser,
+):
+    campaign, systems, items = make_system_set(systems=3, items=16)
+    criterion = campaign.criteria.get(criterion="quality")
+    criterion.close_when_stable_for = 4
+    criterion.save(update_fields=["close_when_stable_for"])
+    for judged in (items[:12], items[12:]):  # two runs, at 12 and 16 HITs, same clusters
+        for item in judged:
+            make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 10])
+        run = RankingRun.objects.create(
+            campaign=campaign, criterion="quality", repetitions=50, seed=1
+        )
+        execute_run(run)
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert "These clusters have stayed the same since the run at\n  12 counted HITs" in page
+    assert "(4 HITs so far)" in page
+    assert "it was closed on that ground" in page
+    criterion.refresh_from_db()
+    assert not criterion.is_open
+    other_view = organiser.get(results_url(campaign) + "?protocol=bt").content.decode()
+    assert 'id="stability"' not in other_view
