@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -380,6 +381,7 @@ def measure(hits, n: int, truth: Truth, estimators, seed: int, curve: dict) -> N
                 "agreement": truth.agreement(order_scores, truth.pairs()),
                 "spearman": float(spearmanr(order_scores, truth.rating).statistic),
                 "best_alone": bool(alone),
+                "clusters": cluster.tolist(),
             }
         )
 
@@ -422,7 +424,36 @@ def median_or_none(values: list[int | None]) -> float | None:
     return float(statistics.mean(middle))  # type: ignore[arg-type]
 
 
-def summarise_runs(runs: dict, file_hits: int, estimators: list[str]) -> dict:
+def closed_when_stable(curve: list[dict], limit: int) -> dict | None:
+    """Where a criterion set to close when its clusters have stayed the same for `limit`
+    HITs would have closed (ranking.service.note_cluster_stability, with a ranking run at
+    every checkpoint): the checkpoint's HITs and agreement, or None if it never closed."""
+    since, before = 0, None
+    for point in curve:
+        if point["clusters"] != before:
+            since, before = point["hits"], point["clusters"]
+        elif point["hits"] - since >= limit:
+            return {"hits": point["hits"], "agreement": point["agreement"]}
+    return None
+
+
+def closing_summary(policy_runs: list[dict], estimator: str, limits: list[int]) -> dict:
+    summary = {}
+    for limit in limits:
+        closed = [closed_when_stable(r["curve"][estimator], limit) for r in policy_runs]
+        done = [c for c in closed if c is not None]
+        summary[str(limit)] = {
+            "per_seed": closed,
+            "closed": len(done),
+            "hits_median": statistics.median(c["hits"] for c in done) if done else None,
+            "agreement_median": statistics.median(c["agreement"] for c in done) if done else None,
+        }
+    return summary
+
+
+def summarise_runs(
+    runs: dict, file_hits: int, estimators: list[str], close_limits: Sequence[int] = ()
+) -> dict:
     summary: dict = {}
     for estimator in estimators:
         at_file = [
@@ -445,6 +476,11 @@ def summarise_runs(runs: dict, file_hits: int, estimators: list[str]) -> dict:
                 "hits_to_best": to_best,
                 "hits_to_best_median": median_or_none(to_best),
             }
+            with_clusters = all("clusters" in r["curve"][estimator][0] for r in policy_runs)
+            if close_limits and with_clusters:  # runs stored before clusters were kept: none
+                per_policy[policy]["close_when_stable"] = closing_summary(
+                    policy_runs, estimator, list(close_limits)
+                )
         summary[estimator] = {"target": target, "policies": per_policy}
     return summary
 
@@ -522,6 +558,12 @@ def main() -> None:
     )
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
+        "--close-when-stable",
+        metavar="HITS[,HITS...]",
+        help="also report where a criterion closing when its clusters have stayed the same"
+        " for so many HITs would have closed (a ranking run at every checkpoint)",
+    )
+    parser.add_argument(
         "--doubt-width",
         type=float,
         default=nlgdata.composition.DOUBT_WIDTH,
@@ -570,7 +612,8 @@ def main() -> None:
                 f"{policy} seed {seed}: {run['seconds']:.0f} s, agreement at {budget}: {last}",
                 flush=True,
             )
-    summary = summarise_runs(runs, oracle.hits, estimators) if oracle.hits <= budget else {}
+    limits = [int(n) for n in args.close_when_stable.split(",")] if args.close_when_stable else []
+    summary = summarise_runs(runs, oracle.hits, estimators, limits) if oracle.hits <= budget else {}
     result = {
         "ratings": str(args.ratings),
         "criterion": args.criterion,

@@ -75,9 +75,15 @@ def test_simulator_replays_in_memory_with_the_same_truth(tmp_path):
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--estimators", "bt", "--step", "20"]
     in_memory = [*command, "--policies", "balanced,active", "--in-memory", "--json", str(memory)]
-    subprocess.run([*in_memory, "--doubt-width", "2"], check=True, capture_output=True, cwd=REPO)
+    in_memory += ["--doubt-width", "2", "--close-when-stable", "40"]
+    subprocess.run(in_memory, check=True, capture_output=True, cwd=REPO)
     result = json.loads(memory.read_text())
     assert (result["replay"], result["doubt_width"]) == ("in memory", 2.0)
+    # The clear ranking's clusters settle early: a criterion set to close after 40 stable
+    # HITs closes in every run, 40 or more HITs after its clusters last changed.
+    closing = result["summary"]["bt"]["policies"]["balanced"]["close_when_stable"]["40"]
+    assert closing["closed"] == 2 and closing["agreement_median"] == 1.0
+    assert 60 <= closing["hits_median"] <= 120
     for policy in ("balanced", "active"):
         assert [run["curve"]["bt"][-1]["agreement"] for run in result["runs"][policy]] == [1, 1]
     unspread = tmp_path / "u.json"
