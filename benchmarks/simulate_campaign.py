@@ -109,6 +109,7 @@ from ranking.engine.bradley_terry import (  # noqa: E402
     fit_ratings,
     win_matrices,
 )
+from ranking.engine.forecast import stable_since  # noqa: E402
 
 TRUTH_FACTOR, BUDGET_FACTOR = 5, 2
 TRUTH_ROUNDS, BT_ROUNDS, E2E_RUNS = 1000, 200, 50
@@ -428,12 +429,13 @@ def closed_when_stable(curve: list[dict], limit: int) -> dict | None:
     """Where a criterion set to close when its clusters have stayed the same for `limit`
     HITs would have closed (ranking.service.note_cluster_stability, with a ranking run at
     every checkpoint): the checkpoint's HITs and agreement, or None if it never closed."""
-    since, before = 0, None
+    since, previous = 0, None
     for point in curve:
-        if point["clusters"] != before:
-            since, before = point["hits"], point["clusters"]
-        elif point["hits"] - since >= limit:
+        same = previous is not None and point["clusters"] == previous["clusters"]
+        since = stable_since(point["hits"], same, previous["hits"] if previous else 0, since)
+        if point["hits"] - since >= limit:
             return {"hits": point["hits"], "agreement": point["agreement"]}
+        previous = point
     return None
 
 

@@ -29,6 +29,7 @@ from ranking.engine import (
     comparisons_from_hits,
     rank_systems,
 )
+from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress
 
 from .agreement_service import Measured, measure, store_agreement
@@ -268,12 +269,8 @@ def note_cluster_stability(criterion: CampaignCriterion, run: RankingRun, hits: 
         .first()
     )
     same = previous is not None and clusters_of(previous) == clusters_of(run)
-    if not same:
-        since = hits
-    elif 0 < criterion.clusters_stable_since <= previous.hits:
-        since = criterion.clusters_stable_since
-    else:  # the first two runs to agree, or a stored value of runs since taken back
-        since = previous.hits
+    previous_hits = previous.hits if previous is not None else 0
+    since = stable_since(hits, same, previous_hits, criterion.clusters_stable_since)
     fields: dict[str, Any] = {"clusters_stable_since": since}
     limit = criterion.close_when_stable_for
     if limit and hits - since >= limit and criterion.closed_as_stable_since != since:

@@ -73,3 +73,14 @@ def more_hits(z: float, hits: int) -> int | None:
     if needed > (1 + TIED_AFTER) * hits:
         return None
     return max(1, math.ceil(needed - hits))
+
+
+def stable_since(hits: int, same_as_previous: bool, previous_hits: int, since: int) -> int:
+    """Counted HITs of the first ranking whose clusters the ranking at `hits` still has:
+    `hits` itself when its clusters differ from the previous ranking's (at `previous_hits`);
+    else the `since` recorded for that one, or `previous_hits` where none was (0) or it is
+    of rankings since taken back. The platform's closing rule and the simulator's both use
+    it (ranking.service.note_cluster_stability, benchmarks/simulate_campaign.py)."""
+    if not same_as_previous:
+        return hits
+    return since if 0 < since <= previous_hits else previous_hits

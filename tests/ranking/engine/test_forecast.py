@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ranking.engine import Comparisons, rank_systems
-from ranking.engine.forecast import Z_SEPARATED, forecast, more_hits
+from ranking.engine.forecast import Z_SEPARATED, forecast, more_hits, stable_since
 
 STRENGTH = np.array([2.0, 0.0, 0.0, -0.3])  # A far ahead; B and C tied; D a little behind
 
@@ -71,3 +71,10 @@ def test_forecast_of_a_settled_ranking_needs_no_more_hits():
 def test_forecast_without_spread_treats_the_gap_as_certain(spread):
     predicted = forecast(np.array([1.0, 0.5]), np.array([spread] * 2), np.array([1, 1]), 10)
     assert predicted.pairs[0].more_hits == 1
+
+
+def test_stable_since_keeps_the_first_ranking_with_todays_clusters():
+    assert stable_since(300, False, 200, 100) == 300  # the clusters changed
+    assert stable_since(300, True, 200, 100) == 100  # still those of the ranking at 100
+    assert stable_since(300, True, 200, 0) == 200  # the first two rankings to agree
+    assert stable_since(300, True, 200, 250) == 200  # a record of rankings since taken back
