@@ -31,6 +31,11 @@ class Protocol(models.TextChoices):
         return protocol in (cls.E2E, cls.BOOTSTRAP)
 
 
+# The protocol whose clusters close a criterion that is set to close when stable
+# (ranking.service.note_cluster_stability) and whose results page says since when they held.
+STABILITY_PROTOCOL = Protocol.E2E
+
+
 # How the error of a run that found nothing to rank begins (no judgments of two systems yet):
 # the run ends as failed, like any job that cannot be done, but the results page shows it as
 # the state of the campaign, not as a fault.

@@ -33,7 +33,14 @@ from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress
 
 from .agreement_service import Measured, measure, store_agreement
-from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, Protocol, RankingRun, SystemResult
+from .models import (
+    DEFAULT_REPETITIONS,
+    NOTHING_TO_RANK,
+    STABILITY_PROTOCOL,
+    Protocol,
+    RankingRun,
+    SystemResult,
+)
 
 
 class NothingToRank(ValueError):
@@ -249,7 +256,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     # Agreement between the annotators, stored with the run so pages read it, not compute it.
     agreement = measure(criterion, run.seed)
     store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
-    if run.protocol == Protocol.E2E:
+    if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
     # The hand-out's online estimate, recomputed from every counted judgment; skipped (for
     # the next run) if a submission changed them meanwhile.

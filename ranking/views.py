@@ -16,7 +16,7 @@ from .engine.forecast import PairForecast, forecast
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
-from .models import Protocol, RankingRun, RunAgreement
+from .models import STABILITY_PROTOCOL, Protocol, RankingRun, RunAgreement
 from .service import request_ranking
 
 
@@ -172,7 +172,7 @@ def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | No
     """Since when the E2E clusters have stayed the same (ranking.service's
     note_cluster_stability), for the E2E view of a criterion that has compared two runs."""
     since = criterion.clusters_stable_since
-    if protocol != Protocol.E2E or run is None or not since or run.hits < since:
+    if protocol != STABILITY_PROTOCOL or run is None or not since or run.hits < since:
         return None
     closed = not criterion.is_open and criterion.closed_as_stable_since == since
     return {"since": since, "stable_for": run.hits - since, "closed": closed}
