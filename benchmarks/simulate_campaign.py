@@ -28,11 +28,15 @@ correlation with the truth's ratings is given for reference; the best system is 
 when the estimate's cluster 1 holds the truth's best system alone.
 
 Estimators at each checkpoint, on the judgments collected so far: `bt` (Bradley-Terry
-maximum likelihood for the order; 200 bootstrap resamples for the clusters) and `e2e` (the
-E2E protocol, 50 runs rather than 200 to keep checkpoints cheap). The target is the
-agreement that the balanced policy reaches with the file's number of HITs (median over
-seeds); a policy reaches it at the first checkpoint from which its agreement stays at or
-above it; each run collects up to twice the file's HITs.
+maximum likelihood for the order; 200 bootstrap resamples for the clusters), `e2e` (the
+E2E protocol, 50 runs rather than 200 to keep checkpoints cheap) and, for comparison,
+`bt-pairs` (Bradley-Terry with each pair's comparisons scaled to the same total: every
+pair's win rate weighs the same however often the policy showed it, as under balanced
+HITs). The target is the agreement that the balanced policy reaches with the file's number
+of HITs (median over seeds); a policy reaches it at the first checkpoint from which its
+agreement stays at or above it; each run collects up to twice the file's HITs. Since that
+median hangs on the last few pairs of each run, the summary also gives, at each checkpoint,
+the HITs balanced HITs need for the policy's mean agreement (`same_mean`).
 
 `--reuse FILE` takes the balanced runs from a JSON this script wrote before (same ratings,
 criterion, checkpoints, estimators, replay and first seed) instead of replaying them: the
@@ -45,7 +49,13 @@ about thirty times faster, for sweeps over many seeds (`--first-seed`) and setti
 (`--doubt-width`, `--per-pair`, `--share`); the database replay is the reference, since it
 is the platform's own hand-out. `--without-item-spread` hides each system's slots on the
 item from the policies, as the truth's replay does: the balanced rule then no longer shows
-every system with an item before any twice (see the README for what that costs).
+every system with an item before any twice (see the README for what that costs). The
+`guided` policy, in memory only, is the active rule told the truth's order: a bound on what
+weighing loads by doubt could buy, not a policy the platform offers.
+
+The JSON's truth also gives `implied_rating`, the order the oracle implies with infinitely
+many balanced HITs (`implied_rating`), and the pairs on which the simulated truth departs
+from it.
 """
 
 import argparse
@@ -59,7 +69,7 @@ import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -95,15 +105,19 @@ from annotation.models import (  # noqa: E402
 from annotation.ratings_import import read_pages  # noqa: E402
 from annotation.submission import Answer, shown_outputs, submit  # noqa: E402
 from nlgdata.composition import (  # noqa: E402
+    ACTIVE,
     BALANCED,
+    ONLINE,
     Candidate,
     compared,
     comparisons_per_pair,
     compose,
     rate_hit,
 )
-from ranking.engine import Comparisons, clusters, e2e_protocol, summarise  # noqa: E402
+from ranking.engine import Comparisons, clusters, e2e_protocol, rank_ranges, summarise  # noqa: E402
 from ranking.engine.bradley_terry import (  # noqa: E402
+    RATING_MEAN,
+    RATING_PER_NAT,
     PairOutcomes,
     bradley_terry_protocol,
     fit_ratings,
@@ -112,6 +126,12 @@ from ranking.engine.bradley_terry import (  # noqa: E402
 from ranking.engine.forecast import stable_since  # noqa: E402
 
 TRUTH_FACTOR, BUDGET_FACTOR = 5, 2
+# The `guided` policy: the active rule fed the truth's order (`replay_in_memory`).
+GUIDED = "guided"
+# Bradley-Terry log-strengths to the online estimate's scale: a logistic gap x is about a
+# probit gap x / 1.7 (sigma(x) ~ Phi(x / 1.7)), and a two-player TrueSkill gap d with beta 1
+# wins with Phi(d / sqrt 2): d ~ x * sqrt(2) / 1.7.
+NATS_TO_ONLINE = 2**0.5 / 1.7
 TRUTH_ROUNDS, BT_ROUNDS, E2E_RUNS = 1000, 200, 50
 HITS_PER_ANNOTATOR = 20
 
@@ -184,11 +204,35 @@ def bt_point(comparisons: Comparisons, n: int) -> np.ndarray:
     return ratings[0]
 
 
+def pair_weighted(wins: np.ndarray) -> np.ndarray:
+    """Win matrices (float64[R, n, n]) with every pair's comparisons scaled to the same total,
+    the mean over the pairs that met: a fit then weighs each pair's win rate equally, whoever
+    was shown together more often."""
+    met = wins + wins.transpose(0, 2, 1)
+    totals = np.where(met > 0, met, 1.0)
+    mean = met.sum(axis=(1, 2)) / np.maximum((met > 0).sum(axis=(1, 2)), 1)
+    return np.where(met > 0, wins * (mean[:, None, None] / totals), 0.0)
+
+
+def bt_pairs(comparisons: Comparisons, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Bradley-Terry on pair-weighted win matrices (`pair_weighted`): the point fit, and the
+    clusters from BT_ROUNDS resamples of the comparisons, each weighted the same way."""
+    outcomes = PairOutcomes.count_of(comparisons, n)
+    point, _ = fit_ratings(pair_weighted(win_matrices(outcomes, outcomes.count[None], n)))
+    total = int(outcomes.count.sum())
+    counts = np.random.default_rng(seed).multinomial(total, outcomes.count / total, size=BT_ROUNDS)
+    boot, _ = fit_ratings(pair_weighted(win_matrices(outcomes, counts, n)))
+    rank_lo, rank_hi = rank_ranges(boot, 0.95)
+    return point[0], clusters(point[0], rank_lo, rank_hi)
+
+
 def ranked(comparisons: Comparisons, n: int, estimator: str, seed: int):
     """(score per system, cluster per system) by the estimator."""
     if estimator == "bt":
         bt = bradley_terry_protocol(comparisons, n, BT_ROUNDS, seed)
         return bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi)
+    if estimator == "bt-pairs":
+        return bt_pairs(comparisons, n, seed)
     ranking = summarise(e2e_protocol(comparisons, n, E2E_RUNS, seed))
     return ranking.mean_mu, ranking.cluster
 
@@ -224,6 +268,7 @@ def replay_in_memory(
     policy: str = BALANCED,
     share: float = 0.0,
     spread_on_item: bool = True,
+    truth: "Truth | None" = None,
 ) -> list[tuple[list[int], list[float]]]:
     """A campaign without the database: the least used item, then the policy's systems from
     the same pure functions the hand-out calls (`nlgdata.composition.compose`), with the
@@ -232,7 +277,12 @@ def replay_in_memory(
 
     `spread_on_item=False` passes no system's slots on the item, so the policies cannot
     prefer a system not yet shown with the item: the truth was first computed that way, and
-    keeps its draws (its 15k HITs cover every pair on most items anyway)."""
+    keeps its draws (its 15k HITs cover every pair on most items anyway).
+
+    `guided` (needs `truth`) is the active rule told the truth's order: each candidate's mu
+    is the truth's rating (NATS_TO_ONLINE), its sigma the online estimate's. No policy could
+    know more about which systems are still in doubt, so it bounds what weighing loads by
+    doubt can buy."""
     rng = random.Random(seed)
     available = oracle.available()
     used = dict.fromkeys(available, 0)
@@ -248,8 +298,11 @@ def replay_in_memory(
             Candidate(s, load[s], on_item[item, s] if spread_on_item else 0, ratings.get(s))
             for s in available[item]
         ]
+        if policy == GUIDED:
+            candidates = [told(c, truth) for c in candidates]
         per_pair = comparisons_per_pair(comparisons)
-        chosen, _ = compose(candidates, oracle.k, policy, share, rng, per_pair)
+        rule = ACTIVE if policy == GUIDED else policy
+        chosen, _ = compose(candidates, oracle.k, rule, share, rng, per_pair)
         systems = [c.key for c in chosen]
         used[item] += 1
         scores = [(s, oracle.score(item, s, rng)) for s in systems]
@@ -262,6 +315,36 @@ def replay_in_memory(
                 comparisons[s] += n
         hits.append((systems, [score for _, score in scores]))
     return hits
+
+
+def told(candidate: Candidate, truth: "Truth | None") -> Candidate:
+    """The candidate with the truth's rating as its mu (the `guided` policy)."""
+    if truth is None:
+        raise ValueError("the guided policy needs the truth")
+    sigma = candidate.rating[1] if candidate.rating else ONLINE.sigma0
+    mu = (truth.rating[candidate.key] - RATING_MEAN) / RATING_PER_NAT * NATS_TO_ONLINE
+    return replace(candidate, rating=(float(mu), sigma))
+
+
+def implied_rating(oracle: Oracle) -> np.ndarray:
+    """The ratings the oracle implies with infinitely many balanced HITs: Bradley-Terry
+    fitted to the expected wins. Balanced HITs give every item the same number of HITs and,
+    on an item with m outputs, show each pair in a HIT of k with probability
+    k(k-1) / (m(m-1)); the oracle's draws then make i beat j with probability
+    P(X_i > X_j) + P(X_i = X_j) / 2, X_i one of i's real scores on the item. It checks the
+    simulated truth's order, which carries the noise of one 5x replay."""
+    n = len(oracle.systems)
+    wins = np.zeros((n, n))
+    for item, systems in oracle.available().items():
+        shown = min(1.0, oracle.k * (oracle.k - 1) / max(len(systems) * (len(systems) - 1), 1))
+        scores = {s: np.array(oracle.on_item[item, s]) for s in systems}
+        for a in systems:
+            for b in systems:
+                if a != b:
+                    above = scores[a][:, None] - scores[b][None, :]
+                    wins[a, b] += shown * ((above > 0).mean() + (above == 0).mean() / 2)
+    ratings, _ = fit_ratings(wins[None])
+    return ratings[0]
 
 
 def truth_of(oracle: Oracle, seed: int) -> Truth:
@@ -361,7 +444,9 @@ def run_in_memory(
 ) -> dict:
     """`run_policy` without the database (`replay_in_memory`): for sweeps over many seeds."""
     started = time.perf_counter()
-    hits = replay_in_memory(oracle, checkpoints[-1], seed, policy, share / 100, spread_on_item)
+    hits = replay_in_memory(
+        oracle, checkpoints[-1], seed, policy, share / 100, spread_on_item, truth
+    )
     hand_out = time.perf_counter() - started
     curve: dict[str, list] = {e: [] for e in estimators}
     for checkpoint in checkpoints:
@@ -453,6 +538,45 @@ def closing_summary(policy_runs: list[dict], estimator: str, limits: list[int]) 
     return summary
 
 
+def mean_curve(policy_runs: list[dict], estimator: str) -> list[tuple[int, float]]:
+    """(HITs, mean agreement over the runs) at each checkpoint."""
+    points = zip(*(run["curve"][estimator] for run in policy_runs), strict=True)
+    return [(ps[0]["hits"], statistics.mean(p["agreement"] for p in ps)) for ps in points]
+
+
+def hits_for(level: float, curve: list[tuple[int, float]]) -> float | None:
+    """The HITs at which `curve` first reaches `level`, between checkpoints by linear
+    interpolation; None if it never does."""
+    previous = None
+    for hits, agreement in curve:
+        if agreement >= level:
+            if previous is None or previous[1] >= level:
+                return float(hits)
+            (h0, a0), h1 = previous, hits
+            return h0 + (level - a0) / (agreement - a0) * (h1 - h0)
+        previous = (hits, agreement)
+    return None
+
+
+def same_mean(policy_runs: list[dict], balanced_runs: list[dict], estimator: str) -> list[dict]:
+    """At each checkpoint the policy's mean agreement, the HITs balanced HITs need for the
+    same mean (`hits_for`), and the ratio: a steadier measure than the median HITs to the
+    target, which hangs on the last few pairs of each run."""
+    balanced = mean_curve(balanced_runs, estimator)
+    rows = []
+    for hits, agreement in mean_curve(policy_runs, estimator):
+        needed = hits_for(agreement, balanced)
+        rows.append(
+            {
+                "hits": hits,
+                "mean_agreement": agreement,
+                "balanced_hits": needed,
+                "ratio": hits / needed if needed else None,
+            }
+        )
+    return rows
+
+
 def summarise_runs(
     runs: dict, file_hits: int, estimators: list[str], close_limits: Sequence[int] = ()
 ) -> dict:
@@ -477,6 +601,7 @@ def summarise_runs(
                 "hits_to_target_median": median_or_none(to_target),
                 "hits_to_best": to_best,
                 "hits_to_best_median": median_or_none(to_best),
+                "same_mean": same_mean(policy_runs, runs[BALANCED], estimator),
             }
             with_clusters = all("clusters" in r["curve"][estimator][0] for r in policy_runs)
             if close_limits and with_clusters:  # runs stored before clusters were kept: none
@@ -485,6 +610,27 @@ def summarise_runs(
                 )
         summary[estimator] = {"target": target, "policies": per_policy}
     return summary
+
+
+def report(summary: dict, file_hits: int) -> str:
+    """Per estimator and policy: the medians of HITs to the target and to the best system,
+    and the ratio of HITs to balanced's for the same mean agreement at about 20, 40, 60, 80
+    and 100% of the file's HITs."""
+    lines = []
+    for estimator, result in summary.items():
+        lines.append(f"{estimator}: target {result['target']:.4f}")
+        for policy, numbers in result["policies"].items():
+            rows = numbers["same_mean"]
+            ratios = []
+            for share in (0.2, 0.4, 0.6, 0.8, 1.0):
+                row = min(rows, key=lambda r, h=share * file_hits: abs(r["hits"] - h))
+                ratios.append(f"{row['ratio']:.2f}" if row["ratio"] else "-")
+            lines.append(
+                f"  {policy}: HITs to target {numbers['hits_to_target_median']},"
+                f" to best {numbers['hits_to_best_median']};"
+                f" HITs / balanced's at the same mean, 20-100% of the file: {' '.join(ratios)}"
+            )
+    return "\n".join(lines)
 
 
 def plot(path: Path, runs: dict, summary: dict, estimator: str, title: str) -> None:
@@ -583,6 +729,8 @@ def main() -> None:
     policies, estimators = args.policies.split(","), args.estimators.split(",")
     if BALANCED not in policies:
         parser.error("the target is the balanced policy's: include it in --policies")
+    if GUIDED in policies and not args.in_memory:
+        parser.error("the guided policy is a bound, not the platform's: add --in-memory")
 
     oracle = Oracle.read(args.ratings, args.criterion)
     budget = min(BUDGET_FACTOR * oracle.hits, args.max_hits or BUDGET_FACTOR * oracle.hits)
@@ -592,6 +740,7 @@ def main() -> None:
     started = time.perf_counter()
     truth = truth_of(oracle, seed=0)
     print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
+    implied = implied_rating(oracle)
     template = None if args.in_memory else build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
     reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
@@ -632,13 +781,19 @@ def main() -> None:
             "rating": truth.rating.tolist(),
             "cluster": truth.cluster.tolist(),
             "pairs_in_different_clusters": len(truth.pairs()),
+            "implied_rating": implied.tolist(),
+            "pairs_the_implied_rating_orders_otherwise": [
+                [oracle.systems[i], oracle.systems[j]]
+                for i, j in truth.pairs()
+                if np.sign(implied[i] - implied[j]) != np.sign(truth.rating[i] - truth.rating[j])
+            ],
         },
         "summary": summary,
         "runs": runs,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(result, indent=1))
-    print(json.dumps(summary, indent=1))
+    print(report(summary, oracle.hits))
     if args.plot:
         title = (
             f"{args.ratings.name} ({args.criterion}): {args.seeds} seeds, {estimators[0]} ranking"

@@ -3,9 +3,12 @@ hand-made one with a clear structure, which the simulator must recover."""
 
 import csv
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEMS = {"best": 300, "good": 200, "mid": 100, "low": 50, "bad": 10}
@@ -39,6 +42,11 @@ def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(tmp_path
     assert result["file_hits"] == 60 and result["budget"] == 120
     truth = dict(zip(result["truth"]["systems"], result["truth"]["rating"], strict=True))
     assert sorted(truth, key=truth.get, reverse=True) == list(SYSTEMS)
+    # Every system scores the same on every item: each beats those below it whenever both are
+    # shown, so the implied order is the truth's, and no pair is ordered otherwise.
+    implied = dict(zip(result["truth"]["systems"], result["truth"]["implied_rating"], strict=True))
+    assert sorted(implied, key=implied.get, reverse=True) == list(SYSTEMS)
+    assert result["truth"]["pairs_the_implied_rating_orders_otherwise"] == []
     for estimator in ("bt", "e2e"):
         summary = result["summary"][estimator]
         assert summary["target"] == 1.0
@@ -110,3 +118,68 @@ def test_online_calibration_reads_every_pair_at_every_checkpoint(tmp_path):
     assert lines[0] == "40 pairs read, 0 misordered"
     bands = [line.split() for line in lines[2:]]
     assert sum(int(band[1]) for band in bands) == 40
+
+
+def test_simulator_bounds_active_composition_with_the_truth_and_weighs_pairs_equally(tmp_path):
+    """`guided` (the active rule told the truth's order) replays only in memory; `bt-pairs`
+    (Bradley-Terry with every pair's win rate weighed equally) recovers the clear ranking."""
+    ratings, out = tmp_path / "ratings.csv", tmp_path / "out.json"
+    write_ratings(ratings)
+    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
+    command += ["--policies", "balanced,guided", "--estimators", "bt,bt-pairs", "--step", "20"]
+    refused = subprocess.run([*command, "--json", str(out)], capture_output=True, text=True)
+    assert refused.returncode != 0 and "add --in-memory" in refused.stderr
+    assert not out.exists()
+    subprocess.run([*command, "--in-memory", "--json", str(out)], check=True, capture_output=True)
+    result = json.loads(out.read_text())
+    for policy in ("balanced", "guided"):
+        for estimator in ("bt", "bt-pairs"):
+            ends = [run["curve"][estimator][-1] for run in result["runs"][policy]]
+            assert [end["agreement"] for end in ends] == [1, 1]
+            assert all(end["best_alone"] for end in ends)
+
+
+def in_simulator(code: str):
+    """What `code` prints, as JSON, run with the simulator imported as `s`."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"import json, numpy as np, simulate_campaign as s; {code}"],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=REPO / "benchmarks",
+        env={**os.environ, "PYTHONPATH": str(REPO / "benchmarks")},
+    )
+    return json.loads(done.stdout)
+
+
+def test_pair_weighting_gives_every_pair_the_same_total():
+    """Pair 0-1 met 30 times (20 wins to 10), pair 0-2 3 times (2 to 1), 1-2 never: both
+    that met count the mean, 16.5 comparisons, with their own win rates."""
+    weighted = in_simulator(
+        "w = np.array([[[0, 20, 2], [10, 0, 0], [1, 0, 0]]], float);"
+        "print(json.dumps(s.pair_weighted(w)[0].round(3).tolist()))"
+    )
+    assert weighted == [[0, 11.0, 11.0], [5.5, 0, 0], [5.5, 0, 0]]
+
+
+def test_same_mean_reads_the_hits_balanced_needs_for_a_policy_s_mean_agreement():
+    """Balanced's mean goes 0.5, 0.7, 0.9 at 100, 200, 300 HITs; a policy at 0.8 after
+    100 HITs is where balanced is at 250: a ratio of 0.4. One never as good as balanced's
+    first checkpoint is credited with it; one better than balanced ever is has no ratio."""
+    runs = {
+        "balanced": [[0.4, 0.6, 0.9], [0.6, 0.8, 0.9]],
+        "policy": [[0.8, 0.95, 0.3], [0.8, 0.95, 0.3]],
+    }
+    as_runs = {
+        name: [
+            {"curve": {"bt": [{"hits": 100 * (i + 1), "agreement": a} for i, a in enumerate(c)]}}
+            for c in curves
+        ]
+        for name, curves in runs.items()
+    }
+    rows = in_simulator(
+        f"runs = {as_runs!r};print(json.dumps(s.same_mean(runs['policy'], runs['balanced'], 'bt')))"
+    )
+    assert [row["balanced_hits"] for row in rows] == [pytest.approx(250), None, 100]
+    assert [row["ratio"] for row in rows] == [pytest.approx(0.4), None, 3]
