@@ -62,11 +62,20 @@ class FakeOpenAIServer:
             attempt = self.attempts[prompt]
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        request.in_flight = True  # type: ignore[attr-defined]
         try:
             time.sleep(RESPONSE_DELAY)
             self._answer(request, prompt, attempt, chat="messages" in body)
         finally:
-            with self.lock:
+            self._landed(request)
+
+    def _landed(self, request: BaseHTTPRequestHandler) -> None:
+        """The request stops counting as in flight, once: before its response is written,
+        since the client may send its next request as soon as it reads the response, before
+        this handler's thread would get back to a `finally`."""
+        with self.lock:
+            if getattr(request, "in_flight", False):
+                request.in_flight = False  # type: ignore[attr-defined]
                 self.in_flight -= 1
 
     def _answer(self, request, prompt: str, attempt: int, *, chat: bool) -> None:
@@ -84,6 +93,7 @@ class FakeOpenAIServer:
 
     def _send(self, request, status: int, payload: dict, retry_after: str | None = None) -> None:
         data = json.dumps(payload).encode()
+        self._landed(request)
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
         request.send_header("Content-Length", str(len(data)))
