@@ -54,8 +54,7 @@ every system with an item before any twice (see the README for what that costs).
 weighing loads by doubt could buy, not a policy the platform offers.
 
 The JSON's truth also gives `implied_rating`, the order the oracle implies with infinitely
-many balanced HITs (`implied_rating`), and the pairs on which the simulated truth departs
-from it.
+many balanced HITs, and the pairs on which the simulated truth departs from it.
 """
 
 import argparse
