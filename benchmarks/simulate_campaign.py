@@ -113,14 +113,12 @@ from nlgdata.composition import (  # noqa: E402
     compose,
     rate_hit,
 )
-from ranking.engine import Comparisons, clusters, e2e_protocol, rank_ranges, summarise  # noqa: E402
+from ranking.engine import Comparisons, clusters, e2e_protocol, summarise  # noqa: E402
 from ranking.engine.bradley_terry import (  # noqa: E402
     RATING_MEAN,
     RATING_PER_NAT,
-    PairOutcomes,
     bradley_terry_protocol,
     fit_ratings,
-    win_matrices,
 )
 from ranking.engine.forecast import stable_since  # noqa: E402
 
@@ -197,12 +195,6 @@ def comparisons_of(hits: list[tuple[list[int], list[float]]]) -> Comparisons:
     return Comparisons(np.array(winner), np.array(loser), np.array(draw))
 
 
-def bt_point(comparisons: Comparisons, n: int) -> np.ndarray:
-    outcomes = PairOutcomes.count_of(comparisons, n)
-    ratings, _ = fit_ratings(win_matrices(outcomes, outcomes.count[None], n))
-    return ratings[0]
-
-
 def pair_weighted(wins: np.ndarray) -> np.ndarray:
     """Win matrices (float64[R, n, n]) with every pair's comparisons scaled to the same total,
     the mean over the pairs that met: a fit then weighs each pair's win rate equally, whoever
@@ -213,25 +205,12 @@ def pair_weighted(wins: np.ndarray) -> np.ndarray:
     return np.where(met > 0, wins * (mean[:, None, None] / totals), 0.0)
 
 
-def bt_pairs(comparisons: Comparisons, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Bradley-Terry on pair-weighted win matrices (`pair_weighted`): the point fit, and the
-    clusters from BT_ROUNDS resamples of the comparisons, each weighted the same way."""
-    outcomes = PairOutcomes.count_of(comparisons, n)
-    point, _ = fit_ratings(pair_weighted(win_matrices(outcomes, outcomes.count[None], n)))
-    total = int(outcomes.count.sum())
-    counts = np.random.default_rng(seed).multinomial(total, outcomes.count / total, size=BT_ROUNDS)
-    boot, _ = fit_ratings(pair_weighted(win_matrices(outcomes, counts, n)))
-    rank_lo, rank_hi = rank_ranges(boot, 0.95)
-    return point[0], clusters(point[0], rank_lo, rank_hi)
-
-
 def ranked(comparisons: Comparisons, n: int, estimator: str, seed: int):
     """(score per system, cluster per system) by the estimator."""
-    if estimator == "bt":
-        bt = bradley_terry_protocol(comparisons, n, BT_ROUNDS, seed)
+    if estimator in ("bt", "bt-pairs"):
+        weigh = pair_weighted if estimator == "bt-pairs" else None
+        bt = bradley_terry_protocol(comparisons, n, BT_ROUNDS, seed, weigh=weigh)
         return bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi)
-    if estimator == "bt-pairs":
-        return bt_pairs(comparisons, n, seed)
     ranking = summarise(e2e_protocol(comparisons, n, E2E_RUNS, seed))
     return ranking.mean_mu, ranking.cluster
 
@@ -458,13 +437,12 @@ def measure(hits, n: int, truth: Truth, estimators, seed: int, curve: dict) -> N
     comparisons = comparisons_of(hits)
     for estimator in estimators:
         scores, cluster = ranked(comparisons, n, estimator, seed)
-        order_scores = bt_point(comparisons, n) if estimator == "bt" else scores
         alone = (cluster == 1).sum() == 1 and cluster[truth.best] == 1
         curve[estimator].append(
             {
                 "hits": len(hits),
-                "agreement": truth.agreement(order_scores, truth.pairs()),
-                "spearman": float(spearmanr(order_scores, truth.rating).statistic),
+                "agreement": truth.agreement(scores, truth.pairs()),
+                "spearman": float(spearmanr(scores, truth.rating).statistic),
                 "best_alone": bool(alone),
                 "clusters": cluster.tolist(),
             }

@@ -26,6 +26,7 @@ needed them is reported (``augmented_rounds``, ``augmented_full_fit``).
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,6 +52,10 @@ _MAX_ITERATIONS = 100
 _MAX_STEP = 2.0
 # Resamples fitted together: big enough to vectorise, small enough to report progress.
 _CHUNK = 250
+
+# Win matrices (float64[R, n, n]) in, the matrices to fit out: a reweighting of the
+# comparisons (benchmarks/simulate_campaign.py weighs every pair equally).
+Weighing = Callable[[np.ndarray], np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -107,13 +112,17 @@ def bradley_terry_protocol(
     rounds: int,
     seed: int | np.random.Generator,
     progress: Progress | None = None,
+    weigh: Weighing | None = None,
 ) -> BradleyTerryRanking:
-    """Fit all comparisons, then ``rounds`` bootstrap resamples of them; summarise as Arena."""
+    """Fit all comparisons, then ``rounds`` bootstrap resamples of them; summarise as Arena.
+    ``weigh``, if given, reweighs every win matrix (the full one and each resample's) before
+    its fit."""
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
     outcomes = PairOutcomes.count_of(comparisons, n_systems)
-    full, augmented_full = fit_ratings(win_matrices(outcomes, outcomes.count[None], n_systems))
-    boot, augmented = bootstrap_ratings(outcomes, n_systems, rounds, seed, progress)
+    wins = win_matrices(outcomes, outcomes.count[None], n_systems)
+    full, augmented_full = fit_ratings(weigh(wins) if weigh else wins)
+    boot, augmented = bootstrap_ratings(outcomes, n_systems, rounds, seed, progress, weigh)
     ci_lo, ci_hi = np.percentile(boot, [50 * (1 - CONFIDENCE), 50 * (1 + CONFIDENCE)], axis=0)
     rank = arena_rank(ci_lo, ci_hi)
     rank_lo, rank_hi = rank_ranges(boot, CONFIDENCE)
@@ -141,6 +150,7 @@ def bootstrap_ratings(
     rounds: int,
     seed: int | np.random.Generator,
     progress: Progress | None = None,
+    weigh: Weighing | None = None,
 ) -> tuple[np.ndarray, int]:
     """Ratings of ``rounds`` resamples (float64[rounds, n]) and how many were augmented.
 
@@ -156,7 +166,8 @@ def bootstrap_ratings(
     for start in range(0, rounds, _CHUNK):
         stop = min(start + _CHUNK, rounds)
         counts = rng.multinomial(total, probabilities, size=stop - start)
-        ratings[start:stop], needed = fit_ratings(win_matrices(outcomes, counts, n_systems))
+        wins = win_matrices(outcomes, counts, n_systems)
+        ratings[start:stop], needed = fit_ratings(weigh(wins) if weigh else wins)
         augmented += int(needed.sum())
         if progress is not None:
             progress(stop, rounds)

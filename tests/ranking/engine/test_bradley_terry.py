@@ -97,6 +97,23 @@ def test_known_order_gives_arena_ranks(seed):
     assert not ranking.augmented_full_fit
 
 
+def test_weighing_reweighs_the_full_fit_and_every_resample():
+    """A weighing that hands every win to the loser reverses the order, in the rating and in
+    the resamples' ranks; none keeps the counts as they are."""
+    as_counted = bradley_terry_protocol(ladder_with_upsets(), 4, rounds=50, seed=0)
+    assert (
+        as_counted.rating.tolist()
+        == bradley_terry_protocol(
+            ladder_with_upsets(), 4, rounds=50, seed=0, weigh=None
+        ).rating.tolist()
+    )
+    reversed_ = bradley_terry_protocol(
+        ladder_with_upsets(), 4, rounds=50, seed=0, weigh=lambda w: w.transpose(0, 2, 1)
+    )
+    assert np.argsort(-reversed_.rating).tolist() == [3, 2, 1, 0]
+    assert reversed_.rank_lo.tolist() == as_counted.rank_lo[::-1].tolist()
+
+
 def test_order_is_by_arena_rank_then_rating():
     # C's wide interval keeps anyone from being significantly better than it, so it shares
     # rank 1 with A although its rating is below B's, which A outranks.
