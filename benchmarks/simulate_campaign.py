@@ -32,8 +32,11 @@ maximum likelihood for the order; 200 bootstrap resamples for the clusters), `e2
 E2E protocol, 50 runs rather than 200 to keep checkpoints cheap) and, for comparison,
 `bt-pairs` (Bradley-Terry with each pair's comparisons scaled to the same total: every
 pair's win rate weighs the same however often the policy showed it, as under balanced
-HITs). The target is the agreement that the balanced policy reaches with the file's number
-of HITs (median over seeds); a policy reaches it at the first checkpoint from which its
+HITs) and `cells` (`item_paired`: scores compared across HITs on the same item, so that the
+order it converges to does not depend on who met whom; it takes a score to mean the same in
+every HIT, as the oracle's do, which real annotators' magnitudes only approximate). The
+target is the agreement that the balanced policy reaches with the file's number of HITs
+(median over seeds); a policy reaches it at the first checkpoint from which its
 agreement stays at or above it; each run collects up to twice the file's HITs. Since that
 median hangs on the last few pairs of each run, the summary also gives, at each checkpoint,
 the HITs balanced HITs need for the policy's mean agreement (`same_mean`).
@@ -120,6 +123,7 @@ from ranking.engine.bradley_terry import (  # noqa: E402
     bradley_terry_protocol,
     fit_ratings,
 )
+from ranking.engine.clusters import rank_ranges  # noqa: E402
 from ranking.engine.forecast import stable_since  # noqa: E402
 
 TRUTH_FACTOR, BUDGET_FACTOR = 5, 2
@@ -130,6 +134,7 @@ GUIDED = "guided"
 # wins with Phi(d / sqrt 2): d ~ x * sqrt(2) / 1.7.
 NATS_TO_ONLINE = 2**0.5 / 1.7
 TRUTH_ROUNDS, BT_ROUNDS, E2E_RUNS = 1000, 200, 50
+ESTIMATORS = ("bt", "e2e", "bt-pairs", "cells")
 HITS_PER_ANNOTATOR = 20
 
 
@@ -181,9 +186,13 @@ class Oracle:
 # Rankings and agreement -------------------------------------------------------------------
 
 
-def comparisons_of(hits: list[tuple[list[int], list[float]]]) -> Comparisons:
+# A HIT answered: (item, the systems shown, their scores in slot order).
+Hit = tuple[int, list[int], list[float]]
+
+
+def comparisons_of(hits: list[Hit]) -> Comparisons:
     winner, loser, draw = [], [], []
-    for systems, scores in hits:
+    for _, systems, scores in hits:
         for i in range(len(systems)):
             for j in range(i + 1, len(systems)):
                 a, b = (
@@ -205,14 +214,51 @@ def pair_weighted(wins: np.ndarray) -> np.ndarray:
     return np.where(met > 0, wins * (mean[:, None, None] / totals), 0.0)
 
 
-def ranked(comparisons: Comparisons, n: int, estimator: str, seed: int):
+def ranked(hits: list[Hit], comparisons: Comparisons, oracle: Oracle, estimator: str, seed: int):
     """(score per system, cluster per system) by the estimator."""
+    n = len(oracle.systems)
+    if estimator == "cells":
+        return item_paired(hits, oracle, BT_ROUNDS, seed)
     if estimator in ("bt", "bt-pairs"):
         weigh = pair_weighted if estimator == "bt-pairs" else None
         bt = bradley_terry_protocol(comparisons, n, BT_ROUNDS, seed, weigh=weigh)
         return bt.rating, clusters(bt.rating, bt.rank_lo, bt.rank_hi)
     ranking = summarise(e2e_protocol(comparisons, n, E2E_RUNS, seed))
     return ranking.mean_mu, ranking.cluster
+
+
+def item_paired(hits: list[Hit], oracle: Oracle, rounds: int, seed: int):
+    """The `cells` estimator: scores compared across HITs on the same item. For every two
+    systems scored on an item, anywhere in the campaign, the chance that one's score beats the
+    other's (a draw half) among their scores there; each item weighed as balanced HITs show
+    its pairs, k(k-1) / (m(m-1)) for m outputs (`implied_rating`); Bradley-Terry fitted to
+    the sum, and to `rounds` bootstrap resamples of the items for the clusters. Where every
+    cell is known it is `implied_rating`; the design only decides which cells are known."""
+    n, k = len(oracle.systems), oracle.k
+    scored: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for item, systems, scores in hits:
+        for system, score in zip(systems, scores, strict=True):
+            scored[item][system].append(score)
+    outputs = oracle.available()
+    per_item = np.zeros((len(scored), n, n))
+    for row, (item, cells) in enumerate(scored.items()):
+        m = len(outputs[item])
+        shown = min(1.0, k * (k - 1) / max(m * (m - 1), 1))
+        systems = list(cells)
+        values = [np.array(cells[s]) for s in systems]
+        for a in range(len(systems)):
+            for b in range(a + 1, len(systems)):
+                above = values[a][:, None] - values[b][None, :]
+                won = (above > 0).mean() + (above == 0).mean() / 2
+                per_item[row, systems[a], systems[b]] = shown * won
+                per_item[row, systems[b], systems[a]] = shown * (1 - won)
+    full, _ = fit_ratings(per_item.sum(axis=0)[None])
+    counts = np.random.default_rng(seed).multinomial(
+        len(per_item), np.full(len(per_item), 1 / len(per_item)), size=rounds
+    )
+    boot, _ = fit_ratings(np.einsum("ri,inm->rnm", counts.astype(float), per_item))
+    rank_lo, rank_hi = rank_ranges(boot)
+    return full[0], clusters(full[0], rank_lo, rank_hi)
 
 
 @dataclass
@@ -247,7 +293,7 @@ def replay_in_memory(
     share: float = 0.0,
     spread_on_item: bool = True,
     truth: "Truth | None" = None,
-) -> list[tuple[list[int], list[float]]]:
+) -> list[Hit]:
     """A campaign without the database: the least used item, then the policy's systems from
     the same pure functions the hand-out calls (`nlgdata.composition.compose`), with the
     loads, each system's slots on each item and the online estimate kept in memory. One
@@ -291,7 +337,7 @@ def replay_in_memory(
             rate_hit(ratings, scores)
             for s, n in compared(scores).items():
                 comparisons[s] += n
-        hits.append((systems, [score for _, score in scores]))
+        hits.append((item, systems, [score for _, score in scores]))
     return hits
 
 
@@ -393,8 +439,7 @@ def run_policy(oracle, truth, policy, share, seed, checkpoints, estimators, temp
     rng = random.Random(seed + 1_000_003)  # the oracle's
     criterion, system_index, item_index = fresh_campaign(template, policy, share)
     campaign = criterion.campaign
-    n = len(oracle.systems)
-    hits: list[tuple[list[int], list[float]]] = []
+    hits: list[Hit] = []
     curve: dict[str, list] = {e: [] for e in estimators}
     composed = defaultdict(int)
     annotator, started, done_at = None, time.perf_counter(), 0
@@ -411,7 +456,7 @@ def run_policy(oracle, truth, policy, share, seed, checkpoints, estimators, temp
         composed[assignment.hit.composition] += 1
         if len(hits) in checkpoints:
             done_at += time.perf_counter() - started
-            measure(hits, n, truth, estimators, seed, curve)
+            measure(hits, oracle, truth, estimators, seed, curve)
             started = time.perf_counter()
     done_at += time.perf_counter() - started
     return {"curve": curve, "composed": dict(composed), "hand_out_seconds": done_at}
@@ -428,15 +473,15 @@ def run_in_memory(
     hand_out = time.perf_counter() - started
     curve: dict[str, list] = {e: [] for e in estimators}
     for checkpoint in checkpoints:
-        measure(hits[:checkpoint], len(oracle.systems), truth, estimators, seed, curve)
+        measure(hits[:checkpoint], oracle, truth, estimators, seed, curve)
     return {"curve": curve, "composed": {}, "hand_out_seconds": hand_out}
 
 
-def measure(hits, n: int, truth: Truth, estimators, seed: int, curve: dict) -> None:
+def measure(hits, oracle: Oracle, truth: Truth, estimators, seed: int, curve: dict) -> None:
     """Append to each estimator's curve its agreement with the truth on `hits`."""
     comparisons = comparisons_of(hits)
     for estimator in estimators:
-        scores, cluster = ranked(comparisons, n, estimator, seed)
+        scores, cluster = ranked(hits, comparisons, oracle, estimator, seed)
         alone = (cluster == 1).sum() == 1 and cluster[truth.best] == 1
         curve[estimator].append(
             {
@@ -460,7 +505,7 @@ def answer(oracle, assignment, criterion, system_index, item_index, rng):
             systems.append(system_index[slot.output.system_id])
             scores.append(answers[shown.key].score)
     submit(assignment, criterion, answers, key=f"k{assignment.pk}")
-    return systems, scores
+    return item, systems, scores
 
 
 # Summary ----------------------------------------------------------------------------------
@@ -665,7 +710,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--policies", default="balanced,active")
     parser.add_argument("--share", type=int, default=20, help="balanced HITs under active (%%)")
-    parser.add_argument("--estimators", default="bt,e2e")
+    parser.add_argument(
+        "--estimators", default="bt,e2e", help=f"any of {', '.join(ESTIMATORS)}, comma-separated"
+    )
     parser.add_argument("--step", type=int, default=150, help="HITs between checkpoints")
     parser.add_argument("--max-hits", type=int, help="stop earlier (a quick look, no target)")
     parser.add_argument("--json", type=Path, required=True)
@@ -704,6 +751,10 @@ def main() -> None:
     nlgdata.composition.DOUBT_WIDTH = args.doubt_width
     nlgdata.composition.ACTIVE_PER_PAIR = args.per_pair
     policies, estimators = args.policies.split(","), args.estimators.split(",")
+    if unknown := set(estimators) - set(ESTIMATORS):
+        parser.error(
+            f"no estimator {', '.join(sorted(unknown))}: choose from {', '.join(ESTIMATORS)}"
+        )
     if BALANCED not in policies:
         parser.error("the target is the balanced policy's: include it in --policies")
     if GUIDED in policies and not args.in_memory:

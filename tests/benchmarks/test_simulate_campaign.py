@@ -122,19 +122,21 @@ def test_online_calibration_reads_every_pair_at_every_checkpoint(tmp_path):
 
 def test_simulator_bounds_active_composition_with_the_truth_and_weighs_pairs_equally(tmp_path):
     """`guided` (the active rule told the truth's order) replays only in memory; `bt-pairs`
-    (Bradley-Terry with every pair's win rate weighed equally) recovers the clear ranking."""
+    (Bradley-Terry with every pair's win rate weighed equally) and `cells` (scores compared
+    across HITs on the same item) recover the clear ranking."""
     ratings, out = tmp_path / "ratings.csv", tmp_path / "out.json"
     write_ratings(ratings)
     command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
-    command += ["--policies", "balanced,guided", "--estimators", "bt,bt-pairs", "--step", "20"]
+    command += ["--policies", "balanced,guided", "--estimators", "bt,bt-pairs,cells"]
+    command += ["--step", "20"]
     refused = subprocess.run([*command, "--json", str(out)], capture_output=True, text=True)
     assert refused.returncode != 0 and "add --in-memory" in refused.stderr
     assert not out.exists()
     subprocess.run([*command, "--in-memory", "--json", str(out)], check=True, capture_output=True)
     result = json.loads(out.read_text())
     for policy in ("balanced", "guided"):
-        for estimator in ("bt", "bt-pairs"):
+        for estimator in ("bt", "bt-pairs", "cells"):
             ends = [run["curve"][estimator][-1] for run in result["runs"][policy]]
             assert [end["agreement"] for end in ends] == [1, 1]
             assert all(end["best_alone"] for end in ends)
@@ -183,3 +185,31 @@ def test_same_mean_reads_the_hits_balanced_needs_for_a_policy_s_mean_agreement()
     )
     assert [row["balanced_hits"] for row in rows] == [pytest.approx(250), None, 100]
     assert [row["ratio"] for row in rows] == [pytest.approx(0.4), None, 3]
+
+
+def test_cells_compare_scores_across_hits_on_the_same_item():
+    """b and c never share a HIT, but both were scored on item 0: c's 2 beats b's 1, so
+    `cells` puts c above b, where Bradley-Terry on the HITs' comparisons (each lost once to
+    a) cannot tell them apart. Once b also has a 2.5 there, b beats c half the time: a tie."""
+    code = (
+        "o = s.Oracle(['a', 'b', 'c'], [('x', {})], {(0, 0): '', (0, 1): '', (0, 2): ''},"
+        " {}, {}, 0, 2);"
+        "hits = [(0, [0, 1], [3.0, 1.0]), (0, [0, 2], [3.0, 2.0])];"
+        "apart, _ = s.item_paired(hits, o, 20, 0);"
+        "bt, _ = s.ranked(hits, s.comparisons_of(hits), o, 'bt', 0);"
+        "tied, _ = s.item_paired(hits + [(0, [1, 0], [2.5, 3.0])], o, 20, 0);"
+        "print(json.dumps([apart.tolist(), bt.tolist(), tied.tolist()]))"
+    )
+    apart, bt, tied = in_simulator(code)
+    assert apart[0] > apart[2] > apart[1]
+    assert bt[0] > bt[1] and bt[1] == pytest.approx(bt[2])
+    assert tied[1] == pytest.approx(tied[2])
+
+
+def test_simulator_refuses_an_estimator_it_does_not_have(tmp_path):
+    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command += ["--ratings", str(tmp_path / "r.csv"), "--criterion", "quality"]
+    command += ["--estimators", "bt,elo", "--json", str(tmp_path / "out.json")]
+    refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    assert refused.returncode != 0 and "no estimator elo" in refused.stderr
+    assert not (tmp_path / "out.json").exists()
