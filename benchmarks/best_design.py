@@ -12,7 +12,7 @@ information, the weighted graph Laplacian L = C * sum_p w_p q_p b_p b_p' (q_p = 
 P(j beats i), b_p = e_i - e_j). Pair (i, j) comes out misordered with probability
 Phi(-|r_i - r_j| / sd(r^_i - r^_j)); summed over the pairs that the simulator's truth puts in
 different clusters, that is E(w, C), the expected misordered pairs: the simulator's measure.
-On E2E quality it predicts the balanced curve the simulator measures to within 0.7 pairs
+On E2E quality it predicts the balanced curve the simulator measures to within 0.75 pairs
 (README, "Does it pay?").
 
 The best design for C comparisons minimises E(w, C) over a design space by exponentiated

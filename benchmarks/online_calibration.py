@@ -36,7 +36,8 @@ def main() -> None:
     z_values, wrong = [], []
     for seed in range(500, 500 + args.seeds):
         ratings: dict = {}
-        for n, (systems, scores) in enumerate(replay_in_memory(oracle, CHECKPOINTS[-1], seed), 1):
+        hits = replay_in_memory(oracle, CHECKPOINTS[-1], seed)
+        for n, (_, systems, scores) in enumerate(hits, 1):
             rate_hit(ratings, list(zip(systems, scores, strict=True)))
             if n not in CHECKPOINTS:
                 continue
