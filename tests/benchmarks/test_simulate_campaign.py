@@ -213,3 +213,24 @@ def test_simulator_refuses_an_estimator_it_does_not_have(tmp_path):
     refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     assert refused.returncode != 0 and "no estimator elo" in refused.stderr
     assert not (tmp_path / "out.json").exists()
+
+
+def test_cross_hit_scores_count_pairs_of_scores_by_source_and_split_halves(tmp_path):
+    """In the hand-made file every system scores the same on every item, and each item's 5
+    HITs are by 5 annotators: every pair of scores agrees with the order, from the same HIT
+    or another annotator's, none come from one annotator's other HITs, and any two halves
+    of the HITs order every pair alike."""
+    ratings = tmp_path / "ratings.csv"
+    write_ratings(ratings)
+    command = [sys.executable, str(REPO / "benchmarks" / "cross_hit_scores.py")]
+    command += ["--ratings", str(ratings), "--criterion", "quality"]
+    done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO)
+    lines = dict(line.split(": ", 1) for line in done.stdout.splitlines())
+    # Per item 15 scores, 3 per system: C(15, 2) = 105 pairs, 5 x 3 in one HIT, 5 x 3 of one
+    # system. 12 items: 180 from one HIT, 900 from two.
+    assert lines["same HIT"].startswith("180 pairs of scores; agree 1.000, disagree 0.000")
+    assert lines["other annotator"].startswith("900 pairs of scores; agree 1.000")
+    assert lines["other HIT, same annotator"] == "no pairs of scores"
+    assert "information per pair inf" in lines["simulated, same HIT"]
+    for estimator in ("Bradley-Terry", "cells"):
+        assert lines[f"split-half, {estimator}"].startswith("the halves order 1.000 of the pairs")
