@@ -234,24 +234,17 @@ def item_paired(hits: list[Hit], oracle: Oracle, rounds: int, seed: int):
     its pairs, k(k-1) / (m(m-1)) for m outputs (`implied_rating`); Bradley-Terry fitted to
     the sum, and to `rounds` bootstrap resamples of the items for the clusters. Where every
     cell is known it is `implied_rating`; the design only decides which cells are known."""
-    n, k = len(oracle.systems), oracle.k
     scored: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for item, systems, scores in hits:
         for system, score in zip(systems, scores, strict=True):
             scored[item][system].append(score)
     outputs = oracle.available()
-    per_item = np.zeros((len(scored), n, n))
-    for row, (item, cells) in enumerate(scored.items()):
-        m = len(outputs[item])
-        shown = min(1.0, k * (k - 1) / max(m * (m - 1), 1))
-        systems = list(cells)
-        values = [np.array(cells[s]) for s in systems]
-        for a in range(len(systems)):
-            for b in range(a + 1, len(systems)):
-                above = values[a][:, None] - values[b][None, :]
-                won = (above > 0).mean() + (above == 0).mean() / 2
-                per_item[row, systems[a], systems[b]] = shown * won
-                per_item[row, systems[b], systems[a]] = shown * (1 - won)
+    per_item = np.array(
+        [
+            expected_wins(cells, len(oracle.systems), pair_shown(oracle.k, len(outputs[item])))
+            for item, cells in scored.items()
+        ]
+    )
     full, _ = fit_ratings(per_item.sum(axis=0)[None])
     counts = np.random.default_rng(seed).multinomial(
         len(per_item), np.full(len(per_item), 1 / len(per_item)), size=rounds
@@ -259,6 +252,26 @@ def item_paired(hits: list[Hit], oracle: Oracle, rounds: int, seed: int):
     boot, _ = fit_ratings(np.einsum("ri,inm->rnm", counts.astype(float), per_item))
     rank_lo, rank_hi = rank_ranges(boot)
     return full[0], clusters(full[0], rank_lo, rank_hi)
+
+
+def pair_shown(k: int, m: int) -> float:
+    """The chance that a HIT of k of an item's m outputs shows a given two of them."""
+    return min(1.0, k * (k - 1) / max(m * (m - 1), 1))
+
+
+def expected_wins(cells: dict[int, list[float]], n: int, shown: float) -> np.ndarray:
+    """float64[n, n]: wins[a, b] = `shown` times the chance that a score drawn from a's
+    `cells` beats one drawn from b's, a draw counting half; 0 for systems without scores."""
+    wins = np.zeros((n, n))
+    systems = list(cells)
+    values = [np.asarray(cells[s]) for s in systems]
+    for a in range(len(systems)):
+        for b in range(a + 1, len(systems)):
+            above = values[a][:, None] - values[b][None, :]
+            won = (above > 0).mean() + (above == 0).mean() / 2
+            wins[systems[a], systems[b]] = shown * won
+            wins[systems[b], systems[a]] = shown * (1 - won)
+    return wins
 
 
 @dataclass
@@ -360,13 +373,8 @@ def implied_rating(oracle: Oracle) -> np.ndarray:
     n = len(oracle.systems)
     wins = np.zeros((n, n))
     for item, systems in oracle.available().items():
-        shown = min(1.0, oracle.k * (oracle.k - 1) / max(len(systems) * (len(systems) - 1), 1))
-        scores = {s: np.array(oracle.on_item[item, s]) for s in systems}
-        for a in systems:
-            for b in systems:
-                if a != b:
-                    above = scores[a][:, None] - scores[b][None, :]
-                    wins[a, b] += shown * ((above > 0).mean() + (above == 0).mean() / 2)
+        cells = {s: oracle.on_item[item, s] for s in systems}
+        wins += expected_wins(cells, n, pair_shown(oracle.k, len(systems)))
     ratings, _ = fit_ratings(wins[None])
     return ratings[0]
 
