@@ -1,8 +1,8 @@
 """The openai backend against a small OpenAI-compatible server on 127.0.0.1.
 
 The server echoes the prompt; a prompt can script a failure: "503-once" fails the first
-attempt, "503-always" every attempt, "429-once" rate-limits once with Retry-After, "400"
-is a bad request, "slow" answers after the client's timeout.
+attempt, "503-always" every attempt, "429-once" rate-limits once with Retry-After,
+"400-always" is a bad request, "slow" answers after the client's timeout.
 """
 
 import json
@@ -83,7 +83,9 @@ class FakeOpenAIServer:
             return self._send(request, 503, {"error": {"message": "overloaded"}})
         if "429-once" in prompt and attempt == 1:
             return self._send(request, 429, {"error": {"message": "slow down"}}, retry_after="0")
-        if "400" in prompt:
+        # Not a bare "400": the factories name inputs "Place <n>", n counting up over a
+        # whole run, so "Place 400" or "Place 1400" would fail a job that expects none.
+        if "400-always" in prompt:
             return self._send(request, 400, {"error": {"message": "bad request"}})
         if "slow" in prompt:
             time.sleep(0.5)
@@ -174,9 +176,9 @@ def test_openai_exhausted_retries_fail_only_that_input(server):
 
 
 def test_openai_bad_request_is_not_retried(server):
-    [result] = backend_for(server).generate([prompt_input("400")])
+    [result] = backend_for(server).generate([prompt_input("400-always")])
     assert result.text is None and "HTTP 400" in result.error
-    assert server.attempts["400[x]"] == 1
+    assert server.attempts["400-always[x]"] == 1
 
 
 def test_openai_timeout_is_a_per_input_error(server):
