@@ -51,7 +51,7 @@ from scipy.stats import norm
 # Mirror descent: each step moves log w by at most STEP (the largest gradient component's).
 STEP, ITERATIONS, WARM_ITERATIONS = 0.5, 3000, 600
 # The `hits` space lists every k-subset of every item's outputs; beyond this many it is left
-# out (a file with long item lists), and only the `pairs` bound is given.
+# out (a file with long item lists), and only the `pairs` space is searched.
 MAX_SUBSETS = 2_000_000
 
 
@@ -105,10 +105,11 @@ def _differences(first: np.ndarray, second: np.ndarray, n: int) -> np.ndarray:
 
 @dataclass
 class DesignSpace:
-    """Designs as mixtures of units (a pair; an item's HIT), each unit `comparisons` pairs:
-    share = units' weights mapped through `pairs_of` (units x pairs, counts), over the
-    comparisons per HIT. `group` ties units whose total weight is fixed (an item's HITs);
-    every group gets the same total."""
+    """Designs as weights on units: in `pairs` a pair of systems, in `hits` one HIT of one
+    item. `pairs_of` (units x pairs) counts the comparisons a unit makes of each pair; a
+    design's share of the comparisons per pair is its weights through `pairs_of`, over the
+    comparisons per HIT. The units of a `group` (an item's HITs) share a fixed total weight,
+    the same for every group: items stay balanced."""
 
     name: str
     pairs_of: sparse.csr_matrix
