@@ -35,16 +35,14 @@ depends on who met whom. It is not a bound on a sequential rule, which can also 
 own run's noise: early in a campaign the simulator's active rule does better than this.
 """
 
-import argparse
 import math
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sparse
+import simulation_tools
 from scipy.special import expit
 from scipy.stats import norm
 
@@ -176,18 +174,10 @@ def item_hits(
 
 
 def hits_for(level: float, curve: list[tuple[float, float]]) -> float | None:
-    """The HITs at which a decreasing (HITs, expected misordered) curve reaches `level`,
+    """The HITs at which a falling (HITs, expected misordered) curve reaches `level`,
     interpolating log(misordered) between points; None beyond its last point."""
-    previous = None
-    for hits, value in curve:
-        if value <= level:
-            if previous is None:
-                return hits
-            (h0, v0), h1 = previous, hits
-            fraction = (math.log(v0) - math.log(level)) / (math.log(v0) - math.log(value))
-            return h0 + fraction * (h1 - h0)
-        previous = (hits, value)
-    return None
+    rising = [(hits, -math.log(value)) for hits, value in curve]
+    return simulation_tools.hits_for(-math.log(level), rising)
 
 
 def best_curve(space: DesignSpace, problem: Problem, grid: Sequence[float]):
@@ -218,13 +208,9 @@ def bound_table(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ratings", type=Path, required=True)
-    parser.add_argument("--criterion", choices=["quality", "naturalness"], required=True)
-    args = parser.parse_args()
+    args = simulation_tools.ratings_parser(__doc__).parse_args()
 
     # The simulator sets Django up to read the file; nothing above needs it.
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from simulate_campaign import (  # noqa: PLC0415
         RATING_MEAN,
         RATING_PER_NAT,

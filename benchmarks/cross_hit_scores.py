@@ -19,13 +19,11 @@ measures on the real file:
   two halves order alike. A higher share is a more reliable estimator on real judgments.
 """
 
-import argparse
 import random
-import sys
 from collections import defaultdict
-from pathlib import Path
 
 import numpy as np
+from simulation_tools import ratings_parser
 
 SPLITS = 20
 SOURCES = ("same HIT", "other HIT, same annotator", "other annotator")
@@ -73,27 +71,19 @@ def ordered_alike(x: np.ndarray, y: np.ndarray) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ratings", type=Path, required=True)
-    parser.add_argument("--criterion", choices=["quality", "naturalness"], required=True)
-    args = parser.parse_args()
+    args = ratings_parser(__doc__).parse_args()
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from simulate_campaign import (  # noqa: PLC0415 - sets Django up to read the file
         Oracle,
+        cells_ranking,
         comparisons_of,
         implied_rating,
-        item_paired,
         replay_in_memory,
         truth_of,
     )
 
     from annotation.ratings_import import read_pages  # noqa: PLC0415
-    from ranking.engine.bradley_terry import (  # noqa: PLC0415
-        PairOutcomes,
-        fit_ratings,
-        win_matrices,
-    )
+    from ranking.engine.bradley_terry import bradley_terry_protocol  # noqa: PLC0415
 
     oracle = Oracle.read(args.ratings, args.criterion)
     n = len(oracle.systems)
@@ -123,12 +113,12 @@ def main() -> None:
     ]:
         print(f"{source}: {described(counts)}")
 
+    # Only the order is compared: one resample each, the least the protocols take.
     def bradley_terry(half: list) -> np.ndarray:
-        outcomes = PairOutcomes.count_of(comparisons_of(half), n)
-        return fit_ratings(win_matrices(outcomes, outcomes.count[None], n))[0][0]
+        return bradley_terry_protocol(comparisons_of(half), n, 1, 0).rating
 
     def cells(half: list) -> np.ndarray:
-        return item_paired(half, oracle, 1, 0)[0]
+        return cells_ranking(half, oracle, 1, 0)[0]
 
     rng = random.Random(0)
     alike: dict[str, list[float]] = {"Bradley-Terry": [], "cells": []}

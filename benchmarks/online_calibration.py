@@ -11,13 +11,12 @@ makes the active policy's doubt mean what it says; `nlgdata.composition.DOUBT_WI
 why the policy still counts rivals out to several z.
 """
 
-import argparse
 import math
-from pathlib import Path
 from statistics import NormalDist
 
 import numpy as np
 from simulate_campaign import Oracle, replay_in_memory, truth_of
+from simulation_tools import ratings_parser
 
 from nlgdata.composition import rate_hit
 
@@ -26,9 +25,7 @@ BANDS = ((0, 1), (1, 2), (2, 3), (3, 4), (4, math.inf))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ratings", type=Path, required=True)
-    parser.add_argument("--criterion", choices=["quality", "naturalness"], required=True)
+    parser = ratings_parser(__doc__)
     parser.add_argument("--seeds", type=int, default=20)
     args = parser.parse_args()
     oracle = Oracle.read(args.ratings, args.criterion)

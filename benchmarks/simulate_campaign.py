@@ -32,7 +32,7 @@ maximum likelihood for the order; 200 bootstrap resamples for the clusters), `e2
 E2E protocol, 50 runs rather than 200 to keep checkpoints cheap) and, for comparison,
 `bt-pairs` (Bradley-Terry with each pair's comparisons scaled to the same total: every
 pair's win rate weighs the same however often the policy showed it, as under balanced
-HITs) and `cells` (`item_paired`: scores compared across HITs on the same item, so that the
+HITs) and `cells` (`cells_ranking`: scores compared across HITs on the same item, so that the
 order it converges to does not depend on who met whom; it takes a score to mean the same in
 every HIT, as the oracle's do, which real annotators' magnitudes only approximate). The
 target is the agreement that the balanced policy reaches with the file's number of HITs
@@ -60,7 +60,6 @@ The JSON's truth also gives `implied_rating`, the order the oracle implies with 
 many balanced HITs, and the pairs on which the simulated truth departs from it.
 """
 
-import argparse
 import json
 import os
 import random
@@ -93,6 +92,7 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connections  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
+from simulation_tools import hits_for, ratings_parser  # noqa: E402
 
 import nlgdata.composition  # noqa: E402
 from annotation.assignment import next_assignment  # noqa: E402
@@ -218,7 +218,7 @@ def ranked(hits: list[Hit], comparisons: Comparisons, oracle: Oracle, estimator:
     """(score per system, cluster per system) by the estimator."""
     n = len(oracle.systems)
     if estimator == "cells":
-        return item_paired(hits, oracle, BT_ROUNDS, seed)
+        return cells_ranking(hits, oracle, BT_ROUNDS, seed)
     if estimator in ("bt", "bt-pairs"):
         weigh = pair_weighted if estimator == "bt-pairs" else None
         bt = bradley_terry_protocol(comparisons, n, BT_ROUNDS, seed, weigh=weigh)
@@ -227,7 +227,7 @@ def ranked(hits: list[Hit], comparisons: Comparisons, oracle: Oracle, estimator:
     return ranking.mean_mu, ranking.cluster
 
 
-def item_paired(hits: list[Hit], oracle: Oracle, rounds: int, seed: int):
+def cells_ranking(hits: list[Hit], oracle: Oracle, rounds: int, seed: int):
     """The `cells` estimator: scores compared across HITs on the same item. For every two
     systems scored on an item, anywhere in the campaign, the chance that one's score beats the
     other's (a draw half) among their scores there; each item weighed as balanced HITs show
@@ -574,20 +574,6 @@ def mean_curve(policy_runs: list[dict], estimator: str) -> list[tuple[int, float
     return [(ps[0]["hits"], statistics.mean(p["agreement"] for p in ps)) for ps in points]
 
 
-def hits_for(level: float, curve: list[tuple[int, float]]) -> float | None:
-    """The HITs at which `curve` first reaches `level`, between checkpoints by linear
-    interpolation; None if it never does."""
-    previous = None
-    for hits, agreement in curve:
-        if agreement >= level:
-            if previous is None or previous[1] >= level:
-                return float(hits)
-            (h0, a0), h1 = previous, hits
-            return h0 + (level - a0) / (agreement - a0) * (h1 - h0)
-        previous = (hits, agreement)
-    return None
-
-
 def same_mean(policy_runs: list[dict], balanced_runs: list[dict], estimator: str) -> list[dict]:
     """At each checkpoint the policy's mean agreement, the HITs balanced HITs need for the
     same mean (`hits_for`), and the ratio: a steadier measure than the median HITs to the
@@ -712,9 +698,7 @@ def reusable_runs(path: Path, args, oracle: Oracle, checkpoints: list[int]) -> l
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ratings", type=Path, required=True)
-    parser.add_argument("--criterion", choices=["quality", "naturalness"], required=True)
+    parser = ratings_parser(__doc__)
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--policies", default="balanced,active")
     parser.add_argument("--share", type=int, default=20, help="balanced HITs under active (%%)")

@@ -2,8 +2,8 @@
 the best design, on hand-made ratings (no Django: the module loads the simulator only in
 main)."""
 
-import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +11,8 @@ import pytest
 from scipy.special import expit
 from scipy.stats import norm
 
-SOURCE = Path(__file__).resolve().parents[2] / "benchmarks" / "best_design.py"
-_spec = importlib.util.spec_from_file_location("best_design", SOURCE)
-assert _spec is not None and _spec.loader is not None
-best_design = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(best_design)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import best_design  # noqa: E402
 
 
 def every_pair(n: int) -> np.ndarray:

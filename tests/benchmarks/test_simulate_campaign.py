@@ -195,9 +195,9 @@ def test_cells_compare_scores_across_hits_on_the_same_item():
         "o = s.Oracle(['a', 'b', 'c'], [('x', {})], {(0, 0): '', (0, 1): '', (0, 2): ''},"
         " {}, {}, 0, 2);"
         "hits = [(0, [0, 1], [3.0, 1.0]), (0, [0, 2], [3.0, 2.0])];"
-        "apart, _ = s.item_paired(hits, o, 20, 0);"
+        "apart, _ = s.cells_ranking(hits, o, 20, 0);"
         "bt, _ = s.ranked(hits, s.comparisons_of(hits), o, 'bt', 0);"
-        "tied, _ = s.item_paired(hits + [(0, [1, 0], [2.5, 3.0])], o, 20, 0);"
+        "tied, _ = s.cells_ranking(hits + [(0, [1, 0], [2.5, 3.0])], o, 20, 0);"
         "print(json.dumps([apart.tolist(), bt.tolist(), tied.tolist()]))"
     )
     apart, bt, tied = in_simulator(code)
