@@ -61,6 +61,7 @@ many balanced HITs, and the pairs on which the simulated truth departs from it.
 """
 
 import json
+import math
 import os
 import random
 import shutil
@@ -379,6 +380,38 @@ def implied_rating(oracle: Oracle) -> np.ndarray:
     return ratings[0]
 
 
+@dataclass
+class ModelOracle(Oracle):
+    """The oracle that the rankings' model assumes (`--oracle model`): system i's score is
+    `scale` times its implied rating (in nats) plus independent standard Gumbel noise,
+    whatever the item and whoever shares the HIT, so i beats j with probability exactly
+    logistic(scale (r_i - r_j)), a HIT's order is Plackett-Luce, and Bradley-Terry converges
+    to the same order whichever systems meet. It keeps the file's items and outputs; only
+    the answers change. A control: what composition buys where no design can bias the
+    estimate. The scale sets how hard the order is to learn: the file's real scores tell
+    more per comparison than a logistic coin at the same ratings (a system's outputs win or
+    lose on an item much more surely than overall), so at scale 1 the order is harder than
+    the file's."""
+
+    strength: np.ndarray | None = None  # scaled, nats, per system
+
+    @classmethod
+    def following(cls, oracle: Oracle, scale: float) -> "ModelOracle":
+        strength = scale * (implied_rating(oracle) - RATING_MEAN) / RATING_PER_NAT
+        return cls(**vars(oracle), strength=strength)
+
+    def truth(self, clusters_of: "Truth") -> "Truth":
+        """The model's own order, with the clusters of the file's truth: the pairs scored
+        are those the file's truth separates."""
+        assert self.strength is not None
+        return Truth(RATING_MEAN + RATING_PER_NAT * self.strength, clusters_of.cluster, 0)
+
+    def score(self, item: int, system: int, rng: random.Random) -> float:
+        assert self.strength is not None
+        gumbel = -math.log(rng.expovariate(1.0))
+        return RATING_MEAN + RATING_PER_NAT * (float(self.strength[system]) + gumbel)
+
+
 def truth_of(oracle: Oracle, seed: int) -> Truth:
     hits = replay_in_memory(oracle, TRUTH_FACTOR * oracle.hits, seed, spread_on_item=False)
     bt = bradley_terry_protocol(comparisons_of(hits), len(oracle.systems), TRUTH_ROUNDS, seed)
@@ -678,17 +711,25 @@ def replay_of(args) -> str:
     return "in memory" + (", without item spread" if args.without_item_spread else "")
 
 
+def oracle_of(args) -> str:
+    return "file" if args.oracle == "file" else f"model, scale {args.model_scale}"
+
+
 def reusable_runs(path: Path, args, oracle: Oracle, checkpoints: list[int]) -> list[dict]:
     """The balanced runs stored in `path`, seed by seed, if they are of the same campaign."""
     stored = json.loads(path.read_text())
     if (stored["criterion"], stored["file_hits"]) != (args.criterion, oracle.hits):
         sys.exit(f"{path}: another criterion or ratings file")
     replay = replay_of(args)
-    if (stored.get("replay", "database"), stored.get("first_seed", 0)) != (
-        replay,
-        args.first_seed,
-    ):
-        sys.exit(f"{path}: its balanced runs were replayed another way or from another seed")
+    if (
+        stored.get("replay", "database"),
+        stored.get("first_seed", 0),
+        stored.get("oracle", "file"),
+    ) != (replay, args.first_seed, oracle_of(args)):
+        sys.exit(
+            f"{path}: its balanced runs were replayed another way, from another seed"
+            " or by another oracle"
+        )
     estimators, runs = args.estimators.split(","), stored["runs"].get(BALANCED, [])
     for run in runs:
         for estimator in estimators:
@@ -721,6 +762,19 @@ def main() -> None:
         help="in memory: the policies do not see each system's slots on the item",
     )
     parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument(
+        "--oracle",
+        choices=["file", "model"],
+        default="file",
+        help="model: answers drawn from the ranking's own model at the file's implied ratings"
+        " (ModelOracle), a control where no design biases the estimate",
+    )
+    parser.add_argument(
+        "--model-scale",
+        type=float,
+        default=1.0,
+        help="with --oracle model: the implied ratings' gaps multiplied by this",
+    )
     parser.add_argument(
         "--close-when-stable",
         metavar="HITS[,HITS...]",
@@ -760,6 +814,9 @@ def main() -> None:
     started = time.perf_counter()
     truth = truth_of(oracle, seed=0)
     print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
+    if args.oracle == "model":
+        oracle = ModelOracle.following(oracle, args.model_scale)
+        truth = oracle.truth(truth)
     implied = implied_rating(oracle)
     template = None if args.in_memory else build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
@@ -792,6 +849,7 @@ def main() -> None:
         "budget": budget,
         "share": args.share,
         "replay": replay_of(args),
+        "oracle": oracle_of(args),
         "doubt_width": args.doubt_width,
         "active_per_pair": args.per_pair,
         "first_seed": args.first_seed,

@@ -3,6 +3,7 @@ hand-made one with a clear structure, which the simulator must recover."""
 
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
@@ -234,3 +235,40 @@ def test_cross_hit_scores_count_pairs_of_scores_by_source_and_split_halves(tmp_p
     assert "information per pair inf" in lines["simulated, same HIT"]
     for estimator in ("Bradley-Terry", "cells"):
         assert lines[f"split-half, {estimator}"].startswith("the halves order 1.000 of the pairs")
+
+
+def test_the_model_oracle_answers_as_bradley_terry_says():
+    """Two systems 0.5 nats apart at scale 1.4: the first wins logistic(0.7) of the time,
+    whoever else is shown, on any item."""
+    code = (
+        "import random;"
+        "o = s.ModelOracle(['a', 'b'], [('x', {}), ('y', {})], {}, {}, {}, 0, 2,"
+        " strength=1.4 * np.array([0.5, 0.0]));"
+        "rng = random.Random(0);"
+        "wins = sum(o.score(n % 2, 0, rng) > o.score(n % 2, 1, rng) for n in range(40000));"
+        "print(json.dumps(wins / 40000))"
+    )
+    assert in_simulator(code) == pytest.approx(1 / (1 + math.exp(-0.7)), abs=0.008)
+
+
+def test_simulator_replays_with_the_model_oracle_against_the_file_s_clusters(tmp_path):
+    """--oracle model keeps the file's truth's clusters and takes the model's own order; its
+    runs are never taken for runs of the file's oracle."""
+    ratings, model, file_runs = tmp_path / "ratings.csv", tmp_path / "m.json", tmp_path / "f.json"
+    write_ratings(ratings)
+    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
+    command += ["--estimators", "bt", "--step", "20", "--in-memory", "--policies", "balanced"]
+    subprocess.run([*command, "--json", str(file_runs)], check=True, capture_output=True)
+    as_model = [*command, "--oracle", "model", "--model-scale", "3", "--json", str(model)]
+    subprocess.run(as_model, check=True, capture_output=True)
+    result, of_file = json.loads(model.read_text()), json.loads(file_runs.read_text())
+    assert result["oracle"] == "model, scale 3.0" and of_file["oracle"] == "file"
+    assert result["truth"]["cluster"] == of_file["truth"]["cluster"]
+    assert result["truth"]["pairs_in_different_clusters"] == 10
+    truth = dict(zip(result["truth"]["systems"], result["truth"]["rating"], strict=True))
+    assert sorted(truth, key=truth.get, reverse=True) == list(SYSTEMS)
+    assert result["truth"]["pairs_the_implied_rating_orders_otherwise"] == []
+    mixed = [*command, "--oracle", "model", "--json", str(tmp_path / "x.json")]
+    refused = subprocess.run([*mixed, "--reuse", str(file_runs)], capture_output=True, text=True)
+    assert refused.returncode != 0 and "replayed another way" in refused.stderr
