@@ -42,11 +42,13 @@ depends on who met whom. It is not a bound on a sequential rule, which can also 
 own run's noise: early in a campaign the simulator's active rule does better than this.
 """
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sparse
@@ -169,6 +171,7 @@ class DesignSpace:
     pairs_of: sparse.csr_matrix
     group: np.ndarray  # int64[units]
     comparisons_per_hit: int
+    hits: list[tuple[int, ...]] | None = None  # in `hits`: each unit's systems
 
     def normalised(self, weight: np.ndarray) -> np.ndarray:
         per_group = np.bincount(self.group, weights=weight)
@@ -220,6 +223,7 @@ def item_hits(
     rows: list[int] = []
     columns: list[int] = []
     group: list[int] = []
+    units: list[tuple[int, ...]] = []
     for item, systems in enumerate(outputs):
         for hit in combinations(sorted(systems), min(k, len(systems))):
             unit = len(group)
@@ -227,10 +231,11 @@ def item_hits(
                 rows.append(unit)
                 columns.append(index[pair])
             group.append(item)
+            units.append(hit)
     pairs_of = sparse.csr_matrix(
         (np.ones(len(rows)), (rows, columns)), shape=(len(group), problem.n_pairs)
     )
-    return DesignSpace("hits", pairs_of, np.array(group), k * (k - 1) // 2)
+    return DesignSpace("hits", pairs_of, np.array(group), k * (k - 1) // 2, units)
 
 
 def hits_for(level: float, curve: list[tuple[float, float]]) -> float | None:
@@ -318,6 +323,12 @@ def main() -> None:
         default=1,
         help="misordered pairs the simulator's target allows (E2E quality: 1 of 191)",
     )
+    parser.add_argument(
+        "--save-design",
+        type=Path,
+        help="write the best design of HITs for the target, at the HITs it needs for"
+        " balanced's median, as JSON for simulate_campaign.py --design",
+    )
     args = parser.parse_args()
 
     # The simulator sets Django up to read the file; nothing above needs it.
@@ -357,6 +368,26 @@ def main() -> None:
     print_table(rows, lambda level: f"misses it with chance {level:.2f}", long_grid)
     if median:
         check_independence(problem, args.allowed, balanced, round(median))
+    if args.save_design and hits_space and median:
+        needed = next(r for r in rows if r["hits"] == round(median))["best"]["hits"]["hits"]
+        _, weight = hits_space.best(missing, needed or median)
+        save_design(args.save_design, hits_space, weight, list(oracle.available()))
+        print(f"The best design of HITs for {needed:.0f} HITs: {args.save_design}")
+
+
+def save_design(path: Path, space: DesignSpace, weight: np.ndarray, items: list[int]) -> None:
+    """Each HIT of the design that gets any weight: its item (the oracle's index), its
+    systems and its share of its item's HITs."""
+    assert space.hits is not None
+    per_item = np.bincount(space.group, weights=weight)
+    within = weight / per_item[space.group]
+    kept = np.nonzero(within > 1e-9)[0]
+    design = {
+        "item": [items[space.group[u]] for u in kept],
+        "systems": [list(space.hits[u]) for u in kept],
+        "share": within[kept].tolist(),
+    }
+    path.write_text(json.dumps(design))
 
 
 def check_independence(problem: Problem, allowed: int, space: DesignSpace, hits: int) -> None:

@@ -130,6 +130,8 @@ from ranking.engine.forecast import stable_since  # noqa: E402
 TRUTH_FACTOR, BUDGET_FACTOR = 5, 2
 # The `guided` policy: the active rule fed the truth's order (`replay_in_memory`).
 GUIDED = "guided"
+# The `designed` policy: a fixed design's HITs (`--design`, from best_design.py).
+DESIGNED = "designed"
 # Bradley-Terry log-strengths to the online estimate's scale: a logistic gap x is about a
 # probit gap x / 1.7 (sigma(x) ~ Phi(x / 1.7)), and a two-player TrueSkill gap d with beta 1
 # wins with Phi(d / sqrt 2): d ~ x * sqrt(2) / 1.7.
@@ -307,6 +309,7 @@ def replay_in_memory(
     share: float = 0.0,
     spread_on_item: bool = True,
     truth: "Truth | None" = None,
+    design: "Design | None" = None,
 ) -> list[Hit]:
     """A campaign without the database: the least used item, then the policy's systems from
     the same pure functions the hand-out calls (`nlgdata.composition.compose`), with the
@@ -320,7 +323,11 @@ def replay_in_memory(
     `guided` (needs `truth`) is the active rule told the truth's order: each candidate's mu
     is the truth's rating (NATS_TO_ONLINE), its sigma the online estimate's. No policy could
     know more about which systems are still in doubt, so it bounds what weighing loads by
-    doubt can buy."""
+    doubt can buy.
+
+    `designed` (needs `design`) shows on the item the design's HIT furthest behind its share
+    of the item's HITs so far: a fixed design, followed as evenly as the balanced rule
+    follows its own."""
     rng = random.Random(seed)
     available = oracle.available()
     used = dict.fromkeys(available, 0)
@@ -338,10 +345,15 @@ def replay_in_memory(
         ]
         if policy == GUIDED:
             candidates = [told(c, truth) for c in candidates]
-        per_pair = comparisons_per_pair(comparisons)
-        rule = ACTIVE if policy == GUIDED else policy
-        chosen, _ = compose(candidates, oracle.k, rule, share, rng, per_pair)
-        systems = [c.key for c in chosen]
+        if policy == DESIGNED:
+            if design is None:
+                raise ValueError("the designed policy needs a design")
+            systems = design.next_hit(item, used[item], rng)
+        else:
+            per_pair = comparisons_per_pair(comparisons)
+            rule = ACTIVE if policy == GUIDED else policy
+            chosen, _ = compose(candidates, oracle.k, rule, share, rng, per_pair)
+            systems = [c.key for c in chosen]
         used[item] += 1
         scores = [(s, oracle.score(item, s, rng)) for s in systems]
         for s in systems:
@@ -353,6 +365,34 @@ def replay_in_memory(
                 comparisons[s] += n
         hits.append((item, systems, [score for _, score in scores]))
     return hits
+
+
+class Design:
+    """A fixed design of HITs (best_design.py --save-design): per item, HITs (systems) and
+    each one's share of the item's HITs."""
+
+    def __init__(self, path: Path) -> None:
+        stored = json.loads(path.read_text())
+        self.hits: dict[int, list[list[int]]] = defaultdict(list)
+        self.share: dict[int, list[float]] = defaultdict(list)
+        for item, systems, share in zip(
+            stored["item"], stored["systems"], stored["share"], strict=True
+        ):
+            self.hits[item].append(systems)
+            self.share[item].append(share)
+        self.shown: Counter = Counter()
+
+    def next_hit(self, item: int, shown_on_item: int, rng: random.Random) -> list[int]:
+        """The item's HIT furthest behind its share of the item's HITs, counting this one
+        (ties at random); a fresh `Design` per run."""
+        behind = [
+            share * (shown_on_item + 1) - self.shown[item, n]
+            for n, share in enumerate(self.share[item])
+        ]
+        most = max(behind)
+        chosen = rng.choice([n for n, b in enumerate(behind) if b >= most - 1e-12])
+        self.shown[item, chosen] += 1
+        return self.hits[item][chosen]
 
 
 def told(candidate: Candidate, truth: "Truth | None") -> Candidate:
@@ -504,12 +544,21 @@ def run_policy(oracle, truth, policy, share, seed, checkpoints, estimators, temp
 
 
 def run_in_memory(
-    oracle, truth, policy, share, seed, checkpoints, estimators, spread_on_item=True
+    oracle,
+    truth,
+    policy,
+    share,
+    seed,
+    checkpoints,
+    estimators,
+    spread_on_item=True,
+    design_path: Path | None = None,
 ) -> dict:
     """`run_policy` without the database (`replay_in_memory`): for sweeps over many seeds."""
     started = time.perf_counter()
+    design = Design(design_path) if design_path else None
     hits = replay_in_memory(
-        oracle, checkpoints[-1], seed, policy, share / 100, spread_on_item, truth
+        oracle, checkpoints[-1], seed, policy, share / 100, spread_on_item, truth, design
     )
     hand_out = time.perf_counter() - started
     curve: dict[str, list] = {e: [] for e in estimators}
@@ -763,6 +812,11 @@ def main() -> None:
     )
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument(
+        "--design",
+        type=Path,
+        help="for the designed policy: a fixed design from best_design.py --save-design",
+    )
+    parser.add_argument(
         "--oracle",
         choices=["file", "model"],
         default="file",
@@ -805,6 +859,8 @@ def main() -> None:
         parser.error("the target is the balanced policy's: include it in --policies")
     if GUIDED in policies and not args.in_memory:
         parser.error("the guided policy is a bound, not the platform's: add --in-memory")
+    if DESIGNED in policies and not (args.in_memory and args.design):
+        parser.error("the designed policy replays a fixed design: add --in-memory and --design")
 
     oracle = Oracle.read(args.ratings, args.criterion)
     budget = min(BUDGET_FACTOR * oracle.hits, args.max_hits or BUDGET_FACTOR * oracle.hits)
@@ -822,7 +878,9 @@ def main() -> None:
     runs: dict[str, list] = {}
     reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
     if args.in_memory:
-        replay = partial(run_in_memory, spread_on_item=not args.without_item_spread)
+        replay = partial(
+            run_in_memory, spread_on_item=not args.without_item_spread, design_path=args.design
+        )
     else:
         replay = partial(run_policy, template=template)
     for policy in policies:

@@ -4,6 +4,7 @@ main)."""
 
 import functools
 import itertools
+import json
 import math
 import sys
 from pathlib import Path
@@ -150,3 +151,17 @@ def test_the_best_design_for_the_target_spends_on_the_near_tie():
     value, weight = space.best(missing, 1000)
     assert value < level
     assert problem.pair_index()[2, 3] == int(np.argmax(space.share(weight)))
+
+
+def test_a_saved_design_names_each_item_and_its_hits_shares(tmp_path):
+    """Items 7 and 9 (the oracle's indices), the second with one HIT: the design writes each
+    HIT with its item and its share of that item's HITs."""
+    problem = best_design.Problem(np.array([0.0, 2.0, 2.3, 4.5]), every_pair(4))
+    space = best_design.item_hits(problem, [[0, 1, 2], [3, 1]], k=2)
+    assert space.hits == [(0, 1), (0, 2), (1, 2), (1, 3)]
+    weight = space.normalised(np.array([1.0, 1.0, 2.0, 5.0]))
+    best_design.save_design(tmp_path / "d.json", space, weight, [7, 9])
+    design = json.loads((tmp_path / "d.json").read_text())
+    assert design["item"] == [7, 7, 7, 9]
+    assert design["systems"] == [[0, 1], [0, 2], [1, 2], [1, 3]]
+    assert design["share"] == pytest.approx([0.25, 0.25, 0.5, 1.0])

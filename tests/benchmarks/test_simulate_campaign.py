@@ -272,3 +272,34 @@ def test_simulator_replays_with_the_model_oracle_against_the_file_s_clusters(tmp
     mixed = [*command, "--oracle", "model", "--json", str(tmp_path / "x.json")]
     refused = subprocess.run([*mixed, "--reuse", str(file_runs)], capture_output=True, text=True)
     assert refused.returncode != 0 and "replayed another way" in refused.stderr
+
+
+def test_the_designed_policy_follows_a_fixed_design_item_by_item(tmp_path):
+    """Every item: HIT (best, good, mid) for three quarters of its HITs, (mid, low, bad) for
+    the rest. 48 HITs over 12 items: 4 per item, exactly 3 and 1; refused without a design."""
+    ratings, design = tmp_path / "ratings.csv", tmp_path / "design.json"
+    write_ratings(ratings)
+    design.write_text(
+        json.dumps(
+            {
+                "item": [item for item in range(12) for _ in range(2)],
+                "systems": [[0, 1, 2], [2, 3, 4]] * 12,
+                "share": [0.75, 0.25] * 12,
+            }
+        )
+    )
+    code = (
+        "from pathlib import Path; from collections import Counter;"
+        f"o = s.Oracle.read(Path({str(ratings)!r}), 'quality');"
+        f"hits = s.replay_in_memory(o, 48, 0, s.DESIGNED, design=s.Design(Path({str(design)!r})));"
+        "per_item = Counter((item, tuple(systems)) for item, systems, _ in hits);"
+        "print(json.dumps(sorted(set(per_item.values())) + [len({i for i, _ in per_item})]))"
+    )
+    assert in_simulator(code) == [1, 3, 12]
+    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command += ["--ratings", str(ratings), "--criterion", "quality", "--in-memory"]
+    command += ["--policies", "balanced,designed", "--json", str(tmp_path / "out.json")]
+    refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    assert refused.returncode != 0 and "add --in-memory and --design" in refused.stderr
+    done = subprocess.run([*command, "--design", str(design), "--estimators", "bt"], cwd=REPO)
+    assert done.returncode == 0
