@@ -56,6 +56,11 @@ every system with an item before any twice (see the README for what that costs).
 `guided` policy, in memory only, is the active rule told the truth's order: a bound on what
 weighing loads by doubt could buy, not a policy the platform offers.
 
+`--oracle model` answers from the rankings' own model instead (`ModelOracle`: Bradley-Terry
+at the file's implied ratings, times `--model-scale`), against the file's truth's clusters:
+a control where no design can bias the estimate. The `designed` policy, in memory only,
+replays a fixed design (`--design`, written by best_design.py --save-design).
+
 The JSON's truth also gives `implied_rating`, the order the oracle implies with infinitely
 many balanced HITs, and the pairs on which the simulated truth departs from it.
 """
@@ -139,6 +144,8 @@ NATS_TO_ONLINE = 2**0.5 / 1.7
 TRUTH_ROUNDS, BT_ROUNDS, E2E_RUNS = 1000, 200, 50
 ESTIMATORS = ("bt", "e2e", "bt-pairs", "cells")
 HITS_PER_ANNOTATOR = 20
+# --per-pair from which a plot says that active composition never switched to balanced.
+NEVER_SWITCHING = 1e6
 
 
 # The oracle -------------------------------------------------------------------------------
@@ -731,25 +738,34 @@ def report(summary: dict, file_hits: int) -> str:
     return "\n".join(lines)
 
 
-def plot(path: Path, runs: dict, summary: dict, estimator: str, title: str) -> None:
+def plot(path: Path, runs: dict, summary: dict, estimator: str, title: str, pairs: int) -> None:
+    """Left, agreement against HITs: each policy's median over seeds, with a band from the
+    lowest to the highest; right, the mean misordered pairs (of `pairs`) on a log scale,
+    where policies that are level on the left can be told apart."""
     import matplotlib  # noqa: PLC0415 - only for --plot
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
 
-    figure, axes = plt.subplots(figsize=(8, 5))
+    figure, (agreement, misordered) = plt.subplots(1, 2, figsize=(12, 5))
     for policy, policy_runs in runs.items():
         hits = [p["hits"] for p in policy_runs[0]["curve"][estimator]]
         values = np.array([[p["agreement"] for p in r["curve"][estimator]] for r in policy_runs])
-        line = axes.plot(hits, np.median(values, axis=0), label=f"{policy} (median)")[0]
-        axes.fill_between(
+        line = agreement.plot(hits, np.median(values, axis=0), label=f"{policy} (median)")[0]
+        agreement.fill_between(
             hits, values.min(axis=0), values.max(axis=0), alpha=0.2, color=line.get_color()
         )
-    axes.axhline(summary[estimator]["target"], color="grey", linestyle="--", label="target")
-    axes.set_xlabel("HITs collected")
-    axes.set_ylabel("pairs in different true clusters ordered right")
-    axes.set_title(title)
-    axes.legend(loc="lower right")
+        mean_misordered = pairs * (1 - values.mean(axis=0))
+        misordered.plot(hits, mean_misordered, color=line.get_color(), label=f"{policy} (mean)")
+    agreement.axhline(summary[estimator]["target"], color="grey", linestyle="--", label="target")
+    agreement.set_xlabel("HITs collected")
+    agreement.set_ylabel("pairs in different true clusters ordered right")
+    agreement.legend(loc="lower right")
+    misordered.set_yscale("log")
+    misordered.set_xlabel("HITs collected")
+    misordered.set_ylabel(f"pairs misordered, of {pairs}")
+    misordered.legend(loc="upper right")
+    figure.suptitle(title)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
 
@@ -932,9 +948,11 @@ def main() -> None:
     print(report(summary, oracle.hits))
     if args.plot:
         title = (
-            f"{args.ratings.name} ({args.criterion}): {args.seeds} seeds, {estimators[0]} ranking"
+            f"{args.ratings.name} ({args.criterion}): {args.seeds} seeds, {estimators[0]} ranking,"
+            f" {oracle_of(args)} oracle, {replay_of(args)}"
+            + (", active never switching" if args.per_pair >= NEVER_SWITCHING else "")
         )
-        plot(args.plot, runs, summary, estimators[0], title)
+        plot(args.plot, runs, summary, estimators[0], title, len(truth.pairs()))
     shutil.rmtree(WORK, ignore_errors=True)
 
 

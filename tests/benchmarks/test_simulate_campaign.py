@@ -303,3 +303,19 @@ def test_the_designed_policy_follows_a_fixed_design_item_by_item(tmp_path):
     assert refused.returncode != 0 and "add --in-memory and --design" in refused.stderr
     done = subprocess.run([*command, "--design", str(design), "--estimators", "bt"], cwd=REPO)
     assert done.returncode == 0
+
+
+def test_the_plot_draws_agreement_and_misordered_pairs(tmp_path):
+    """Two policies, two seeds, three checkpoints: a PNG with both panels."""
+    out = tmp_path / "plot.png"
+    code = (
+        "curve = lambda a: {'bt': [{'hits': h, 'agreement': x} for h, x in zip([10, 20, 30], a)]};"
+        "runs = {'balanced': [{'curve': curve([0.8, 0.9, 1.0])},"
+        " {'curve': curve([0.7, 0.9, 0.9])}],"
+        " 'active': [{'curve': curve([0.9, 0.9, 1.0])}, {'curve': curve([0.8, 1.0, 1.0])}]};"
+        f"s.plot(__import__('pathlib').Path({str(out)!r}), runs, {{'bt': {{'target': 0.9}}}},"
+        " 'bt', 'test', 10);"
+        "print(json.dumps(True))"
+    )
+    assert in_simulator(code) is True
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
