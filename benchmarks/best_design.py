@@ -93,13 +93,15 @@ class Problem:
             for p, (i, j) in enumerate(zip(self.first, self.second, strict=True))
         }
 
+    def covariance(self, share: np.ndarray, comparisons: float) -> np.ndarray:
+        """The estimate's covariance: the pseudo-inverse of the Fisher information."""
+        weight = comparisons * share * self.information
+        return np.linalg.pinv(self.design_rows.T @ (self.design_rows * weight[:, None]))
+
     def misordering(self, share: np.ndarray, comparisons: float) -> tuple[np.ndarray, np.ndarray]:
         """Each scored pair's chance of coming out misordered, and its derivative in each
         design pair's share (scored pairs x design pairs)."""
-        weight = comparisons * share * self.information
-        laplacian = self.design_rows.T @ (self.design_rows * weight[:, None])
-        covariance = np.linalg.pinv(laplacian)
-        spread = self.scored_rows @ covariance  # [P, n]
+        spread = self.scored_rows @ self.covariance(share, comparisons)  # [P, n]
         variance = np.maximum(np.einsum("pn,pn->p", spread, self.scored_rows), 1e-300)
         z = self.gap / np.sqrt(variance)
         # d variance_s / d share_p = -comparisons * information_p * (a_s' Cov b_p)^2
@@ -290,10 +292,8 @@ def sampled_more_misordered_than(
 ) -> float:
     """`more_misordered_than` by sampling the normal approximation itself (pairs sharing a
     system are misordered together more often), to check the independence it assumes."""
-    weight = comparisons * share * problem.information
-    laplacian = problem.design_rows.T @ (problem.design_rows * weight[:, None])
     estimates = np.random.default_rng(seed).multivariate_normal(
-        problem.rating, np.linalg.pinv(laplacian), size=draws, method="eigh"
+        problem.rating, problem.covariance(share, comparisons), size=draws, method="eigh"
     )
     first, second = problem.scored[:, 0], problem.scored[:, 1]
     truth = np.sign(problem.rating[first] - problem.rating[second])
