@@ -144,8 +144,6 @@ NATS_TO_ONLINE = 2**0.5 / 1.7
 TRUTH_ROUNDS, BT_ROUNDS, E2E_RUNS = 1000, 200, 50
 ESTIMATORS = ("bt", "e2e", "bt-pairs", "cells")
 HITS_PER_ANNOTATOR = 20
-# --per-pair from which a plot says that active composition never switched to balanced.
-NEVER_SWITCHING = 1e6
 
 
 # The oracle -------------------------------------------------------------------------------
@@ -949,8 +947,8 @@ def main() -> None:
     if args.plot:
         title = (
             f"{args.ratings.name} ({args.criterion}): {args.seeds} seeds, {estimators[0]} ranking,"
-            f" {oracle_of(args)} oracle, {replay_of(args)}"
-            + (", active never switching" if args.per_pair >= NEVER_SWITCHING else "")
+            f" {oracle_of(args)} oracle, {replay_of(args)},"
+            f" active balanced from {args.per_pair:g} comparisons per pair"
         )
         plot(args.plot, runs, summary, estimators[0], title, len(truth.pairs()))
     shutil.rmtree(WORK, ignore_errors=True)
