@@ -16,6 +16,7 @@ from annotation.models import Assignment, CampaignCriterion, Judgment, counted_q
 from ranking.engine.agreement import Agreement, HitsDone, Judgments, hits_done, measure_agreement
 
 from .agreement_models import AnnotatorAgreement, RunAgreement
+from .models import RankingRun
 
 # The fields of ranking.engine.agreement.Judgments, as one row of an array.
 JUDGMENT_FIELDS = {
@@ -37,6 +38,28 @@ class Measured:
     done: HitsDone
     excluded: set[int]  # annotators excluded from rankings
     seconds: float
+
+
+@dataclass(frozen=True)
+class MeasuredBefore:
+    """The agreement a finished run of the same judgments (criterion, version and seed)
+    already measured: the sweep queues a run per protocol for each change, and they share it."""
+
+    run_id: int
+
+
+def measure_once(criterion: CampaignCriterion, seed: int) -> "Measured | MeasuredBefore":
+    """The agreement of the criterion's judgments as of its current version: measured by an
+    earlier run of this version, or measured now."""
+    before = RunAgreement.objects.filter(
+        run__campaign_id=criterion.campaign_id,
+        run__criterion=criterion.criterion,
+        run__judgments_version=criterion.judgments_version,
+        run__seed=seed,
+        run__status=RankingRun.Status.DONE,
+    )
+    earlier = before.order_by("-run_id").values_list("run_id", flat=True).first()
+    return MeasuredBefore(earlier) if earlier is not None else measure(criterion, seed)
 
 
 def measure(criterion: CampaignCriterion, seed: int) -> Measured:
@@ -94,8 +117,11 @@ def seconds_taken(started, submitted) -> float:
     return (submitted - started).total_seconds() if submitted else np.nan
 
 
-def store_agreement(run, measured: Measured) -> None:
+def store_agreement(run, measured: "Measured | MeasuredBefore") -> None:
     """Inside the transaction that marks `run` done."""
+    if isinstance(measured, MeasuredBefore):
+        copy_agreement(measured.run_id, run)
+        return
     alpha = measured.agreement.alpha
     RunAgreement.objects.create(
         run=run,
@@ -108,6 +134,18 @@ def store_agreement(run, measured: Measured) -> None:
         seconds=measured.seconds,
     )
     AnnotatorAgreement.objects.bulk_create(annotator_rows(run, measured), batch_size=1000)
+
+
+def copy_agreement(source_run_id: int, run) -> None:
+    source = RunAgreement.objects.get(run_id=source_run_id)
+    source.pk, source.run = None, run
+    source.save(force_insert=True)
+    rows = AnnotatorAgreement.objects.filter(run_id=source_run_id).order_by()
+    copies = []
+    for row in rows.iterator(chunk_size=CHUNK_ROWS):
+        row.pk, row.run = None, run
+        copies.append(row)
+    AnnotatorAgreement.objects.bulk_create(copies, batch_size=1000)
 
 
 def annotator_rows(run, measured: Measured):
