@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import urllib.request
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from urllib.parse import urljoin
@@ -25,7 +26,7 @@ from django.utils import timezone
 
 from .assignment import release
 from .identity import passes_checks, set_prolific_check
-from .models import Annotator, Assignment, Campaign, ProlificCheck
+from .models import COUNTED_CHECKS, Annotator, Assignment, Campaign, ProlificCheck
 from .secret_env import secret_env_policy
 
 # Prolific's statuses of a submission (a participant's place in a study).
@@ -156,14 +157,21 @@ def check_participants(campaign: Campaign, submissions: list[dict]) -> list[str]
     their work counts, and flag the others, whose work stops counting until a later check
     finds them; the ids flagged."""
     in_study = {submission.get("participant_id") for submission in submissions}
-    flagged = []
+    flagged, unchanged_counting = [], defaultdict(list)
     for annotator in Annotator.objects.filter(campaign=campaign, source=Annotator.Source.PROLIFIC):
         found = annotator.external_id in in_study
         check = ProlificCheck.CONFIRMED if found else ProlificCheck.NOT_IN_STUDY
         if not found:
             flagged.append(annotator.external_id)
-        if annotator.prolific_check != check:
+        if annotator.prolific_check == check:
+            continue
+        if (annotator.prolific_check in COUNTED_CHECKS) == (check in COUNTED_CHECKS):
+            unchanged_counting[annotator.prolific_check, check].append(annotator.pk)
+        else:  # their work starts or stops counting: loads and judgments_version move
             set_prolific_check(annotator, check)
+    # The rest change nothing that counts: one statement each way (awaiting -> flagged...).
+    for (before, after), pks in unchanged_counting.items():
+        Annotator.objects.filter(pk__in=pks, prolific_check=before).update(prolific_check=after)
     return flagged
 
 
