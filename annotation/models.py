@@ -388,6 +388,14 @@ class Annotator(models.Model):
                 fields=["campaign", "source", "external_id"], name="annotator_once"
             )
         ]
+        indexes = [
+            # The sweep's poll looks for annotators awaiting Prolific: few, or none.
+            models.Index(
+                fields=["campaign"],
+                condition=Q(prolific_check=ProlificCheck.AWAITING),
+                name="annotator_awaiting_prolific",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name or f"{self.source}:{self.external_id}"
