@@ -188,12 +188,9 @@ def set_counting(annotator: Annotator, **fields) -> None:
     when that changes, move the loads of their submitted, unflagged HITs and record the
     change on the criteria they worked on, in the same transaction."""
     with transaction.atomic():
-        criteria = CampaignCriterion.objects.filter(
-            campaign_id=annotator.campaign_id,
-            criterion__in=annotator.assignments.submitted().values("hit__criterion"),
-        )
-        locked = lock_criteria(criteria)
-        # Read again under the criteria's locks, which every submission takes too.
+        # Every criterion of the campaign, not only those with their work so far: a
+        # submission takes its criterion's lock, so none lands unseen between the two.
+        locked = lock_criteria(CampaignCriterion.objects.filter(campaign_id=annotator.campaign_id))
         row = Annotator.objects.get(pk=annotator.pk)
         counted_before = row.counts
         for name, value in fields.items():
@@ -202,10 +199,13 @@ def set_counting(annotator: Annotator, **fields) -> None:
         Annotator.objects.filter(pk=annotator.pk).update(**fields)
         if row.counts == counted_before:
             return
+        changed = []
         for criterion in locked:
             # Their unflagged HITs stop (or start again) counting towards balance.
-            counted = annotator.assignments.submitted().filter(
+            hits = annotator.assignments.submitted().filter(
                 flag="", hit__criterion=criterion.criterion
             )
-            shift_loads(criterion, counted, +1 if row.counts else -1)
-        criteria.record_judgments_change()
+            if hits.exists():
+                shift_loads(criterion, hits, +1 if row.counts else -1)
+                changed.append(criterion.pk)
+        CampaignCriterion.objects.filter(pk__in=changed).record_judgments_change()
