@@ -339,7 +339,7 @@ class ProlificCheck(models.TextChoices):
     NOT_ASKED = "", "Not asked"
     AWAITING = "awaiting", "Awaiting Prolific's confirmation"
     CONFIRMED = "confirmed", "Confirmed: a submission in the study"
-    NOT_IN_STUDY = "not_in_study", "Flagged: no submission in the study"
+    NOT_IN_STUDY = "not_in_study", "Flagged: no submission in the study from this session"
 
 
 # The annotators whose work can count: Prolific has confirmed them, or was never asked.

@@ -155,11 +155,15 @@ def transition_for(annotator: Annotator) -> dict | None:
 def check_participants(campaign: Campaign, submissions: list[dict]) -> list[str]:
     """Confirm the campaign's Prolific annotators who have a submission in the study, so
     their work counts, and flag the others, whose work stops counting until a later check
-    finds them; the ids flagged."""
-    in_study = {submission.get("participant_id") for submission in submissions}
+    finds them; the ids flagged.
+
+    A submission's id is the SESSION_ID Prolific put on the participant's link, so it must
+    be the session the annotator's id was bound to on their first entry: whoever entered
+    first with someone else's id and a made-up session is flagged, not confirmed."""
+    in_study = {(s.get("participant_id"), s.get("id")) for s in submissions}
     flagged, unchanged_counting = [], defaultdict(list)
     for annotator in Annotator.objects.filter(campaign=campaign, source=Annotator.Source.PROLIFIC):
-        found = annotator.external_id in in_study
+        found = (annotator.external_id, annotator.study_data.get("session_id")) in in_study
         check = ProlificCheck.CONFIRMED if found else ProlificCheck.NOT_IN_STUDY
         if not found:
             flagged.append(annotator.external_id)

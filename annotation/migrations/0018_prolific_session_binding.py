@@ -14,7 +14,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='annotator',
             name='prolific_check',
-            field=models.CharField(blank=True, choices=[('', 'Not asked'), ('awaiting', "Awaiting Prolific's confirmation"), ('confirmed', 'Confirmed: a submission in the study'), ('not_in_study', 'Flagged: no submission in the study')], default='', editable=False, help_text='Only confirmed annotators count where the campaign can ask Prolific.', max_length=12),
+            field=models.CharField(blank=True, choices=[('', 'Not asked'), ('awaiting', "Awaiting Prolific's confirmation"), ('confirmed', 'Confirmed: a submission in the study'), ('not_in_study', 'Flagged: no submission in the study from this session')], default='', editable=False, help_text='Only confirmed annotators count where the campaign can ask Prolific.', max_length=12),
         ),
         migrations.AddField(
             model_name='campaign',

@@ -106,8 +106,10 @@ def study(prolific):
         outputs_per_hit=3, prolific_study_id="study-1", prolific_token_env="EVAL_SECRET_PROLIFIC"
     )
     _, _, items = make_system_set(campaign, systems=3, items=2)
+    # Each bound to the session of their submission (its id: Prolific's SESSION_ID).
     careful, careless, returner = (
-        make_annotator(campaign, external_id=pid) for pid in ("careful", "careless", "returner")
+        make_annotator(campaign, external_id=pid, study_data={"session_id": session})
+        for pid, session in (("careful", "s1"), ("careless", "s2"), ("returner", "s3"))
     )
     make_judged_hit(list(items[0].outputs.all()), [100, 50, 20], annotator=careful)
     make_judged_hit(list(items[1].outputs.all()), [1, 1, 1], annotator=careless)
@@ -169,11 +171,20 @@ OVER_HTTP = 3  # of which this many come in through the entry link; the rest are
 HITS_EACH = 2
 
 
-def work_over_http(campaign, pid: str) -> Person:
+def enter(campaign, pid: str, session: str = "") -> Person:
+    """Arrive through the study's link as `pid`, in the session Prolific gave them."""
+    person = Person()
+    query = {"PROLIFIC_PID": pid, "STUDY_ID": "study-1", "SESSION_ID": session or f"s-{pid}"}
+    response = person.get(reverse("annotation:entry", args=[campaign.slug, "quality"]), query)
+    assert response.status_code == 302
+    person.annotator = Annotator.objects.get(campaign=campaign, external_id=pid)
+    return person
+
+
+def work_over_http(campaign, pid: str, session: str = "") -> Person:
     """Enter through the study's link as `pid` and submit a HIT (their last: the campaign
     gives one each)."""
-    person = Person()
-    person.enter(campaign, pid=pid)
+    person = enter(campaign, pid, session)
     assignment = take_hit(person, campaign)
     assert send_answers(person, assignment, answers(assignment)).status_code == 302
     return person
@@ -193,7 +204,7 @@ def invented(prolific):
     _, _, items = make_system_set(campaign, systems=3, items=8)
     for pid in ("real-1", "real-2", *(f"made-up-{n}" for n in range(OVER_HTTP))):
         work_over_http(campaign, pid)
-    Person().enter(campaign, pid="real-idle")  # found no time for a HIT
+    enter(campaign, "real-idle")  # found no time for a HIT
     outputs = [list(item.outputs.all()) for item in items]
     for n in range(OVER_HTTP, MADE_UP):
         # As the entry link makes them in this campaign (tests/annotation/test_identity.py).
@@ -295,3 +306,26 @@ def test_poll_studies_with_prolific_unreachable_leaves_annotators_awaiting(study
     careful.refresh_from_db()
     assert careful.prolific_check == ProlificCheck.AWAITING
     assert not Judgment.objects.counted().exists()
+
+
+def test_review_confirms_only_the_session_prolific_gave_the_participant(invented, prolific):
+    """Someone who enters first with a real participant's id and a made-up session holds
+    the id here (the participant, coming second, is refused), but Prolific's submission
+    names the participant's own session: the squatter's HIT never counts, and the
+    participant's submission is held for the organiser, not approved for the squatter's work."""
+    work_over_http(invented, "real-3", session="made-up-session")
+    response = Person().get(
+        reverse("annotation:entry", args=[invented.slug, "quality"]),
+        {"PROLIFIC_PID": "real-3", "STUDY_ID": "study-1", "SESSION_ID": "s-real-3"},
+    )
+    assert response.status_code == 403
+    prolific.submissions.append(
+        {"id": "s-real-3", "participant_id": "real-3", "status": "AWAITING REVIEW"}
+    )
+    review = review_submissions(invented)
+    assert "real-3" in review.flagged and "real-3" in review.held
+    assert "s-real-3" not in prolific.transitions
+    assert counted_annotators(invented) == {"real-1", "real-2"}
+    squatter = Annotator.objects.get(external_id="real-3")
+    assert squatter.prolific_check == ProlificCheck.NOT_IN_STUDY
+    assert squatter.study_data["session_id"] == "made-up-session"
