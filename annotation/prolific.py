@@ -130,7 +130,7 @@ def review_submissions(campaign: Campaign) -> Review:
                 release(annotator, criterion)
             review.released.append(participant)
         elif status == AWAITING_REVIEW:
-            transition = transition_for(annotator)
+            transition = transition_for(annotator, submission.get("id"))
             if transition is None:
                 review.held.append(participant)
                 continue
@@ -140,14 +140,17 @@ def review_submissions(campaign: Campaign) -> Review:
     return review
 
 
-def transition_for(annotator: Annotator) -> dict | None:
-    """Approve an annotator Prolific vouches for who has counted work and passes the checks;
-    reject one who fails them; hold (None) one with nothing counted, such as a participant
-    who found no HIT left."""
+def transition_for(annotator: Annotator, submission_id: str | None) -> dict | None:
+    """Approve an annotator Prolific vouches for, whose session is this submission, who has
+    counted work and passes the checks; reject one who fails them; hold (None) the rest:
+    one with nothing counted (a participant who found no HIT left), or a submission whose
+    participant's id someone else entered with first (their work is not the participant's)."""
+    confirmed = annotator.prolific_check == ProlificCheck.CONFIRMED
+    if not confirmed or annotator.study_data.get("session_id") != submission_id:
+        return None
     if not passes_checks(annotator):
         return REJECTION
-    counted = Assignment.objects.counted().filter(annotator=annotator).exists()
-    if annotator.prolific_check == ProlificCheck.CONFIRMED and counted:
+    if Assignment.objects.counted().filter(annotator=annotator).exists():
         return {"action": "APPROVE"}
     return None
 

@@ -312,8 +312,10 @@ def test_review_confirms_only_the_session_prolific_gave_the_participant(invented
     """Someone who enters first with a real participant's id and a made-up session holds
     the id here (the participant, coming second, is refused), but Prolific's submission
     names the participant's own session: the squatter's HIT never counts, and the
-    participant's submission is held for the organiser, not approved for the squatter's work."""
-    work_over_http(invented, "real-3", session="made-up-session")
+    participant's submission is held for the organiser, neither approved nor rejected for
+    the squatter's work."""
+    squatter = work_over_http(invented, "real-3", session="made-up-session").annotator
+    set_excluded(squatter, True)  # careless work: still no reason to reject the participant
     response = Person().get(
         reverse("annotation:entry", args=[invented.slug, "quality"]),
         {"PROLIFIC_PID": "real-3", "STUDY_ID": "study-1", "SESSION_ID": "s-real-3"},
@@ -326,6 +328,6 @@ def test_review_confirms_only_the_session_prolific_gave_the_participant(invented
     assert "real-3" in review.flagged and "real-3" in review.held
     assert "s-real-3" not in prolific.transitions
     assert counted_annotators(invented) == {"real-1", "real-2"}
-    squatter = Annotator.objects.get(external_id="real-3")
+    squatter.refresh_from_db()
     assert squatter.prolific_check == ProlificCheck.NOT_IN_STUDY
     assert squatter.study_data["session_id"] == "made-up-session"
