@@ -219,8 +219,8 @@ class CampaignAdmin(RecountAfterEdits):
         )
 
     @admin.action(
-        description="Review Prolific submissions (approve who passed, reject who failed, "
-        "release returned places)",
+        description="Review Prolific submissions (flag who is not in the study, approve who"
+        " passed with counted work, reject who failed, release returned places)",
         permissions=["change"],
     )
     def review_prolific_submissions(self, request, queryset):
@@ -470,11 +470,19 @@ class AnnotatorAdmin(admin.ModelAdmin):
         "campaign",
         "source",
         "is_excluded",
+        "prolific_check",
         ("failed_attention_at", admin.EmptyFieldListFilter),
     ]
     list_select_related = ["campaign"]
     search_fields = ["external_id", "name"]
-    readonly_fields = ["token", "study_data", "attention", "failed_attention_at", "created_at"]
+    readonly_fields = [
+        "token",
+        "study_data",
+        "prolific_check",
+        "attention",
+        "failed_attention_at",
+        "created_at",
+    ]
     actions = ["exclude_from_rankings", "include_in_rankings"]
 
     def get_queryset(self, request):

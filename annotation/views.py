@@ -146,9 +146,13 @@ def _enter_with(request, criterion: CampaignCriterion, link):
             text = "This invitation link is not known. Please check it with the organisers."
             return _notice(request, "Unknown invitation", text, status=404)
     else:
-        annotator = identity.annotator_from_link(
-            criterion.campaign, link.source, link.external_id, link.study
-        )
+        held = identity.remembered_id(request.session, criterion.campaign)
+        try:
+            annotator = identity.annotator_from_link(
+                criterion.campaign, link.source, link.external_id, link.study, held
+            )
+        except identity.EntryRefused as refusal:
+            return _notice(request, "This link cannot be used here", str(refusal), status=403)
     identity.remember(request.session, annotator)
     # The parameters have done their work; a clean address is safe to bookmark and share.
     return redirect(_url("entry", criterion))

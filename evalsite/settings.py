@@ -217,6 +217,9 @@ HOSTED_SECRET_ENV_PREFIX = env_str("HOSTED_SECRET_ENV_PREFIX", "EVAL_SECRET_")
 HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
+# confirmation, which participants are in the study: their work counts from then on.
+PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 60)
 
 # Celery. Without CELERY_BROKER_URL the broker is a folder of files, so one machine runs a
 # real worker process with nothing else installed.

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Case, Value, When
 
-from annotation.models import Assignment, CampaignCriterion, Judgment, counted_q
+from annotation.models import (
+    Assignment,
+    CampaignCriterion,
+    Judgment,
+    annotator_counts_q,
+    counted_q,
+)
 from ranking.engine.agreement import Agreement, HitsDone, Judgments, hits_done, measure_agreement
 
 from .agreement_models import AnnotatorAgreement, RunAgreement
@@ -96,11 +102,13 @@ def load_judgments(criterion: CampaignCriterion) -> Judgments:
 
 
 def load_hits(criterion: CampaignCriterion) -> np.ndarray:
+    # Left out of rankings: excluded, or not (yet) vouched for by Prolific (counted_q).
+    left_out = Case(When(annotator_counts_q("annotator__"), then=Value(False)), default=Value(True))
     rows = (
         Assignment.objects.submitted()
         .filter(hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion)
         .order_by()
-        .values_list("annotator_id", "started_at", "submitted_at", "flag", "annotator__is_excluded")
+        .values_list("annotator_id", "started_at", "submitted_at", "flag", left_out)
     )
     return np.fromiter(
         (
