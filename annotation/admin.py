@@ -64,6 +64,7 @@ class CampaignCriterionInline(admin.TabularInline):
         "is_open",
         "question",
         "comprehension_check",
+        "follow_up_url",
         "coverage_required",
         "composition",
         "balanced_share",
