@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -58,7 +59,7 @@ CHECK_RETRY_MESSAGE = (
 # Shown on the next page after a HIT sent sooner than the campaign's minimum (its flag,
 # submission.quality_flag): before the flags add up to the failed code (identity.py).
 SPEED_WARNING = (
-    "Please slow down: you sent that page in {taken} seconds, sooner than the {minimum}"
+    "Please slow down: you sent that page after {taken}, sooner than the {minimum}"
     " seconds that reading its sentences carefully takes, so it was flagged. If half of your"
     " pages are flagged, your work does not pass this study's checks and your completion"
     " code will be the one for work that did not pass."
@@ -147,7 +148,8 @@ def entry(request, slug: str, criterion_name: str):
     current = active_assignment(annotator, criterion)
     if current is not None:
         return redirect(_url("hit", criterion, current.pk))
-    if not _can_take_more(annotator, criterion):
+    # Whose code is the failed one already is told why there, and given no more work.
+    if not _can_take_more(annotator, criterion) or identity.failed_check(annotator):
         return redirect(_url("done", criterion))
     return _instructions(request, criterion)
 
@@ -314,7 +316,8 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
 
 
 def _warn_too_fast(request, assignment: Assignment, criterion: CampaignCriterion) -> None:
-    taken = int(assignment.seconds_taken or 0)
+    seconds = int(assignment.seconds_taken or 0)
+    taken = f"{seconds} second{pluralize(seconds)}"
     text = SPEED_WARNING.format(taken=taken, minimum=criterion.campaign.min_seconds_per_hit)
     messages.warning(request, text, extra_tags=SPEED_WARNING_TAG)
 

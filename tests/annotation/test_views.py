@@ -828,6 +828,17 @@ def test_done_tells_a_failed_worker_why(campaign, worker, make_fail, reason):
     assert not passes_checks(Annotator.objects.get(pk=worker.annotator.pk))
 
 
+def test_entry_of_another_criterion_sends_a_failed_worker_to_the_reason(campaign, worker):
+    configure(campaign, min_seconds_per_hit=3600)
+    finish_visit(worker, campaign, close_others=False)
+    response = worker.get(url("entry", campaign, Criterion.NATURALNESS))
+    assert response.url == url("done", campaign, Criterion.NATURALNESS)
+    page = worker.get(response.url).content.decode()
+    assert '<p id="failure-reason">Too fast' in page
+    assert campaign.failed_completion_code in page
+    assert not Assignment.objects.filter(hit__criterion=Criterion.NATURALNESS).exists()
+
+
 def test_done_tells_an_invited_annotator_what_the_code_is_for(stranger):
     campaign = make_campaign(outputs_per_hit=2, min_seconds_per_hit=0)
     make_system_set(campaign)
