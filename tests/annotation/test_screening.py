@@ -84,8 +84,8 @@ def test_two_failed_attempts_screen_out_with_no_hits_and_the_failed_code(worker,
     done = worker.get(worker.get(response.url).url)
     assert code_on(done) == checked_campaign.failed_completion_code
     assert "Failed comprehension check" in done.content.decode()
-    # Start again: the check sends them to the completion page; no HIT, no third attempt.
-    assert worker.get(start(worker, checked_campaign)).url == url("done", checked_campaign)
+    # Back to the entry or the check: the completion page; no HIT, no third attempt.
+    assert worker.get(url("entry", checked_campaign)).url == url("done", checked_campaign)
     assert worker.get(url("check", checked_campaign)).url == url("done", checked_campaign)
     assert not Assignment.objects.exists()
     screening = Screening.objects.get(annotator=worker.annotator)

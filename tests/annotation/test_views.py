@@ -818,8 +818,12 @@ def make_screened_out(worker, campaign):
 def test_done_tells_a_failed_worker_why(campaign, worker, make_fail, reason):
     follow_up = "https://app.prolific.com/studies/other"
     campaign.criteria.update(follow_up_url=follow_up)
+    assignment = take_hit(worker, campaign)
     make_fail(worker, campaign)
-    page = finish_visit(worker, campaign, close_others=False)
+    send_answers(worker, assignment, answers(assignment))
+    following = Assignment.objects.get(annotator=worker.annotator, status="assigned")
+    worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
+    page = worker.get(url("done", campaign)).content.decode()
     assert f'<p id="failure-reason">{reason}' in page
     assert campaign.failed_completion_code in page and campaign.completion_code not in page
     assert f'content="10;url={PROLIFIC_DONE}{campaign.failed_completion_code}"' in page
