@@ -86,10 +86,18 @@ PROLIFIC_PLACEHOLDERS = (
 )
 
 
-def prolific_entry_url(criterion: CampaignCriterion) -> str:
+def site_url(request=None) -> str:
+    """The site's address, no trailing slash: the host the request came to where there is
+    one, else the SITE_URL setting ("" when unset: links are then paths)."""
+    if request is not None:
+        return request.build_absolute_uri("/").rstrip("/")
+    return settings.SITE_URL
+
+
+def prolific_entry_url(criterion: CampaignCriterion, request=None) -> str:
     """The study URL an organiser pastes into Prolific for one criterion."""
     entry = reverse("annotation:entry", args=[criterion.campaign.slug, criterion.criterion])
-    return f"{settings.SITE_ROOT.rstrip('/')}{entry}?{PROLIFIC_PLACEHOLDERS}"
+    return f"{site_url(request)}{entry}?{PROLIFIC_PLACEHOLDERS}"
 
 
 def invite_path(annotator: Annotator, criterion_name: str) -> str:
