@@ -5,7 +5,8 @@ says why where the work failed; the one who is too fast is warned before the fla
 
 With SCREENSHOTS=1 it also writes, at 1280x900 and 390x844, into docs/screenshots/:
 done-{pass,too-fast,attention,comprehension,excluded}[-phone].png, speed-warning[-phone].png
-and quality-scoring-phone.png (a sentence being scored on a phone, the input still in view).
+quality-scoring-phone.png (a sentence being scored on a phone, the input still in view),
+and not-open[-phone].png (a Prolific worker who arrives before the study opens).
 """
 
 import os
@@ -17,11 +18,11 @@ import pytest
 from django.utils import timezone
 
 from annotation.identity import set_excluded
-from annotation.models import Annotator, Assignment, Criterion, Screening
+from annotation.models import Annotator, Assignment, Campaign, Criterion, Screening
 from annotation.screening import WORKED_PAIRS
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import GREEN_MAN, OUTPUTS, demo_campaign
-from tests.factories import make_item, make_output
+from tests.factories import make_campaign, make_item, make_output
 
 pytestmark = pytest.mark.browser
 
@@ -193,6 +194,20 @@ def test_three_prolific_workers_each_get_one_way_out(live_server, browser):
         shoot_other_reasons(browser, live_server, workers["careful"])
 
 
+def test_a_prolific_worker_early_for_a_study_is_shown_the_way_back(live_server, browser):
+    make_campaign(slug="soon", status=Campaign.Status.DRAFT)
+    page = new_worker(browser)
+    response = page.goto(f"{live_server.url}/annotate/soon/quality/?PROLIFIC_PID=early")
+    assert response.status == 404
+    expect(page.get_by_role("heading", name="This study is not open yet")).to_be_visible()
+    page.get_by_role("link", name="Back to Prolific").click()
+    page.wait_for_url(PROLIFIC)
+    page.go_back()
+    shoot(page, "not-open")
+    page.close()
+    assert not Annotator.objects.exists()
+
+
 def score_on_a_phone(page) -> None:
     """A quality HIT on a phone, a sentence half-way down being scored: the input stays at
     the top of the screen."""
@@ -206,6 +221,12 @@ def score_on_a_phone(page) -> None:
     assert page.evaluate("window.scrollY") > 0  # scrolled down to the sentence, input in view
     if os.environ.get("SCREENSHOTS"):
         page.screenshot(path=SHOTS / "quality-scoring-phone.png")
+    # It folds away to its heading, and back.
+    fold = page.locator(".input-card summary")
+    fold.click()
+    expect(page.locator(".input-card dl")).to_be_hidden()
+    fold.click()
+    expect(page.locator(".input-card dl")).to_be_visible()
     box.fill("")
     sentences.nth(0).get_by_label("Score").fill("")
     page.set_viewport_size(DESKTOP)
