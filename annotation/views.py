@@ -30,6 +30,7 @@ from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyFo
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
 from .submission import Outcome, save_submission, shown_outputs
 
+# Where a Prolific worker with no code to bring goes back to, to return the study.
 PROLIFIC_HOME = "https://app.prolific.com/"
 
 # What a worker is told when the page they sent, or went back to, is not the one they are
@@ -60,11 +61,25 @@ CHECK_RETRY_MESSAGE = (
 # submission.quality_flag): before the flags add up to the failed code (identity.py).
 SPEED_WARNING = (
     "Please slow down: you sent that page after {taken}, sooner than the {minimum}"
-    " seconds that reading its sentences carefully takes, so it was flagged. If half of your"
-    " pages are flagged, your work does not pass this study's checks and your completion"
-    " code will be the one for work that did not pass."
+    " seconds that reading its sentences carefully takes, so it was flagged. If {share} or"
+    " more of your pages are flagged, your work does not pass this study's checks and your"
+    " completion code will be the one for work that did not pass."
 )
 SPEED_WARNING_TAG = "too-fast"
+
+# What the completion page says of each reason the work failed (identity.failed_check).
+FAILURE_REASONS = {
+    identity.TOO_FAST: "Too fast: {share} or more of your pages were sent sooner than the"
+    " {minimum} seconds that reading their sentences carefully takes, so they were flagged"
+    " and cannot be used.",
+    identity.FAILED_ATTENTION: "Failed attention checks: some pages held a check sentence, a"
+    " scrambled copy of another sentence on the page, and your scores did not put those"
+    " copies below the sentences they came from.",
+    identity.FAILED_COMPREHENSION: "Failed comprehension check: the check after the"
+    " instructions was not passed in either of its two attempts.",
+    identity.EXCLUDED: "Excluded: the organisers of this study have left your work out of it.",
+}
+FLAGGED_SHARE = f"{identity.FAILING_FLAGGED_SHARE:.0%}"
 
 # How long the completion page shows the code before it takes a Prolific worker back.
 COMPLETION_REDIRECT_SECONDS = 10
@@ -318,7 +333,8 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
 def _warn_too_fast(request, assignment: Assignment, criterion: CampaignCriterion) -> None:
     seconds = int(assignment.seconds_taken or 0)
     taken = f"{seconds} second{pluralize(seconds)}"
-    text = SPEED_WARNING.format(taken=taken, minimum=criterion.campaign.min_seconds_per_hit)
+    minimum = criterion.campaign.min_seconds_per_hit
+    text = SPEED_WARNING.format(taken=taken, minimum=minimum, share=FLAGGED_SHARE)
     messages.warning(request, text, extra_tags=SPEED_WARNING_TAG)
 
 
@@ -409,9 +425,17 @@ def done(request, slug: str, criterion_name: str):
         "current": active_assignment(annotator, criterion),
         "completion_code": code,
         "failure": failure,
+        "failure_reason": _failure_reason(failure, criterion),
         "redirect_seconds": COMPLETION_REDIRECT_SECONDS,
         "completion_url": identity.completion_url(annotator, code),
         "follow_up_url": follow_up,
         "prolific_home": PROLIFIC_HOME,
     }
     return render(request, "annotation/done.html", context)
+
+
+def _failure_reason(failure: str, criterion: CampaignCriterion) -> str:
+    if not failure:
+        return ""
+    minimum = criterion.campaign.min_seconds_per_hit
+    return FAILURE_REASONS[failure].format(minimum=minimum, share=FLAGGED_SHARE)

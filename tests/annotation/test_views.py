@@ -553,7 +553,7 @@ def test_hit_too_fast_warns_on_the_next_page_before_the_code_fails(campaign, wor
     assert response.url == hit_url(second)
     page = worker.get(response.url).content.decode()
     assert 'class="too-fast warning"' in page
-    assert "sooner than the 20 seconds" in page
+    assert "sooner than the 20 seconds" in page and "If 50% or more" in page
     assert "flagged" in page
     first.refresh_from_db()
     assert first.flag == Assignment.Flag.TOO_FAST
