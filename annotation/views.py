@@ -320,7 +320,10 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
             outcome = Outcome.REPEATED if repeat else Outcome.ALREADY_SUBMITTED
         else:
             outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
-        following = hand_out(assignment.annotator_id, criterion)
+        # Excluded (by an organiser or the attention checks): their code is the failed one
+        # whatever they do next, so no more work; the completion page says why.
+        excluded = assignment.annotator.is_excluded
+        following = None if excluded else hand_out(assignment.annotator_id, criterion)
     if following is None:  # their last HIT: the completion code comes next (see finish)
         record_attention_verdict(assignment.annotator)
     elif outcome is Outcome.SAVED and assignment.flag == Assignment.Flag.TOO_FAST:

@@ -821,8 +821,9 @@ def test_done_tells_a_failed_worker_why(campaign, worker, make_fail, reason):
     assignment = take_hit(worker, campaign)
     make_fail(worker, campaign)
     send_answers(worker, assignment, answers(assignment))
-    following = Assignment.objects.get(annotator=worker.annotator, status="assigned")
-    worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
+    following = Assignment.objects.filter(annotator=worker.annotator, status="assigned").first()
+    if following is not None:  # the excluded get no next HIT
+        worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
     page = worker.get(url("done", campaign)).content.decode()
     assert f'<p id="failure-reason">{reason}' in page
     assert campaign.failed_completion_code in page and campaign.completion_code not in page
@@ -841,6 +842,19 @@ def test_entry_of_another_criterion_sends_a_failed_worker_to_the_reason(campaign
     assert '<p id="failure-reason">Too fast' in page
     assert campaign.failed_completion_code in page
     assert not Assignment.objects.filter(hit__criterion=Criterion.NATURALNESS).exists()
+
+
+def test_hit_of_an_excluded_worker_is_saved_and_leads_to_the_reason(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    set_excluded(worker.annotator, True)
+    response = send_answers(worker, assignment, answers(assignment))
+    assert response.url == url("done", campaign)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert Assignment.objects.filter(annotator=worker.annotator).count() == 1  # no next HIT
+    assert not Judgment.objects.counted().exists()
+    page = worker.get(response.url).content.decode()
+    assert '<p id="failure-reason">Excluded' in page
 
 
 def test_done_tells_an_invited_annotator_what_the_code_is_for(stranger):
