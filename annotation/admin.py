@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -23,7 +22,7 @@ from .forms_admin import (
     InvitationForm,
     JudgmentExportForm,
 )
-from .identity import invite, invite_path, prolific_entry_url, set_excluded
+from .identity import invite, invite_path, prolific_entry_url, set_excluded, site_url
 from .importers import import_items, import_outputs
 from .models import (
     Annotator,
@@ -64,6 +63,7 @@ class CampaignCriterionInline(admin.TabularInline):
         "is_open",
         "question",
         "comprehension_check",
+        "follow_up_url",
         "coverage_required",
         "composition",
         "balanced_share",
@@ -263,7 +263,7 @@ class CampaignAdmin(RecountAfterEdits):
         form = InvitationForm(request.POST or None)
         invited = []
         if request.method == "POST" and form.is_valid():
-            root = settings.SITE_ROOT.rstrip("/")
+            root = site_url(request)  # the host the organiser reached the admin at
             criteria = list(campaign.criteria.order_by("criterion"))
             for name in form.cleaned_data["names"]:
                 annotator = invite(campaign, name)

@@ -130,10 +130,18 @@ PROLIFIC_PLACEHOLDERS = (
 )
 
 
-def prolific_entry_url(criterion: CampaignCriterion) -> str:
+def site_url(request=None) -> str:
+    """The site's address, no trailing slash: the host the request came to where there is
+    one, else the SITE_URL setting ("" when unset: links are then paths)."""
+    if request is not None:
+        return request.build_absolute_uri("/").rstrip("/")
+    return settings.SITE_URL
+
+
+def prolific_entry_url(criterion: CampaignCriterion, request=None) -> str:
     """The study URL an organiser pastes into Prolific for one criterion."""
     entry = reverse("annotation:entry", args=[criterion.campaign.slug, criterion.criterion])
-    return f"{settings.SITE_ROOT.rstrip('/')}{entry}?{PROLIFIC_PLACEHOLDERS}"
+    return f"{site_url(request)}{entry}?{PROLIFIC_PLACEHOLDERS}"
 
 
 def invite_path(annotator: Annotator, criterion_name: str) -> str:
@@ -145,23 +153,41 @@ def invite_path(annotator: Annotator, criterion_name: str) -> str:
 FAILING_FLAGGED_SHARE = 0.5
 
 
-def passes_checks(annotator: Annotator) -> bool:
-    """The verdict the completion code carries: not excluded by an organiser, not screened
-    out by a comprehension check, and fewer than FAILING_FLAGGED_SHARE of their submitted
-    HITs flagged."""
+# Why an annotator's work does not pass the checks (failed_check): the completion page
+# tells them which.
+EXCLUDED, FAILED_ATTENTION, FAILED_COMPREHENSION, TOO_FAST = (
+    "excluded",
+    "attention",
+    "comprehension",
+    "too fast",
+)
+
+
+def failed_check(annotator: Annotator) -> str:
+    """Why the completion code is the failed one, or "" when the work passes: excluded by
+    an organiser or by the attention checks, screened out by a comprehension check, or at
+    least FAILING_FLAGGED_SHARE of their submitted HITs flagged."""
     if annotator.is_excluded:
-        return False
+        return FAILED_ATTENTION if annotator.failed_attention_at is not None else EXCLUDED
     if annotator.screenings.filter(passed=False, attempts__gte=Screening.MAX_ATTEMPTS).exists():
-        return False
+        return FAILED_COMPREHENSION
     counts = annotator.assignments.submitted().aggregate(
         done=Count("id"), flagged=Count("id", filter=~Q(flag=""))
     )
-    return not counts["done"] or counts["flagged"] / counts["done"] < FAILING_FLAGGED_SHARE
+    if counts["done"] and counts["flagged"] / counts["done"] >= FAILING_FLAGGED_SHARE:
+        return TOO_FAST
+    return ""
 
 
-def completion_code(annotator: Annotator) -> str:
+def passes_checks(annotator: Annotator) -> bool:
+    return not failed_check(annotator)
+
+
+def completion_code(annotator: Annotator, failure: str | None = None) -> str:
+    """The code for `failure` (failed_check's, worked out here when not given)."""
     campaign = annotator.campaign
-    return campaign.completion_code if passes_checks(annotator) else campaign.failed_completion_code
+    failure = failed_check(annotator) if failure is None else failure
+    return campaign.failed_completion_code if failure else campaign.completion_code
 
 
 def completion_url(annotator: Annotator, code: str) -> str:

@@ -192,6 +192,15 @@ class CampaignCriterion(models.Model):
         " degraded copy of it); those who put the copy above the sentence twice get no HITs"
         " and the failed completion code.",
     )
+    follow_up_url = models.URLField(
+        "optional next study",
+        max_length=500,
+        blank=True,
+        help_text="Empty (the default): the completion page offers only the way back to"
+        " Prolific with the code. Set: it also offers this address, after the code and"
+        " marked optional, to annotators who passed, e.g. the Prolific study of the other"
+        " criterion, so they can choose to take part in it as a study of its own.",
+    )
     coverage_required = models.BooleanField(
         default=True,
         help_text="Quality only: every sentence must have at least one coverage box ticked"

@@ -1,7 +1,7 @@
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from annotation.assignment import lock_criterion
@@ -11,6 +11,7 @@ from annotation.identity import (
     completion_url,
     invite,
     invite_path,
+    prolific_entry_url,
     set_excluded,
     set_prolific_check,
 )
@@ -141,7 +142,7 @@ def test_set_excluded_removes_judgments_from_rankings_reversibly():
 
 
 def test_invite_annotators_command_prints_a_link_per_criterion(settings):
-    settings.SITE_ROOT = "https://eval.example/"
+    settings.SITE_URL = "https://eval.example/"
     campaign = make_campaign(slug="pilot")
     out = StringIO()
     call_command("invite_annotators", "pilot", "Ada", "Grace", stdout=out)
@@ -191,3 +192,30 @@ def test_entry_refuses_a_link_of_another_study(stranger):
     assert response.status_code == 403
     assert "another Prolific study" in response.content.decode()
     assert not Annotator.objects.exists()
+
+
+def test_invite_annotators_command_takes_the_site_url_from_its_option(settings):
+    settings.SITE_URL = ""
+    campaign = make_campaign(slug="pilot")
+    out = StringIO()
+    call_command("invite_annotators", "pilot", "Ada", "--site-url=https://x.example", stdout=out)
+    ada = Annotator.objects.get(campaign=campaign, name="Ada")
+    assert f"https://x.example/annotate/pilot/quality/?token={ada.token}" in out.getvalue()
+
+
+def test_invite_annotators_command_without_a_site_url_invites_nobody(settings):
+    settings.SITE_URL = ""
+    make_campaign(slug="pilot")
+    with pytest.raises(CommandError, match="set SITE_URL"):
+        call_command("invite_annotators", "pilot", "Ada", stdout=StringIO())
+    assert not Annotator.objects.exists()
+
+
+def test_prolific_entry_url_comes_from_the_request_host_else_site_url(rf, settings):
+    settings.SITE_URL = "https://configured.example"
+    settings.ALLOWED_HOSTS = ["eval.example.org"]
+    criterion = make_campaign(slug="e2e").criteria.get(criterion="quality")
+    request = rf.get("/admin/", secure=True, HTTP_HOST="eval.example.org")
+    from_request = prolific_entry_url(criterion, request)
+    assert from_request.startswith("https://eval.example.org/annotate/e2e/quality/?PROLIFIC_PID=")
+    assert prolific_entry_url(criterion).startswith("https://configured.example/annotate/e2e/")
