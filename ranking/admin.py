@@ -67,6 +67,12 @@ class RankingRunAdmin(admin.ModelAdmin):
     inlines = [SystemResultInline, RunAgreementInline]
     actions = ["queue_again"]
 
+    @admin.display(description="status", ordering="status")
+    def status(self, run):
+        """A run that found nothing to rank says so, rather than done (or, before, failed);
+        used for the list and the run's page alike."""
+        return run.outcome
+
     @admin.display(description="progress")
     def progress_bar(self, run):
         return progress_html(run.progress, run.repetitions)

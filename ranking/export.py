@@ -1,7 +1,8 @@
 """The ranking as CSV, for the results page's download and `manage.py rank --csv`.
 
 Each protocol names its columns for what they hold (SystemResult's docstring): TrueSkill's
-as always; Bradley-Terry's Arena rank, rating and 95% interval; WMT's cluster and mean z.
+mean mu with its spread over the runs, as the page shows them; Bradley-Terry's Arena rank,
+rating and 95% interval; WMT's cluster and mean z.
 """
 
 from collections.abc import Callable, Iterable, Iterator
@@ -12,7 +13,10 @@ from annotation import csvsafe
 from .models import Protocol, RankingRun, SystemResult
 from .service import ResultRow
 
-CSV_COLUMNS = ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
+# TrueSkill's: the spread of mu over the runs (mu_std), which the results page shows beside
+# mu. TrueSkill's own sigma is not exported: under the E2E protocol its beta grows with the
+# comparisons, so it hardly moves from 0.5, and the page calls it meaningless.
+CSV_COLUMNS = ["cluster", "system", "mu", "mu_std", "rank_lo", "rank_hi", "comparisons"]
 BRADLEY_TERRY_COLUMNS = [
     "rank",
     "system",
@@ -64,7 +68,7 @@ def trueskill_cells(name: str, row: Result) -> list:
         row.cluster,
         name,
         six_decimals(row.mu),
-        six_decimals(row.sigma),
+        six_decimals(row.mu_std),
         row.rank_lo,
         row.rank_hi,
         row.comparisons,

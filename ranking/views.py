@@ -16,7 +16,7 @@ from .engine.forecast import PairForecast, forecast
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
-from .models import STABILITY_PROTOCOL, Protocol, RankingRun, RunAgreement
+from .models import NOTHING_TO_RANK, STABILITY_PROTOCOL, Protocol, RankingRun, RunAgreement
 from .service import request_ranking
 
 
@@ -157,7 +157,10 @@ def results(request, slug: str, criterion_name: str):
         "abandoned": None if pending else runs.abandoned().first(),
         "protocols": Protocol.choices,
         "form": RecomputeForm(initial={"protocol": protocol}),
-        "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
+        "last_failed": runs.filter(status=RankingRun.Status.FAILED)
+        .exclude(error__startswith=NOTHING_TO_RANK)
+        .first(),
+        "nothing_to_rank": _nothing_to_rank(runs, run),
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
         "attention": attention_summary(criterion.campaign),
@@ -166,6 +169,15 @@ def results(request, slug: str, criterion_name: str):
     context.update(_forecast_context(run, context["rows"]))
     context["stability"] = _stability(criterion, protocol, run)
     return render(request, "ranking/results.html", context)
+
+
+def _nothing_to_rank(runs, run: RankingRun | None) -> RankingRun | None:
+    """The newest run that found nothing to rank, if no ranking came after it: then that
+    is the state of the criterion under this protocol."""
+    nothing = runs.found_nothing().first()
+    if nothing is None or (run is not None and run.queued_at > nothing.queued_at):
+        return None
+    return nothing
 
 
 def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | None):
@@ -196,7 +208,11 @@ def recompute(request, slug: str, criterion_name: str):
 def results_csv(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
     protocol = ProtocolForm(request.GET).chosen()
-    run = RankingRun.objects.for_criterion(criterion, protocol).latest_done()
+    runs = RankingRun.objects.for_criterion(criterion, protocol)
+    run = runs.latest_done()
+    nothing = _nothing_to_rank(runs, run)
+    if nothing is not None:  # as the page says: no table, so no CSV of an older one
+        raise Http404(nothing.nothing_to_rank_reason)
     if run is None:
         raise Http404("No finished ranking run for this criterion and protocol.")
     response = HttpResponse(content_type="text/csv; charset=utf-8")

@@ -49,6 +49,10 @@ class Forecast:
         return max((p.more_hits or 0 for p in self.pairs), default=0)
 
     @property
+    def separated(self) -> int:
+        return sum(p.separated for p in self.pairs)
+
+    @property
     def tied(self) -> int:
         return sum(p.looks_tied for p in self.pairs)
 

@@ -40,7 +40,7 @@ def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_
         "cluster",
         "system",
         "mu",
-        "sigma",
+        "mu_std",
         "rank_lo",
         "rank_hi",
         "comparisons",
