@@ -40,7 +40,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "protocol",
         "repetitions",
         "seed",
-        "status",
+        "state",
         "progress_bar",
         "comparisons",
         "compute_seconds",
@@ -68,9 +68,8 @@ class RankingRunAdmin(admin.ModelAdmin):
     actions = ["queue_again"]
 
     @admin.display(description="status", ordering="status")
-    def status(self, run):
-        """A run that found nothing to rank says so, rather than done (or, before, failed);
-        used for the list and the run's page alike."""
+    def state(self, run):
+        """A run that found nothing to rank says so, rather than done (or, before, failed)."""
         return run.outcome
 
     @admin.display(description="progress")

@@ -155,14 +155,15 @@ def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
     assert (best.sigma, best.mu_std, best.ci_lo, best.ci_hi) == (None, None, None, None)
 
 
-def test_execute_run_wmt_without_z_scores_fails_and_says_why():
+def test_execute_run_wmt_without_z_scores_finds_nothing_to_rank_and_says_why():
     campaign, systems, items = make_system_set(systems=3, items=2)
     for item in items:  # each annotator gives every output the same score
         make_judged_hit(list(item.outputs.all()), [100, 100, 100])
     run = quality_run(campaign, protocol="wmt")
     execute_run(run)
     run.refresh_from_db()
-    assert run.status == "failed" and "no z-scores yet" in run.error
+    assert run.status == "done" and run.found_nothing_to_rank and run.error == ""
+    assert "no z-scores yet" in run.note
     assert not run.results.exists()
 
 
@@ -176,14 +177,15 @@ def test_execute_run_same_seed_same_results():
     assert mus[0] == mus[1]
 
 
-def test_execute_run_without_judgments_fails_and_keeps_previous_results():
+def test_execute_run_without_judgments_finds_nothing_to_rank_and_keeps_previous_results():
     campaign, _ = judged_campaign(hits=5)
     good = quality_run(campaign)
     execute_run(good)
     empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", repetitions=10)
     execute_run(empty)
     empty.refresh_from_db()
-    assert empty.status == "failed" and "no comparisons yet" in empty.error
+    assert empty.status == "done" and empty.found_nothing_to_rank
+    assert "no comparisons yet" in empty.note
     assert not empty.results.exists()
     assert RankingRun.objects.finished().get() == good
 
@@ -305,7 +307,7 @@ def test_sweep_leaves_criteria_alone_whose_runs_cover_their_judgments():
     assert queue_due_rankings() == []
 
 
-def test_sweep_counts_a_failed_run_as_covering_its_input():
+def test_sweep_counts_a_run_with_nothing_to_rank_as_covering_its_input():
     """Otherwise a criterion that cannot be ranked yet would be queued on every sweep."""
     campaign, _ = judged_campaign(hits=1)
     naturalness = campaign.criteria.get(criterion="naturalness")
@@ -314,8 +316,8 @@ def test_sweep_counts_a_failed_run_as_covering_its_input():
     for run in runs:
         execute_run(run)
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
-    assert [r.status for r in RankingRun.objects.filter(criterion="naturalness")] == [
-        "failed"
+    assert [r.outcome for r in RankingRun.objects.filter(criterion="naturalness")] == [
+        "Nothing to rank"
     ] * len(Protocol.values)
     assert queue_due_rankings() == []
 
