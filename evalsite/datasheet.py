@@ -58,10 +58,15 @@ PAIRS = (
     "each HIT's k scores give k(k-1)/2 pairwise comparisons (the higher score wins, equal "
     "scores draw; only the order is used)"
 )
+# Where the data order nothing, no order is claimed (ranking/engine/clusters.py).
+NO_ORDER_WITHOUT_EVIDENCE = (
+    "systems tied in a run share the span of their ranks, and systems never compared, "
+    "directly or through others, leave each other's ranges open"
+)
 TRUESKILL_CLUSTERS = (
     "95% rank ranges over the R runs (ranks trimmed at both ends) and significance clusters: "
     "a cluster ends below a system whose worst rank is better than the best rank of every "
-    "system below it"
+    f"system below it; {NO_ORDER_WITHOUT_EVIDENCE}"
 )
 AGGREGATION = {
     "e2e": f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. "
@@ -78,7 +83,9 @@ SIGNIFICANCE = {
     "e2e": TRUESKILL_CLUSTERS,
     "bootstrap": TRUESKILL_CLUSTERS,
     "bt": "95% intervals of the rating from R bootstrap resamples; Arena's rank: 1 + the "
-    "number of systems whose interval lies wholly above",
+    "number of systems whose interval lies wholly above, among those compared with it "
+    f"directly or through others; 95% rank ranges over the resamples, where "
+    f"{NO_ORDER_WITHOUT_EVIDENCE}",
     "wmt": "one-sided Wilcoxon rank-sum tests (p < 0.05): a cluster ends below a system "
     "significantly better than every system below it",
 }
@@ -453,17 +460,23 @@ def instrument_questions(criterion: CampaignCriterion) -> dict:
 def aggregation_questions(criterion: CampaignCriterion) -> dict:
     runs = latest_runs(criterion)
     protocols = [run["protocol"] for run in runs]
+    nothing = nothing_to_rank(criterion)
+    missing = None if runs else "no finished ranking run yet"
+    if nothing and not runs:
+        missing = f"no ranking yet: {nothing[0]['reason']}"
+    facts = {"nothing_to_rank": nothing} if nothing else {}
     return {
         "4.3.9": question(
             "4.3.9",
             [f"{p}: {AGGREGATION.get(p, 'see the protocol')}" for p in protocols] or None,
-            by_hand=None if runs else "no finished ranking run yet",
+            by_hand=missing,
             ranking_runs=runs,
+            **facts,
         ),
         "4.3.10": question(
             "4.3.10",
             [f"{p}: {SIGNIFICANCE.get(p, 'see the protocol')}" for p in protocols] or None,
-            by_hand=None if runs else "no finished ranking run yet",
+            by_hand=missing,
         ),
         "4.3.11": agreement_question(criterion),
     }
@@ -505,6 +518,23 @@ def latest_runs(criterion: CampaignCriterion) -> list[dict]:
     protocols = runs.finished().order_by("protocol").values_list("protocol", flat=True).distinct()
     latest = [runs.filter(protocol=protocol).latest_done() for protocol in protocols]
     return [run_facts(run, criterion) for run in latest if run is not None]
+
+
+def nothing_to_rank(criterion: CampaignCriterion) -> list[dict]:
+    """The protocols whose newest run found nothing to rank, as their results pages say:
+    a ranking listed in 4.3.9 for such a protocol is from before that run."""
+    runs = RankingRun.objects.filter(
+        campaign_id=criterion.campaign_id, criterion=criterion.criterion
+    )
+    protocols = runs.found_nothing().order_by("protocol").values_list("protocol", flat=True)
+    found = []
+    for protocol in protocols.distinct():
+        run = runs.filter(protocol=protocol).nothing_to_rank_now()
+        if run is not None:
+            found.append(
+                {"run": run.pk, "protocol": protocol, "reason": run.nothing_to_rank_reason}
+            )
+    return found
 
 
 def run_facts(run: RankingRun, criterion: CampaignCriterion) -> dict:

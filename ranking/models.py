@@ -71,6 +71,16 @@ class RankingRunQuerySet(JobQuerySet):
         """The newest finished run with a ranking: the one results pages and exports show."""
         return self.finished().first()
 
+    def nothing_to_rank_now(self) -> "RankingRun | None":
+        """Of one criterion's runs under one protocol: the newest that found nothing to
+        rank, unless a ranking was queued after it. Then nothing to rank is the state the
+        results page, its CSV and the datasheet report."""
+        nothing = self.found_nothing().first()
+        ranked = self.latest_done()
+        if nothing is None or (ranked is not None and ranked.queued_at > nothing.queued_at):
+            return None
+        return nothing
+
 
 class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")

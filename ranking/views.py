@@ -160,7 +160,7 @@ def results(request, slug: str, criterion_name: str):
         "last_failed": runs.filter(status=RankingRun.Status.FAILED)
         .exclude(error__startswith=NOTHING_TO_RANK)
         .first(),
-        "nothing_to_rank": _nothing_to_rank(runs, run),
+        "nothing_to_rank": runs.nothing_to_rank_now(),
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
         "attention": attention_summary(criterion.campaign),
@@ -169,15 +169,6 @@ def results(request, slug: str, criterion_name: str):
     context.update(_forecast_context(run, context["rows"]))
     context["stability"] = _stability(criterion, protocol, run)
     return render(request, "ranking/results.html", context)
-
-
-def _nothing_to_rank(runs, run: RankingRun | None) -> RankingRun | None:
-    """The newest run that found nothing to rank, if no ranking came after it: then that
-    is the state of the criterion under this protocol."""
-    nothing = runs.found_nothing().first()
-    if nothing is None or (run is not None and run.queued_at > nothing.queued_at):
-        return None
-    return nothing
 
 
 def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | None):
@@ -210,7 +201,7 @@ def results_csv(request, slug: str, criterion_name: str):
     protocol = ProtocolForm(request.GET).chosen()
     runs = RankingRun.objects.for_criterion(criterion, protocol)
     run = runs.latest_done()
-    nothing = _nothing_to_rank(runs, run)
+    nothing = runs.nothing_to_rank_now()
     if nothing is not None:  # as the page says: no table, so no CSV of an older one
         raise Http404(nothing.nothing_to_rank_reason)
     if run is None:
