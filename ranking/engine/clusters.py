@@ -27,7 +27,7 @@ class Ranking:
     mean_mu: np.ndarray  # float64[n]
     mean_sigma: np.ndarray  # float64[n]
     std_mu: np.ndarray  # float64[n]
-    rank_lo: np.ndarray  # int64[n], best rank of the 95% range (1 = top)
+    rank_lo: np.ndarray  # int64[n], best rank of the 95% range (1 = top); see rank_ranges
     rank_hi: np.ndarray  # int64[n], worst rank of the range
     cluster: np.ndarray  # int64[n], 1 = best
     n_comparisons: np.ndarray  # int64[n]

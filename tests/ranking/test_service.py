@@ -12,11 +12,15 @@ from ranking.agreement_service import measure
 from ranking.engine import rank_systems
 from ranking.models import Protocol, RankingRun, RunAgreement
 from ranking.service import (
+    NothingToRank,
     clusters_of,
     due_protocols,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
+    rank_input,
+    ranking_input_from_rows,
+    result_rows,
     store_results,
 )
 from tests.factories import (
@@ -26,6 +30,7 @@ from tests.factories import (
     make_output,
     make_system_set,
 )
+from tests.ranking.engine.test_evidence import first_400_hits_all_100
 
 pytestmark = pytest.mark.django_db
 
@@ -396,3 +401,21 @@ def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_c
     assert execute_run(bradley_terry)
     criterion.refresh_from_db()
     assert criterion.clusters_stable_since == 60
+
+
+def test_rank_input_of_400_e2e_hits_all_tied_is_one_cluster_or_nothing_to_rank():
+    """E2E's first 400 quality HITs with every score 100, through the service's input and
+    result rows: every system in cluster 1 with range 1-20, or (WMT) nothing to rank."""
+    systems, scores, annotators = first_400_hits_all_100()
+    rows = [
+        (hit, int(annotators[hit]), int(system), float(score))
+        for hit in range(len(systems))
+        for system, score in zip(systems[hit], scores[hit], strict=True)
+    ]
+    data = ranking_input_from_rows(rows)
+    assert (data.hits, data.judgments, len(data.systems)) == (400, 2000, 20)
+    for protocol in ("e2e", "bootstrap", "bt"):
+        lines = result_rows(data, rank_input(data, protocol, 50, 0))
+        assert {(row.cluster, row.rank_lo, row.rank_hi) for row in lines} == {(1, 1, 20)}
+    with pytest.raises(NothingToRank, match="no z-scores yet"):
+        rank_input(data, "wmt", 50, 0)
