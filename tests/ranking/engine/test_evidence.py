@@ -139,6 +139,29 @@ def clear_winner(draw):
     return n, systems, scores, annotators
 
 
+@st.composite
+def twins(draw):
+    """Systems 0 and 1 give identical outputs: always in the same HITs, with equal scores
+    (the HIT page shows an identical sentence once), beside random others."""
+    n = draw(st.integers(3, 5))
+    k = draw(st.integers(3, min(n + 1, 4)))
+    h = draw(st.integers(5, 30))
+    others = [draw(st.permutations(range(2, n)))[: k - 2] for _ in range(h)]
+    rows = []
+    for rest in others:
+        twin = float(draw(st.integers(1, 5)))
+        rows.append(([0, 1, *rest], [twin, twin] + [float(draw(st.integers(1, 5))) for _ in rest]))
+    width = max(len(systems) for systems, _ in rows)
+    systems = np.array([pad(s, width, 0) for s, _ in rows])
+    scores = np.array([pad(x, width, np.nan) for _, x in rows])
+    annotators = np.array([draw(st.integers(0, 2)) for _ in range(h)])
+    return n, systems, scores, annotators
+
+
+def pad(values: list, width: int, fill) -> list:
+    return values + [fill] * (width - len(values))
+
+
 # Properties -----------------------------------------------------------------------------------
 
 
@@ -169,6 +192,15 @@ def test_a_system_winning_every_comparison_stands_alone_at_the_top_in_every_view
         assert view.cluster[0] == 1 and (view.cluster[1:] > 1).all(), protocol
         if protocol != "wmt":
             assert view.separated_pairs >= 1, protocol
+
+
+@PROPERTY
+@given(twins())
+def test_systems_with_identical_outputs_share_a_cluster_in_every_view(data):
+    n, systems, scores, annotators = data
+    for protocol, view in views(systems, scores, annotators, n).items():
+        if view is not None:
+            assert view.cluster[0] == view.cluster[1], protocol
 
 
 def renumbered(systems: np.ndarray) -> np.ndarray:
