@@ -426,17 +426,23 @@ def instrument_questions(criterion: CampaignCriterion) -> dict:
 def aggregation_questions(criterion: CampaignCriterion) -> dict:
     runs = latest_runs(criterion)
     protocols = [run["protocol"] for run in runs]
+    nothing = nothing_to_rank(criterion)
+    missing = None if runs else "no finished ranking run yet"
+    if nothing and not runs:
+        missing = f"no ranking yet: {nothing[0]['reason']}"
+    facts = {"nothing_to_rank": nothing} if nothing else {}
     return {
         "4.3.9": question(
             "4.3.9",
             [f"{p}: {heds(p).aggregation}" for p in protocols] or None,
-            by_hand=None if runs else "no finished ranking run yet",
+            by_hand=missing,
             ranking_runs=runs,
+            **facts,
         ),
         "4.3.10": question(
             "4.3.10",
             [f"{p}: {heds(p).significance}" for p in protocols] or None,
-            by_hand=None if runs else "no finished ranking run yet",
+            by_hand=missing,
         ),
         "4.3.11": agreement_question(criterion),
     }
@@ -486,6 +492,23 @@ def latest_runs(criterion: CampaignCriterion) -> list[dict]:
     protocols = runs.finished().order_by("protocol").values_list("protocol", flat=True).distinct()
     latest = [runs.filter(protocol=protocol).latest_done() for protocol in protocols]
     return [run_facts(run, criterion) for run in latest if run is not None]
+
+
+def nothing_to_rank(criterion: CampaignCriterion) -> list[dict]:
+    """The protocols whose newest run found nothing to rank, as their results pages say:
+    a ranking listed in 4.3.9 for such a protocol is from before that run."""
+    runs = RankingRun.objects.filter(
+        campaign_id=criterion.campaign_id, criterion=criterion.criterion
+    )
+    protocols = runs.found_nothing().order_by("protocol").values_list("protocol", flat=True)
+    found = []
+    for protocol in protocols.distinct():
+        run = runs.filter(protocol=protocol).nothing_to_rank_now()
+        if run is not None:
+            found.append(
+                {"run": run.pk, "protocol": protocol, "reason": run.nothing_to_rank_reason}
+            )
+    return found
 
 
 def run_facts(run: RankingRun, criterion: CampaignCriterion) -> dict:

@@ -42,7 +42,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "protocol_label",
         "repetitions",
         "seed",
-        "status",
+        "state",
         "progress_bar",
         "comparisons",
         "compute_seconds",
@@ -79,6 +79,11 @@ class RankingRunAdmin(admin.ModelAdmin):
     def protocol_label(self, run):
         # The registry's label: the field itself has no choices to display.
         return run.protocol_label
+
+    @admin.display(description="status", ordering="status")
+    def state(self, run):
+        """A run that found nothing to rank says so, rather than done (or, before, failed)."""
+        return run.outcome
 
     @admin.display(description="progress")
     def progress_bar(self, run):

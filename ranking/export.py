@@ -1,7 +1,8 @@
 """The ranking as CSV, for the results page's download and `manage.py rank --csv`.
 
-Each protocol names its columns for what they hold (ranking.protocols: TrueSkill's cluster
-and mu, Bradley-Terry's Arena rank, rating and 95% interval, WMT's cluster and mean z).
+Each protocol names its columns for what they hold (ranking.protocols): TrueSkill's mean mu
+with its spread over the runs, as the page shows them; Bradley-Terry's Arena rank, rating
+and 95% interval; WMT's cluster and mean z.
 """
 
 from collections.abc import Iterable, Iterator

@@ -28,9 +28,10 @@ def validate_protocol(name: str) -> None:
         raise ValidationError(f"Unknown protocol {name!r}: use one of {', '.join(PROTOCOLS)}.")
 
 
-# How the error of a run that found nothing to rank begins (no judgments of two systems yet):
-# the run ends as failed, like any job that cannot be done, but the results page shows it as
-# the state of the campaign, not as a fault.
+# How the note of a run that found nothing to rank begins (no comparisons of two systems
+# yet, or for WMT's view no annotator whose scores vary): the run ends done, with no results,
+# and pages show it as the state of the campaign, not as a fault. (Runs before this was so
+# ended failed, with this at the start of their error.)
 NOTHING_TO_RANK = "Nothing to rank: "
 
 
@@ -48,11 +49,29 @@ class RankingRunQuerySet(JobQuerySet):
         return runs.exclude(judgments_per_system={}).order_by("-id").first()
 
     def finished(self):
-        return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
+        """Runs done with a ranking: those that found nothing to rank are left out."""
+        done = self.filter(status=RankingRun.Status.DONE).exclude(note__startswith=NOTHING_TO_RANK)
+        return done.order_by("-finished_at", "-id")
+
+    def found_nothing(self):
+        """Runs that found nothing to rank (done now; failed before that was so)."""
+        done = models.Q(status=RankingRun.Status.DONE, note__startswith=NOTHING_TO_RANK)
+        failed = models.Q(status=RankingRun.Status.FAILED, error__startswith=NOTHING_TO_RANK)
+        return self.filter(done | failed).order_by("-finished_at", "-id")
 
     def latest_done(self) -> "RankingRun | None":
-        """The newest finished run: the one results pages and exports show."""
+        """The newest finished run with a ranking: the one results pages and exports show."""
         return self.finished().first()
+
+    def nothing_to_rank_now(self) -> "RankingRun | None":
+        """Of one criterion's runs under one protocol: the newest that found nothing to
+        rank, unless a ranking was queued after it. Then nothing to rank is the state the
+        results page, its CSV and the datasheet report."""
+        nothing = self.found_nothing().first()
+        ranked = self.latest_done()
+        if nothing is None or (ranked is not None and ranked.queued_at > nothing.queued_at):
+            return None
+        return nothing
 
 
 class RankingRun(BackgroundJob):
@@ -100,7 +119,20 @@ class RankingRun(BackgroundJob):
 
     @property
     def found_nothing_to_rank(self) -> bool:
+        if self.status == self.Status.DONE:
+            return self.note.startswith(NOTHING_TO_RANK)
         return self.status == self.Status.FAILED and self.error.startswith(NOTHING_TO_RANK)
+
+    @property
+    def nothing_to_rank_reason(self) -> str:
+        return self.note if self.status == self.Status.DONE else self.error
+
+    @property
+    def outcome(self) -> str:
+        """The state in words, for lists: a run that found nothing to rank says so."""
+        if self.found_nothing_to_rank:
+            return "Nothing to rank"
+        return self.get_status_display()
 
     def __str__(self) -> str:
         where = f"{self.campaign.slug}/{self.criterion}"

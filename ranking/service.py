@@ -4,6 +4,7 @@ Systems are numbered in order of first appearance in the judgments (HIT by HIT, 
 position), because the E2E protocol breaks ties in sigma by that order.
 """
 
+import logging
 import time
 from collections.abc import Hashable, Iterable
 from dataclasses import asdict, dataclass
@@ -26,6 +27,8 @@ from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 
 from .agreement_service import Measured, MeasuredBefore, measure_once, store_agreement
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
+
+log = logging.getLogger(__name__)
 
 
 class NothingToRank(ValueError):
@@ -217,6 +220,19 @@ def execute_run(run: RankingRun) -> bool:
 
 
 def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
+    """Rank and store; a criterion with nothing to rank yet (no comparisons, or no z-scores
+    for WMT's view) is a state of the campaign, not a fault: the run ends done, with no
+    results and the reason as its note, logged at INFO."""
+    try:
+        rank_and_store(run, token, heartbeat)
+    except NothingToRank as nothing:
+        log.info("ranking run %s: %s", run.pk, nothing)
+        run.finish_as_holder(
+            token, RankingRun.Status.DONE, progress=run.repetitions, error="", note=str(nothing)
+        )
+
+
+def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
     criterion = CampaignCriterion.objects.filter(
@@ -227,6 +243,9 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
     data = load_ranking_input(criterion)
     run.update_as_holder(
         token,
+        judgments=data.judgments,
+        hits=data.hits,
+        comparisons=len(data.comparisons.winner),
         judgments_version=criterion.judgments_version,
         judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
         hits_per_composition=hits_per_composition(criterion),

@@ -16,7 +16,7 @@ from .engine.forecast import PairForecast, forecast
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
-from .models import RankingRun, RunAgreement
+from .models import NOTHING_TO_RANK, RankingRun, RunAgreement
 from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
 from .service import request_ranking
 
@@ -114,7 +114,10 @@ def results(request, slug: str, criterion_name: str):
         "abandoned": None if pending else runs.abandoned().first(),
         "protocols": CHOICES,
         "form": RecomputeForm(initial={"protocol": protocol}),
-        "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
+        "last_failed": runs.filter(status=RankingRun.Status.FAILED)
+        .exclude(error__startswith=NOTHING_TO_RANK)
+        .first(),
+        "nothing_to_rank": runs.nothing_to_rank_now(),
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
         "attention": attention_summary(criterion.campaign),
@@ -153,7 +156,11 @@ def recompute(request, slug: str, criterion_name: str):
 def results_csv(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
     protocol = ProtocolForm(request.GET).chosen()
-    run = RankingRun.objects.for_criterion(criterion, protocol).latest_done()
+    runs = RankingRun.objects.for_criterion(criterion, protocol)
+    run = runs.latest_done()
+    nothing = runs.nothing_to_rank_now()
+    if nothing is not None:  # as the page says: no table, so no CSV of an older one
+        raise Http404(nothing.nothing_to_rank_reason)
     if run is None:
         raise Http404("No finished ranking run for this criterion and protocol.")
     response = HttpResponse(content_type="text/csv; charset=utf-8")

@@ -83,6 +83,14 @@ class RankingProtocol:
         return f"{repetitions} {self.resample_word}, seed {seed}"
 
 
+# Where the data order nothing, no order is claimed (ranking/engine/clusters.py): the
+# datasheet's wording of it, for the protocols whose rank ranges follow that rule.
+NO_ORDER_WITHOUT_EVIDENCE = (
+    "systems tied in a run share the span of their ranks, and systems never compared, "
+    "directly or through others, leave each other's ranges open"
+)
+
+
 def six_decimals(value: float | None) -> Decimal | None:
     """A number (not text, which the CSV guard would quote when negative), written to six
     decimals; a value the protocol does not have stays empty."""

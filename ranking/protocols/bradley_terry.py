@@ -6,7 +6,14 @@ from typing import Any
 from ranking.engine import BradleyTerryRanking, Comparisons, Judgments, bradley_terry_protocol
 from ranking.engine.protocols import Progress
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, six_decimals
+from .base import (
+    NO_ORDER_WITHOUT_EVIDENCE,
+    Datasheet,
+    Presentation,
+    RankingProtocol,
+    ResultLine,
+    six_decimals,
+)
 from .trueskill import PAIRS
 
 
@@ -80,7 +87,9 @@ PROTOCOL = RankingProtocol(
         aggregation=f"{PAIRS}; Bradley-Terry ratings fit to them (a draw half a win each way),"
         " on Chatbot Arena's scale",
         significance="95% intervals of the rating from R bootstrap resamples; Arena's rank: 1 +"
-        " the number of systems whose interval lies wholly above",
+        " the number of systems whose interval lies wholly above, among those compared with it"
+        " directly or through others; 95% rank ranges over the resamples, where"
+        f" {NO_ORDER_WITHOUT_EVIDENCE}",
     ),
     rank=rank,
     result_fields=result_fields,

@@ -7,7 +7,14 @@ from ranking.charts import RANK_CHART_TITLE
 from ranking.engine import Comparisons, Judgments, Ranking, summarise
 from ranking.engine.protocols import Progress, bootstrap_protocol, e2e_protocol
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, six_decimals
+from .base import (
+    NO_ORDER_WITHOUT_EVIDENCE,
+    Datasheet,
+    Presentation,
+    RankingProtocol,
+    ResultLine,
+    six_decimals,
+)
 
 PAIRS = (
     "each HIT's k scores give k(k-1)/2 pairwise comparisons (the higher score wins, equal "
@@ -16,7 +23,7 @@ PAIRS = (
 CLUSTERS = (
     "95% rank ranges over the R runs (ranks trimmed at both ends) and significance clusters: "
     "a cluster ends below a system whose worst rank is better than the best rank of every "
-    "system below it"
+    f"system below it; {NO_ORDER_WITHOUT_EVIDENCE}"
 )
 
 
@@ -37,7 +44,7 @@ def csv_cells(name: str, row: ResultLine) -> list:
         row.cluster,
         name,
         six_decimals(row.mu),
-        six_decimals(row.sigma),
+        six_decimals(row.mu_std),
         row.rank_lo,
         row.rank_hi,
         row.comparisons,
@@ -66,7 +73,10 @@ def trueskill_protocol(name: str, label: str, summary: str, aggregation: str, en
         datasheet=Datasheet(aggregation=aggregation, significance=CLUSTERS),
         rank=ranks_by(engine),
         result_fields=result_fields,
-        csv_columns=("cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"),
+        # mu_std, the spread of mu over the runs, as the page shows it beside mu. TrueSkill's
+        # own sigma is not exported: under the E2E protocol its beta grows with the
+        # comparisons, so it hardly moves from 0.5, and the page calls it meaningless.
+        csv_columns=("cluster", "system", "mu", "mu_std", "rank_lo", "rank_hi", "comparisons"),
         csv_cells=csv_cells,
     )
 

@@ -13,11 +13,15 @@ from ranking.engine import rank_systems
 from ranking.models import RankingRun, RunAgreement
 from ranking.protocols import NAMES
 from ranking.service import (
+    NothingToRank,
     clusters_of,
     due_protocols,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
+    rank_input,
+    ranking_input_from_rows,
+    result_rows,
     store_results,
 )
 from tests.factories import (
@@ -27,6 +31,7 @@ from tests.factories import (
     make_output,
     make_system_set,
 )
+from tests.ranking.engine.test_evidence import first_400_hits_all_100
 
 pytestmark = pytest.mark.django_db
 
@@ -156,14 +161,15 @@ def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
     assert (best.sigma, best.mu_std, best.ci_lo, best.ci_hi) == (None, None, None, None)
 
 
-def test_execute_run_wmt_without_z_scores_fails_and_says_why():
+def test_execute_run_wmt_without_z_scores_finds_nothing_to_rank_and_says_why():
     campaign, systems, items = make_system_set(systems=3, items=2)
     for item in items:  # each annotator gives every output the same score
         make_judged_hit(list(item.outputs.all()), [100, 100, 100])
     run = quality_run(campaign, protocol="wmt")
     execute_run(run)
     run.refresh_from_db()
-    assert run.status == "failed" and "no z-scores yet" in run.error
+    assert run.status == "done" and run.found_nothing_to_rank and run.error == ""
+    assert "no z-scores yet" in run.note
     assert not run.results.exists()
 
 
@@ -177,14 +183,15 @@ def test_execute_run_same_seed_same_results():
     assert mus[0] == mus[1]
 
 
-def test_execute_run_without_judgments_fails_and_keeps_previous_results():
+def test_execute_run_without_judgments_finds_nothing_to_rank_and_keeps_previous_results():
     campaign, _ = judged_campaign(hits=5)
     good = quality_run(campaign)
     execute_run(good)
     empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", repetitions=10)
     execute_run(empty)
     empty.refresh_from_db()
-    assert empty.status == "failed" and "no comparisons yet" in empty.error
+    assert empty.status == "done" and empty.found_nothing_to_rank
+    assert "no comparisons yet" in empty.note
     assert not empty.results.exists()
     assert RankingRun.objects.finished().get() == good
 
@@ -306,7 +313,7 @@ def test_sweep_leaves_criteria_alone_whose_runs_cover_their_judgments():
     assert queue_due_rankings() == []
 
 
-def test_sweep_counts_a_failed_run_as_covering_its_input():
+def test_sweep_counts_a_run_with_nothing_to_rank_as_covering_its_input():
     """Otherwise a criterion that cannot be ranked yet would be queued on every sweep."""
     campaign, _ = judged_campaign(hits=1)
     naturalness = campaign.criteria.get(criterion="naturalness")
@@ -315,8 +322,8 @@ def test_sweep_counts_a_failed_run_as_covering_its_input():
     for run in runs:
         execute_run(run)
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
-    assert [r.status for r in RankingRun.objects.filter(criterion="naturalness")] == [
-        "failed"
+    assert [r.outcome for r in RankingRun.objects.filter(criterion="naturalness")] == [
+        "Nothing to rank"
     ] * len(NAMES)
     assert queue_due_rankings() == []
 
@@ -395,3 +402,21 @@ def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_c
     assert execute_run(bradley_terry)
     criterion.refresh_from_db()
     assert criterion.clusters_stable_since == 60
+
+
+def test_rank_input_of_400_e2e_hits_all_tied_is_one_cluster_or_nothing_to_rank():
+    """E2E's first 400 quality HITs with every score 100, through the service's input and
+    result rows: every system in cluster 1 with range 1-20, or (WMT) nothing to rank."""
+    systems, scores, annotators = first_400_hits_all_100()
+    rows = [
+        (hit, int(annotators[hit]), int(system), float(score))
+        for hit in range(len(systems))
+        for system, score in zip(systems[hit], scores[hit], strict=True)
+    ]
+    data = ranking_input_from_rows(rows)
+    assert (data.hits, data.judgments, len(data.systems)) == (400, 2000, 20)
+    for protocol in ("e2e", "bootstrap", "bt"):
+        lines = result_rows(data, rank_input(data, protocol, 50, 0))
+        assert {(row.cluster, row.rank_lo, row.rank_hi) for row in lines} == {(1, 1, 20)}
+    with pytest.raises(NothingToRank, match="no z-scores yet"):
+        rank_input(data, "wmt", 50, 0)

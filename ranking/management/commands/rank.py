@@ -69,6 +69,8 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if run.status != RankingRun.Status.DONE:
             raise CommandError(f"ranking failed: {run.error}")
+        if run.found_nothing_to_rank:
+            raise CommandError(run.note)  # no table to print or write
         self.stdout.write(
             f"{run.protocol_label}; "
             f"{repetitions_text(run.protocol, run.repetitions, run.seed)}; "
