@@ -416,7 +416,7 @@ def test_rank_input_of_400_e2e_hits_all_tied_is_one_cluster_or_nothing_to_rank()
     data = ranking_input_from_rows(rows)
     assert (data.hits, data.judgments, len(data.systems)) == (400, 2000, 20)
     for protocol in ("e2e", "bootstrap", "bt"):
-        lines = result_rows(data, rank_input(data, protocol, 50, 0))
+        lines = result_rows(data, rank_input(data, protocol, 50, 0), protocol)
         assert {(row.cluster, row.rank_lo, row.rank_hi) for row in lines} == {(1, 1, 20)}
     with pytest.raises(NothingToRank, match="no z-scores yet"):
         rank_input(data, "wmt", 50, 0)
