@@ -128,9 +128,10 @@ class CampaignAdmin(RecountAfterEdits):
             counts = [(m._meta, n) for m, n in campaign_rows(campaign).items() if n]
             summary += [str(campaign), [f"{n:,} {opts.verbose_name_plural}" for opts, n in counts]]
             for opts, n in counts:
-                totals[opts.verbose_name_plural] = totals.get(opts.verbose_name_plural, 0) + n
+                kind = str(opts.verbose_name_plural)
+                totals[kind] = totals.get(kind, 0) + n
                 if not self._may_delete(request, opts):
-                    perms_needed.add(opts.verbose_name)
+                    perms_needed.add(str(opts.verbose_name))
         return summary, totals, perms_needed, []
 
     def _may_delete(self, request, opts) -> bool:

@@ -12,6 +12,8 @@ ORM's cascade reads every row of every table into memory first, which for E2E's 
 (about 100,000 judgments) took longer than a request may.
 """
 
+from typing import cast
+
 from django.db import models, transaction
 from django.db.models import QuerySet
 
@@ -67,7 +69,7 @@ def delete_campaign(campaign: Campaign) -> None:
     with transaction.atomic():
         deleted: set[type[models.Model]] = set()
         for model, path in CAMPAIGN_ROWS:
-            bulk_delete(model.objects.filter(**{path: campaign}), deleted)
+            bulk_delete(model._default_manager.filter(**{path: campaign}), deleted)
             deleted.add(model)
         # The rest is small (systems, annotators, criteria, other apps' runs): the ORM's
         # cascade deletes it, with whatever rows other apps keep on them.
@@ -79,9 +81,10 @@ def campaign_rows(campaign: Campaign) -> dict[type[models.Model], int]:
     kind (the rows of those rows in other apps, a ranking run's results, not counted)."""
     paths = dict(CAMPAIGN_ROWS)
     for relation in Campaign._meta.related_objects:
-        paths.setdefault(relation.related_model, relation.field.name)
+        paths.setdefault(cast(type[models.Model], relation.related_model), relation.field.name)
     return {
-        model: model.objects.filter(**{path: campaign}).count() for model, path in paths.items()
+        model: model._default_manager.filter(**{path: campaign}).count()
+        for model, path in paths.items()
     }
 
 
@@ -92,6 +95,6 @@ def bulk_delete(rows: QuerySet, deleted: set[type[models.Model]]) -> None:
     pointing = {relation.related_model for relation in model._meta.related_objects}
     if pointing <= deleted:
         # QuerySet.delete() would read every row first, for cascades there are none of.
-        rows._raw_delete(rows.db)  # type: ignore[attr-defined]
+        rows._raw_delete(rows.db)
     else:
         rows.delete()
