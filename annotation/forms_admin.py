@@ -156,6 +156,7 @@ class CriterionAdminForm(forms.ModelForm):
         model = CampaignCriterion
         # The inline names the rest; this is the field this form fixes.
         fields = ["criterion"]
+        widgets = {"question": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
