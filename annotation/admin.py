@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.forms.models import BaseInlineFormSet
 from django.http import StreamingHttpResponse
@@ -51,6 +51,24 @@ class CriterionFormSet(BaseInlineFormSet):
         if commit and form.changed_data:
             obj.save(update_fields=form.changed_data)
         return obj
+
+    def clean(self):
+        # Rankings are kept per campaign and criterion name: a criterion deleted and made
+        # again would start its judgments version below its old rankings' and never be
+        # ranked again. One with HITs is closed instead.
+        super().clean()
+        for form in self.deleted_forms:
+            criterion = form.instance
+            if (
+                criterion.pk
+                and Hit.objects.filter(
+                    campaign_id=criterion.campaign_id, criterion=criterion.criterion
+                ).exists()
+            ):
+                raise ValidationError(
+                    f"The {criterion.criterion} criterion has HITs: untick 'is open' to close"
+                    " it instead of deleting it."
+                )
 
 
 class CampaignCriterionInline(admin.StackedInline):

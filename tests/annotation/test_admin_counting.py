@@ -318,3 +318,24 @@ def test_admin_deletion_outsider_deletes_nothing(non_staff, judged):
     )
     assert response.status_code == 302 and "/admin/login/" in response.url
     assert Annotator.objects.filter(pk=first.annotator_id).exists()
+
+
+def test_admin_criterion_with_hits_cannot_be_deleted(organiser, judged):
+    criterion, _, _ = judged
+    campaign = criterion.campaign
+    index = list(campaign.criteria.order_by("criterion")).index(criterion)
+    changes = {f"criteria-{index}-DELETE": "on"}
+    response = save_change_page(organiser, "campaign", campaign.pk, **changes)
+    assert response.status_code == 200
+    assert "has HITs: untick" in response.content.decode()
+    assert campaign.criteria.filter(pk=criterion.pk).exists()
+
+
+def test_admin_criterion_without_hits_can_be_deleted(organiser, judged):
+    campaign = judged[0].campaign
+    naturalness = campaign.criteria.get(criterion="naturalness")
+    index = list(campaign.criteria.order_by("criterion")).index(naturalness)
+    changes = {f"criteria-{index}-DELETE": "on"}
+    response = save_change_page(organiser, "campaign", campaign.pk, **changes)
+    assert response.status_code == 302
+    assert list(campaign.criteria.values_list("criterion", flat=True)) == ["quality"]
