@@ -136,9 +136,10 @@ class CampaignAdmin(RecountAfterEdits):
     ]
 
     def get_deleted_objects(self, objs, request):
-        """What deleting the campaigns deletes, as a count per kind of row: Django's list of
-        every row (E2E's campaign has about 100,000 judgments) took longer than a request
-        may. Permissions are checked, as Django does, for the kinds the admin shows."""
+        """What deleting the campaigns deletes, as a count per kind of row. Django lists
+        every row: for E2E's campaign (100,000 judgments) that took longer than a request
+        may, and on PostgreSQL failed outright (a query of over 65,535 parameters).
+        Permissions are checked, as Django does, for the kinds the admin shows."""
         summary: list = []
         totals: dict[str, int] = {}
         perms_needed: set[str] = set()
