@@ -261,29 +261,48 @@ def test_no_admin_edits_a_counting_field_without_recording_it(organiser, judged)
     """Every admin of the project (annotation's, and the other apps' admins and inlines of
     annotation's models): on a change page, a field that changes counting is read-only,
     or its admin names it among the fields its save_model records."""
+    unrecorded, checked = counting_fields_edited_unrecorded(organiser.user)
+    assert unrecorded == []
+    assert set(COUNTING) <= checked
+
+
+def test_the_guard_finds_a_counting_field_made_editable(organiser, judged, monkeypatch):
+    assignments = admin.site._registry[Assignment]
+    monkeypatch.setattr(assignments, "readonly_fields", ["hit", "annotator", "status"])
+    monkeypatch.setattr(admin.site._registry[Annotator], "recorded_counting_fields", ())
+    unrecorded, _ = counting_fields_edited_unrecorded(organiser.user)
+    assert unrecorded == [("AnnotatorAdmin", "is_excluded"), ("AssignmentAdmin", "flag")]
+
+
+def counting_fields_edited_unrecorded(user) -> tuple[list[tuple[str, str]], set]:
+    """(admin or inline, field) for each counting field a change page lets a person edit
+    without its save path recording it; and the models whose change pages were looked at."""
     request = RequestFactory().get("/")
-    request.user = organiser.user
+    request.user = user
+    unrecorded: list[tuple[str, str]] = []
     checked = set()
     for model, model_admin in admin.site._registry.items():
         obj = model.objects.first()
         if obj is None:
             assert model not in COUNTING, f"no {model.__name__} to check"
             continue
+        name = type(model_admin).__name__
         recorded = set(getattr(model_admin, "recorded_counting_fields", ()))
         if model in COUNTING:
-            assert not set(model_admin.list_editable) & COUNTING[model], model.__name__
+            unrecorded += [(name, f) for f in set(model_admin.list_editable) & COUNTING[model]]
             if model_admin.has_change_permission(request, obj):
                 form = model_admin.get_form(request, obj, change=True)(instance=obj)
-                assert editable_in(form) & COUNTING[model] <= recorded, model.__name__
+                edited = editable_in(form) & COUNTING[model]
+                unrecorded += [(name, field) for field in sorted(edited - recorded)]
             checked.add(model)
         for inline in model_admin.get_inline_instances(request, obj):
             if inline.model in COUNTING:
                 formset = inline.get_formset(request, obj)(instance=obj)
                 for form in formset.initial_forms:
-                    editable = editable_in(form, formset.fk.name)
-                    assert not editable & COUNTING[inline.model], type(inline).__name__
+                    edited = editable_in(form, formset.fk.name) & COUNTING[inline.model]
+                    unrecorded += [(type(inline).__name__, field) for field in sorted(edited)]
                 checked.add(inline.model)
-    assert set(COUNTING) <= checked
+    return sorted(set(unrecorded)), checked
 
 
 def editable_in(form, parent_link: str = "") -> set[str]:
