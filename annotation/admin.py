@@ -1,8 +1,7 @@
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.contrib.auth import get_permission_codename
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, OuterRef, QuerySet, Subquery
-from django.db.models.functions import Coalesce
 from django.forms.models import BaseInlineFormSet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -12,26 +11,25 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 
-from nlgdata.attention import describe_verdict
 from nlgdata.datafiles import DataFileError
 
+from . import admin_work  # noqa: F401  (registers the admins of annotators, HITs, judgments)
+from .admin_base import AnnotationAdmin, RecountAfterEdits, count_of
 from .exporters import ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
+    CriterionAdminForm,
     DataFileUploadForm,
     InvitationForm,
     JudgmentExportForm,
 )
-from .identity import invite, invite_path, prolific_entry_url, set_excluded, site_url
+from .identity import invite, invite_path, prolific_entry_url, site_url
 from .importers import import_items, import_outputs
 from .models import (
-    Annotator,
-    Assignment,
     Campaign,
     CampaignCriterion,
     DataFile,
     Hit,
-    HitOutput,
     Item,
     Judgment,
     Output,
@@ -40,7 +38,7 @@ from .models import (
 from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
 from .prolific import ProlificError, review_submissions
 from .ratings_import import import_ratings
-from .submission import clear_flags
+from .removal import campaign_rows, delete_campaign
 
 
 class CriterionFormSet(BaseInlineFormSet):
@@ -53,9 +51,29 @@ class CriterionFormSet(BaseInlineFormSet):
             obj.save(update_fields=form.changed_data)
         return obj
 
+    def clean(self):
+        # Rankings are kept per campaign and criterion name: a criterion deleted and made
+        # again would start its judgments version below its old rankings' and never be
+        # ranked again. One with HITs is closed instead.
+        super().clean()
+        for form in self.deleted_forms:
+            criterion = form.instance
+            if (
+                criterion.pk
+                and Hit.objects.filter(
+                    campaign_id=criterion.campaign_id, criterion=criterion.criterion
+                ).exists()
+            ):
+                raise ValidationError(
+                    f"The {criterion.criterion} criterion has HITs: untick 'is open' to close"
+                    " it instead of deleting it."
+                )
 
-class CampaignCriterionInline(admin.TabularInline):
+
+class CampaignCriterionInline(admin.StackedInline):
+    # Stacked: eight settings with their help side by side were 2,039 px wide.
     model = CampaignCriterion
+    form = CriterionAdminForm
     formset = CriterionFormSet
     extra = 0
     fields = [
@@ -79,49 +97,6 @@ class DataFileInline(admin.TabularInline):
 
     def has_add_permission(self, request, obj=None):
         return False
-
-
-def count_of(rows: QuerySet, outer: str):
-    """The number of `rows` whose `outer` field is the outer row, as a subquery: each count
-    reads its own index instead of one join of every relation counted (which multiplied
-    items by systems by HITs, 43.8 million rows for E2E's campaign)."""
-    counted = (
-        rows.filter(**{outer: OuterRef("pk")}).order_by().values(outer).annotate(n=Count("pk"))
-    )
-    return Coalesce(Subquery(counted.values("n")), 0)
-
-
-class RecountAfterEdits(admin.ModelAdmin):
-    """Admin edits and deletions of what the hand-out counts (items, systems, outputs,
-    HITs, assignments, a campaign's HIT size) are rare and may change anything: the next
-    hand-out in the campaign counts again from the rows."""
-
-    campaign_lookup = "campaign"
-
-    def save_model(self, request, obj, form, change):
-        super().save_model(request, obj, form, change)
-        self._recount(type(obj).objects.filter(pk=obj.pk))
-
-    def save_related(self, request, form, formsets, change):
-        super().save_related(request, form, formsets, change)
-        self._recount(type(form.instance).objects.filter(pk=form.instance.pk))
-
-    def delete_model(self, request, obj):
-        campaigns = list(self._campaigns(type(obj).objects.filter(pk=obj.pk)))
-        super().delete_model(request, obj)
-        CampaignCriterion.objects.filter(campaign__in=campaigns).record_pool_change(recount=True)
-
-    def delete_queryset(self, request, queryset):
-        campaigns = list(self._campaigns(queryset))
-        super().delete_queryset(request, queryset)
-        CampaignCriterion.objects.filter(campaign__in=campaigns).record_pool_change(recount=True)
-
-    def _campaigns(self, queryset):
-        return queryset.values_list(self.campaign_lookup, flat=True).distinct()
-
-    def _recount(self, queryset) -> None:
-        campaigns = self._campaigns(queryset)
-        CampaignCriterion.objects.filter(campaign__in=campaigns).record_pool_change(recount=True)
 
 
 @admin.register(Campaign)
@@ -159,6 +134,37 @@ class CampaignAdmin(RecountAfterEdits):
             },
         ),
     ]
+
+    def get_deleted_objects(self, objs, request):
+        """What deleting the campaigns deletes, as a count per kind of row. Django lists
+        every row: for E2E's campaign (100,000 judgments) that took longer than a request
+        may, and on PostgreSQL failed outright (a query of over 65,535 parameters).
+        Permissions are checked, as Django does, for the kinds the admin shows."""
+        summary: list = []
+        totals: dict[str, int] = {}
+        perms_needed: set[str] = set()
+        for campaign in objs:
+            counts = [(m._meta, n) for m, n in campaign_rows(campaign).items() if n]
+            summary += [str(campaign), [f"{n:,} {opts.verbose_name_plural}" for opts, n in counts]]
+            for opts, n in counts:
+                kind = str(opts.verbose_name_plural)
+                totals[kind] = totals.get(kind, 0) + n
+                if not self._may_delete(request, opts):
+                    perms_needed.add(str(opts.verbose_name))
+        return summary, totals, perms_needed, []
+
+    def _may_delete(self, request, opts) -> bool:
+        if opts.model not in self.admin_site._registry:
+            return True
+        codename = get_permission_codename("delete", opts)
+        return request.user.has_perm(f"{opts.app_label}.{codename}")
+
+    def delete_model(self, request, obj):
+        delete_campaign(obj)
+
+    def delete_queryset(self, request, queryset):
+        for campaign in queryset:
+            delete_campaign(campaign)
 
     def get_queryset(self, request):
         return (
@@ -374,6 +380,7 @@ def import_uploaded(campaign: Campaign, data: dict, user):
 
 @admin.register(Item)
 class ItemAdmin(RecountAfterEdits):
+    fixed_on_change = ("campaign",)
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     list_display = ["external_id", "campaign", "input_kind", "input_key_short", "output_count"]
@@ -397,6 +404,8 @@ class ItemAdmin(RecountAfterEdits):
 
 @admin.register(System)
 class SystemAdmin(RecountAfterEdits):
+    fixed_on_change = ("campaign",)
+    recorded_counting_fields = ("is_active",)
     list_display = [
         "name",
         "label",
@@ -444,6 +453,7 @@ class OutputAdmin(RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "item__campaign"
+    fixed_on_change = ("item", "system")
     list_display = ["id", "system", "item", "origin", "text", "created_at"]
     list_filter = ["origin", "system__campaign", "system"]
     search_fields = ["text", "item__external_id", "system__name"]
@@ -454,188 +464,8 @@ class OutputAdmin(RecountAfterEdits):
     ordering = ["item_id", "system_id"]
 
 
-@admin.register(Annotator)
-class AnnotatorAdmin(admin.ModelAdmin):
-    list_display = [
-        "__str__",
-        "campaign",
-        "source",
-        "is_excluded",
-        "submitted",
-        "flagged",
-        "attention",
-        "created_at",
-    ]
-    list_filter = [
-        "campaign",
-        "source",
-        "is_excluded",
-        "prolific_check",
-        ("failed_attention_at", admin.EmptyFieldListFilter),
-    ]
-    list_select_related = ["campaign"]
-    search_fields = ["external_id", "name"]
-    readonly_fields = [
-        "token",
-        "study_data",
-        "prolific_check",
-        "attention",
-        "failed_attention_at",
-        "created_at",
-    ]
-    actions = ["exclude_from_rankings", "include_in_rankings"]
-
-    def get_queryset(self, request):
-        submitted = Assignment.objects.submitted()
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                n_submitted=count_of(submitted, "annotator"),
-                n_flagged=count_of(submitted.flagged(), "annotator"),
-            )
-        )
-
-    @admin.display(description="HITs done", ordering="n_submitted")
-    def submitted(self, annotator):
-        return annotator.n_submitted
-
-    @admin.display(description="flagged", ordering="n_flagged")
-    def flagged(self, annotator):
-        return annotator.n_flagged
-
-    @admin.display(description="attention checks", ordering="attention_p")
-    def attention(self, annotator):
-        threshold = annotator.campaign.attention_p_threshold
-        return describe_verdict(annotator.attention_checks, annotator.attention_p, threshold)
-
-    @admin.action(description="Exclude from rankings (reversible)")
-    def exclude_from_rankings(self, request, queryset):
-        for annotator in queryset:
-            set_excluded(annotator, True)
-        self.message_user(request, f"{len(queryset)} annotator(s) excluded from rankings.")
-
-    @admin.action(description="Include in rankings again")
-    def include_in_rankings(self, request, queryset):
-        for annotator in queryset:
-            set_excluded(annotator, False)
-        self.message_user(request, f"{len(queryset)} annotator(s) included in rankings.")
-
-
-class HitOutputInline(admin.TabularInline):
-    model = HitOutput
-    extra = 0
-    raw_id_fields = ["output"]
-    fields = ["position", "output", "degraded_text"]
-    readonly_fields = ["degraded_text"]
-
-
-@admin.register(Hit)
-class HitAdmin(RecountAfterEdits):
-    # Counting every row for the 'N total' line costs what the page must not.
-    show_full_result_count = False
-    list_display = ["id", "campaign", "criterion", "item", "external_id", "created_at"]
-    list_filter = ["campaign", "criterion"]
-    list_select_related = ["campaign", "item"]
-    search_fields = ["external_id", "item__external_id"]
-    raw_id_fields = ["item"]
-    inlines = [HitOutputInline]
-
-
-class JudgmentInline(admin.TabularInline):
-    model = Judgment
-    extra = 0
-    can_delete = False
-    fields = readonly_fields = (
-        "slot",
-        "system",
-        "score",
-        "adds_information",
-        "misses_information",
-        "reflects_perfectly",
-    )
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("slot__output__system")
-
-    @admin.display(description="system")
-    def system(self, judgment):
-        return judgment.slot.output.system
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-
-@admin.register(Assignment)
-class AssignmentAdmin(RecountAfterEdits):
-    # Counting every row for the 'N total' line costs what the page must not.
-    show_full_result_count = False
-    campaign_lookup = "hit__campaign"
-    list_display = [
-        "id",
-        "hit",
-        "annotator",
-        "status",
-        "flag",
-        "started_at",
-        "submitted_at",
-        "seconds",
-    ]
-    list_filter = ["status", "flag", "hit__campaign", "hit__criterion"]
-    search_fields = ["annotator__external_id", "hit__external_id"]
-    list_select_related = ["hit", "annotator"]
-    raw_id_fields = ["hit", "annotator"]
-    inlines = [JudgmentInline]
-    actions = ["clear_flag"]
-
-    @admin.display(description="seconds")
-    def seconds(self, assignment):
-        taken = assignment.seconds_taken
-        return None if taken is None else round(taken)
-
-    @admin.action(description="Clear the flag (count these HITs in rankings)")
-    def clear_flag(self, request, queryset):
-        changed = clear_flags(queryset)
-        self.message_user(request, f"{changed} assignment(s) unflagged.")
-
-
-@admin.register(Judgment)
-class JudgmentAdmin(admin.ModelAdmin):
-    # Counting every row for the 'N total' line costs what the page must not.
-    show_full_result_count = False
-    list_display = [
-        "id",
-        "assignment",
-        "system",
-        "score",
-        "adds_information",
-        "misses_information",
-        "reflects_perfectly",
-    ]
-    list_filter = [
-        "assignment__hit__campaign",
-        "assignment__hit__criterion",
-        "slot__output__system",
-    ]
-    list_select_related = [
-        "assignment__annotator",
-        "assignment__hit",
-        "slot__output__system",
-    ]
-
-    @admin.display(description="system")
-    def system(self, judgment):
-        return judgment.slot.output.system
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(DataFile)
-class DataFileAdmin(admin.ModelAdmin):
+class DataFileAdmin(AnnotationAdmin):
     list_display = ["name", "campaign", "kind", "system", "rows", "imported_at", "imported_by"]
     list_filter = ["campaign", "kind"]
     readonly_fields = [

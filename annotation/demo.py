@@ -43,9 +43,7 @@ def build_demo_campaign() -> Campaign:
         failed_completion_code="DEMOFAIL",
     )
     for criterion in Criterion.values:
-        CampaignCriterion.objects.create(
-            campaign=campaign, criterion=criterion, is_open=True, comprehension_check=True
-        )
+        CampaignCriterion.objects.create(campaign=campaign, criterion=criterion, is_open=True)
     with (DEMO_DATA / "items.csv").open("rb") as items_file:
         import_items(campaign, items_file, "items.csv")
     for name, description in DEMO_SYSTEMS.items():

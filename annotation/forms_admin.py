@@ -126,17 +126,16 @@ class CampaignAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         data = self.instance.standard_input if self.instance.pk else None
-        if data:
-            kind = self.instance.standard_input_kind
-            shown = format_mr(data["attributes"]) if kind == "mr" else json.dumps(data)
-            self.initial["standard_input"] = shown
+        # An empty input is shown empty, as typed, not as the "{}" stored for it.
+        self.initial["standard_input"] = shown_input(self.instance.standard_input_kind, data)
 
     def clean(self):
         super().clean()
         cleaned = self.cleaned_data
         text = (cleaned.get("standard_input") or "").strip()
         kind = cleaned.get("standard_input_kind")
-        if not text:
+        # "{}" is how an empty input read back from the database used to be shown.
+        if text in ("", "{}"):
             cleaned["standard_input"] = {}
             return cleaned
         try:
@@ -147,6 +146,29 @@ class CampaignAdminForm(forms.ModelForm):
         else:
             cleaned["standard_input"] = data
         return cleaned
+
+
+class CriterionAdminForm(forms.ModelForm):
+    """A criterion of the campaign page. Which criterion a row is stays as it was made: its
+    HITs and judgments are of that criterion (a new row chooses it)."""
+
+    class Meta:
+        model = CampaignCriterion
+        # The inline names the rest; this is the field this form fixes.
+        fields = ["criterion"]
+        widgets = {"question": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["criterion"].disabled = True
+
+
+def shown_input(kind: str, data: dict | None) -> str:
+    """A stored input as an organiser types it: an MR as E2E text, others as JSON."""
+    if not data:
+        return ""
+    return format_mr(data["attributes"]) if kind == "mr" else json.dumps(data)
 
 
 def read_input(kind: str | None, text: str) -> dict:

@@ -186,8 +186,9 @@ class CampaignCriterion(models.Model):
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     is_open = models.BooleanField(default=True)
     question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
+    # On by default, as the demo runs it: a new criterion screens out who misread the task.
     comprehension_check = models.BooleanField(
-        default=False,
+        default=True,
         help_text="Before their first HIT, annotators score a worked pair (a sentence and a"
         " degraded copy of it); those who put the copy above the sentence twice get no HITs"
         " and the failed completion code.",

@@ -241,7 +241,10 @@ def write_campaign(hits: int) -> None:
         standard_input={"attributes": [["name", "The Vaults"], ["eatType", "pub"]]},
     )
     for name in ("quality", "naturalness"):
-        CampaignCriterion.objects.create(campaign=campaign, criterion=name)
+        # Without the comprehension check (on by default): the visits measured are HITs.
+        CampaignCriterion.objects.create(
+            campaign=campaign, criterion=name, comprehension_check=False
+        )
     systems = System.objects.bulk_create(
         System(campaign=campaign, name=f"system-{n:02d}") for n in range(SYSTEMS)
     )

@@ -2,12 +2,31 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.forms_admin import CampaignAdminForm
-from annotation.models import Annotator, DataFile, Item
+from annotation.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    DataFile,
+    HitOutput,
+    Item,
+    Judgment,
+)
+from ranking.models import RankingRun
+from tests.annotation.admin_forms import change_form_data
 from tests.client import changelist_rows
-from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
+from tests.factories import (
+    make_annotator,
+    make_bulk_judged_campaign,
+    make_campaign,
+    make_judged_hit,
+    make_system_set,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -355,3 +374,91 @@ def test_admin_standard_input_of_the_wrong_shape_is_refused_with_the_expected_on
     assert message in error and "E2E text" in error
     campaign.refresh_from_db()
     assert campaign.standard_input == before
+
+
+def test_admin_campaign_without_standard_input_saves_again(organiser):
+    """Campaigns made by import_items --create-campaign have none: the page shows the
+    field empty, as the help says it may be, and saves."""
+    campaign = make_campaign(standard_text="", standard_input={})
+    url = reverse("admin:annotation_campaign_change", args=[campaign.pk])
+    page = organiser.get(url)
+    data = change_form_data(page)
+    assert data["standard_input"] == ""
+    response = organiser.submit(page, {**data, "name": "Renamed"}, action=url)
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    campaign.refresh_from_db()
+    assert (campaign.name, campaign.standard_input) == ("Renamed", {})
+
+
+def test_admin_new_criterion_starts_with_the_comprehension_check_on(organiser):
+    campaign = make_campaign()
+    page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+    criteria = page.context["inline_admin_formsets"][0].formset
+    assert criteria.empty_form["comprehension_check"].value() is True
+    assert CampaignCriterion(campaign=campaign, criterion="quality").comprehension_check
+
+
+# Filters from the address bar -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"source": "\x00"},
+        {"q": "pub\x00"},
+        {"campaign__id__exact": "\x00"},
+        {"campaign__id__exact": "not-a-number"},
+        {"is_excluded__exact": "maybe"},
+    ],
+)
+def test_admin_list_with_an_invalid_filter_is_a_bad_request(organiser, query):
+    # Two campaigns, or the admin shows no campaign filter and ignores its parameter.
+    make_annotator(), make_annotator()
+    assert organiser.get(changelist("annotator"), query).status_code == 400
+    assert Annotator.objects.count() == 2
+
+
+def test_admin_list_with_an_invalid_filter_outsider_is_sent_to_login(non_staff):
+    response = non_staff.get(changelist("annotator"), {"source": "\x00"})
+    assert response.status_code == 302 and "/admin/login/" in response.url
+
+
+# Deleting a campaign ----------------------------------------------------------------------
+
+
+def delete_page_queries(organiser, campaign) -> int:
+    url = reverse("admin:annotation_campaign_delete", args=[campaign.pk])
+    with CaptureQueriesContext(connection) as queries:
+        page = organiser.get(url)
+    assert page.status_code == 200
+    return len(queries)
+
+
+def test_admin_campaign_delete_page_counts_rows_in_queries_that_do_not_grow(organiser):
+    small = make_bulk_judged_campaign(hits=4, systems=5)
+    large = make_bulk_judged_campaign(hits=400, systems=5)
+    assert delete_page_queries(organiser, small) == delete_page_queries(organiser, large)
+    url = reverse("admin:annotation_campaign_delete", args=[large.pk])
+    text = organiser.get(url).content.decode()
+    assert "2,000 judgments" in text and "400 assignments" in text
+
+
+def test_admin_campaign_deletion_deletes_its_rows_and_no_others(organiser):
+    kept = make_bulk_judged_campaign(hits=3, systems=3)
+    campaign = make_bulk_judged_campaign(hits=300, systems=5)
+    RankingRun.objects.create(campaign=campaign, criterion="quality")
+    url = reverse("admin:annotation_campaign_delete", args=[campaign.pk])
+    response = organiser.submit(organiser.get(url), {"post": "yes"}, action=url)
+    assert response.status_code == 302
+    assert list(Campaign.objects.all()) == [kept]
+    assert Judgment.objects.count() == 9 and HitOutput.objects.count() == 9
+    assert Assignment.objects.count() == 3 and Item.objects.count() == 3
+    assert not RankingRun.objects.exists()
+
+
+def test_admin_campaign_deletion_outsider_deletes_nothing(non_staff):
+    campaign = make_campaign()
+    url = reverse("admin:annotation_campaign_delete", args=[campaign.pk])
+    response = non_staff.send("POST", url, {"post": "yes"})
+    assert response.status_code == 302 and "/admin/login/" in response.url
+    assert Campaign.objects.filter(pk=campaign.pk).exists()
