@@ -24,7 +24,8 @@ from annotation.models import (
     Output,
     System,
 )
-from ranking.models import Protocol, RankingRun
+from ranking.models import RankingRun
+from ranking.protocols import NAMES
 from ranking.service import queue_due_rankings
 from tests.annotation.admin_forms import change_form_data
 from tests.factories import make_campaign, make_judged_hit, make_system_set
@@ -50,7 +51,7 @@ def judged(db):
 def ranked_now(criterion: CampaignCriterion) -> None:
     """Finished runs of every protocol at the criterion's version, queued long ago."""
     criterion.refresh_from_db()
-    for protocol in Protocol.values:
+    for protocol in NAMES:
         RankingRun.objects.create(
             campaign=criterion.campaign,
             criterion=criterion.criterion,
@@ -68,7 +69,7 @@ def assert_recorded(criterion: CampaignCriterion) -> None:
     criterion.refresh_from_db()
     assert criterion.judgments_version > ranked_at
     queued = {(r.criterion, r.protocol) for r in queue_due_rankings()}
-    assert {("quality", protocol) for protocol in Protocol.values} <= queued
+    assert {("quality", protocol) for protocol in NAMES} <= queued
     assert_loads_right(criterion)
 
 
@@ -240,6 +241,7 @@ NOT_COUNTING = {
         "composition",
         "balanced_share",
         "close_when_stable_for",
+        "follow_up_url",
     },
 }
 
