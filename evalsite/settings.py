@@ -243,9 +243,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Generation runs models: its own queue, consumed by GPU workers only. Its sweep only reads
-# the database and sends messages, so it runs with everything else.
-CELERY_TASK_ROUTES = {"generation.generate_outputs": {"queue": "generation"}}
+# Queues by length of work, so a ranking (seconds) never waits behind long jobs: "default"
+# for rankings and the sweeps, "long" for metric runs (minutes of BLEU, METEOR's JVM),
+# "generation" for models, consumed by GPU workers only. A worker serves the queues its -Q
+# names; one machine's worker serves all three (evalsite.celery.ALL_QUEUES).
+CELERY_TASK_ROUTES = {
+    "ranking.compute_metrics": {"queue": "long"},
+    "generation.generate_outputs": {"queue": "generation"},
+}
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
 # broker restart.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -67,10 +67,18 @@ def new_job(hosted: HostedSystem) -> GenerationJob:
 
 
 def request_generation(hosted: HostedSystem) -> GenerationJob:
-    """Queue a job for the generation workers once this transaction commits."""
-    job = new_job(hosted)
-    job.send_to_worker()
-    return job
+    """Queue a job for the generation workers once this transaction commits, or give back
+    the system's job that is queued or running already: one job at a time per system."""
+    with transaction.atomic():
+        # The hosted system's row is the lock on PostgreSQL; SQLite's transactions take the
+        # write lock at once (settings), so two requests cannot both find no job waiting.
+        HostedSystem.objects.select_for_update().filter(pk=hosted.pk).order_by("pk").first()
+        waiting = hosted.jobs.unfinished().first()
+        if waiting is not None:
+            return waiting
+        job = new_job(hosted)
+        job.send_to_worker()
+        return job
 
 
 def run_job(job: GenerationJob, on_batch=None) -> bool:

@@ -38,6 +38,19 @@ def test_admin_generate_action_queues_a_job(organiser, django_capture_on_commit_
     assert len(callbacks) == 1
 
 
+def test_admin_generate_action_twice_joins_the_job_waiting(
+    organiser, django_capture_on_commit_callbacks
+):
+    hosted = make_hosted(items=4, with_output=1)
+    chosen = {**GENERATE, "_selected_action": [hosted.pk]}
+    with django_capture_on_commit_callbacks() as callbacks:
+        for _ in range(2):
+            organiser.submit(organiser.get(HOSTED_LIST), chosen, action=HOSTED_LIST)
+    job = GenerationJob.objects.get()  # one job per system at a time
+    assert (job.hosted, job.status) == (hosted, "queued")
+    assert len(callbacks) == 1
+
+
 def test_admin_generate_action_without_csrf_token_is_refused(organiser):
     hosted = make_hosted()
     response = organiser.post(HOSTED_LIST, {**GENERATE, "_selected_action": [hosted.pk]})
