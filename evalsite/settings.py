@@ -215,6 +215,10 @@ MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 # organisers write: only from these, never from the platform's own (DATABASE_URL, ...).
 HOSTED_SECRET_ENV_PREFIX = env_str("HOSTED_SECRET_ENV_PREFIX", "EVAL_SECRET_")
 HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
+# Their endpoints (base_url) may reach only public addresses: never loopback, private,
+# link-local (the cloud's metadata service) or reserved ones, unless the host is named here
+# as written in the URL (a lab's model server, e.g. "gpu-box.lab,127.0.0.1").
+HOSTED_ENDPOINT_ALLOWED_HOSTS = env_list("HOSTED_ENDPOINT_ALLOWED_HOSTS")
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 

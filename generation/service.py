@@ -18,6 +18,7 @@ from annotation.secret_env import secret_env_policy
 from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
 
+from .endpoints import endpoint_policy
 from .models import GenerationJob, HostedSystem
 
 MAX_ITEM_ERRORS = 50
@@ -54,10 +55,11 @@ def _count(rows, group: str) -> Coalesce:
 
 def backend_for(hosted: HostedSystem) -> Backend:
     """One backend per worker process and configuration: a model is loaded once and kept."""
-    secret_env = secret_env_policy()  # the worker checks too: rows may predate the rule
-    key = (hosted.pk, hosted.backend, repr(sorted(hosted.settings.items())), secret_env)
+    # The worker checks too: rows may predate the rules, or the host resolve elsewhere now.
+    secret_env, endpoints = secret_env_policy(), endpoint_policy()
+    key = (hosted.pk, hosted.backend, repr(sorted(hosted.settings.items())), secret_env, endpoints)
     if key not in _backends:
-        _backends[key] = make_backend(hosted.backend, hosted.settings, secret_env)
+        _backends[key] = make_backend(hosted.backend, hosted.settings, secret_env, endpoints)
     return _backends[key]
 
 

@@ -113,6 +113,18 @@ def test_admin_refuses_a_key_variable_outside_the_rule_on_the_settings_field(org
     assert not HostedSystem.objects.exists()
 
 
+def test_admin_refuses_an_endpoint_on_the_metadata_address(organiser):
+    system = make_system()
+    settings = {"base_url": "http://169.254.169.254/latest/meta-data", "model": "m"}
+    add = reverse("admin:generation_hostedsystem_add")
+    data = {"system": system.pk, "backend": "openai", "settings": json.dumps(settings)}
+    response = organiser.submit(organiser.get(add), {**data, "batch_size": 16}, action=add)
+    assert response.status_code == 200  # the form again, with the error
+    errors = response.context["adminform"].form.errors
+    assert "169.254.169.254 resolves to 169.254.169.254, not a public" in errors["settings"][0]
+    assert not HostedSystem.objects.exists()
+
+
 def test_admin_adds_a_hosted_system(organiser):
     system = make_system()
     add = reverse("admin:generation_hostedsystem_add")
