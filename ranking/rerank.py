@@ -44,19 +44,21 @@ class BundleError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What a bundle may hold. Past any of these it is refused before it is read; a real
-    campaign's bundle is far inside them (E2E's 33,000 judgments: about 9 MB inflated)."""
+    """What a bundle may hold; past any of these it is refused, all but the last two
+    before anything is inflated. A real campaign's bundle is far inside them: a judgment
+    takes about 260 bytes of judgments.jsonl inflated, 20 deflated."""
 
     members: int = 32  # a bundle has ten
     directory_bytes: int = 64 * 1024  # the zip's directory, which zipfile reads whole
-    bundle_bytes: int = 4 << 30  # every member inflated; JSON Lines may be that large
+    bundle_bytes: int = 2 << 30  # every member inflated; JSON Lines may be that large
     document_bytes: int = 64 << 20  # a member read whole: JSON documents, the checksums
-    line_bytes: int = 1 << 20  # one line of JSON Lines
     # Inflated over compressed size, for members over ratio_from bytes: judgments deflate
     # about 14 to 1, 100,000 identical ones 260 to 1, a zip bomb's zeros 1,000 to 1.
     ratio: int = 500
     ratio_from: int = 1 << 20
     runs: int = 100  # a run per criterion and protocol
+    line_bytes: int = 1 << 20  # one line of JSON Lines
+    judgments: int = 5_000_000  # lines of judgments.jsonl: the ranking holds them in memory
 
 
 LIMITS = Limits()
@@ -176,6 +178,8 @@ def counted_rows(
     bundle's order, which is the order rankings read them in."""
     for line, record in read_jsonl(archive, JUDGMENTS, limits):
         where = f"{JUDGMENTS}, line {line}"
+        if line > limits.judgments:
+            raise BundleError(f"{where}: more than the {limits.judgments:,} judgments it may hold")
         if not isinstance(record, dict):
             raise BundleError(f"{where}: not a JSON object but {json_type(record)}")
         chosen = typed_field(record, "criterion", str, where) == criterion

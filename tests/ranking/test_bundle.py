@@ -422,7 +422,7 @@ def test_rank_bundle_refuses_a_member_holding_more_than_it_declares(tmp_path, bo
 def test_rank_bundle_refuses_a_20_gb_member(tmp_path, bounded):
     bundle = sealed_bundle(tmp_path / "big.zip", base_members(), declared={JUDGMENTS: 20 << 30})
     error, _, _ = bounded(lambda: call_command("rank", "--bundle", str(bundle)))
-    assert "judgments.jsonl: inflates to 21,474,836,480 bytes, more than the 4,294,967,296" in str(
+    assert "judgments.jsonl: inflates to 21,474,836,480 bytes, more than the 2,147,483,648" in str(
         error
     )
 
@@ -522,3 +522,9 @@ def test_rank_bundle_refuses_a_line_past_its_cap_and_nan(tmp_path, bounded):
     bundle = sealed_bundle(tmp_path / "c.zip", base_members(**{JUDGMENTS: nan}))
     with pytest.raises(BundleError, match="line 1: not JSON \\(NaN is not a JSON number\\)"):
         rerank_bundle(bundle)
+
+
+def test_rank_bundle_refuses_more_judgments_than_its_cap(tmp_path):
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members())
+    with pytest.raises(BundleError, match="judgments.jsonl, line 8: more than the 7 judgments"):
+        rerank_bundle(bundle, limits=Limits(judgments=7))
