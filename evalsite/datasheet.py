@@ -27,6 +27,8 @@ from annotation.models import (
 from generation.models import HostedSystem
 from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
 from ranking.models import RankingRun, RunAgreement
+from ranking.protocols import PROTOCOLS
+from ranking.protocols.base import Datasheet
 
 from .datasheet_markdown import render_markdown
 from .heds import HEDS_VERSION, SECTION_TITLES, question, to_be_filled
@@ -52,35 +54,6 @@ CRITERION_PROPERTIES = {
         "4.1.2": "form of output",
         "4.1.3": "quality of output in its own right (the input is not shown)",
     },
-}
-# HEDS 4.3.9 and 4.3.10 for each ranking protocol (ranking.models.Protocol), by its name.
-PAIRS = (
-    "each HIT's k scores give k(k-1)/2 pairwise comparisons (the higher score wins, equal "
-    "scores draw; only the order is used)"
-)
-TRUESKILL_CLUSTERS = (
-    "95% rank ranges over the R runs (ranks trimmed at both ends) and significance clusters: "
-    "a cluster ends below a system whose worst rank is better than the best rank of every "
-    "system below it"
-)
-AGGREGATION = {
-    "e2e": f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. "
-    "2014: each update takes the system with the largest sigma and a near opponent); "
-    "systems by mean mu",
-    "bootstrap": f"{PAIRS}; TrueSkill over them, R runs over comparisons resampled as "
-    "observed; systems by mean mu",
-    "bt": f"{PAIRS}; Bradley-Terry ratings fit to them (a draw half a win each way), on "
-    "Chatbot Arena's scale",
-    "wmt": "each annotator's scores standardised (z-scores; annotators with one judgment or "
-    "all scores equal left out); systems by mean z, as WMT 2017-2019",
-}
-SIGNIFICANCE = {
-    "e2e": TRUESKILL_CLUSTERS,
-    "bootstrap": TRUESKILL_CLUSTERS,
-    "bt": "95% intervals of the rating from R bootstrap resamples; Arena's rank: 1 + the "
-    "number of systems whose interval lies wholly above",
-    "wmt": "one-sided Wilcoxon rank-sum tests (p < 0.05): a cluster ends below a system "
-    "significantly better than every system below it",
 }
 # Hosted systems' settings that say what generated the outputs; others (endpoints, the
 # names of secret variables, devices, timeouts) stay out of a published sheet.
@@ -453,20 +426,34 @@ def instrument_questions(criterion: CampaignCriterion) -> dict:
 def aggregation_questions(criterion: CampaignCriterion) -> dict:
     runs = latest_runs(criterion)
     protocols = [run["protocol"] for run in runs]
+    nothing = nothing_to_rank(criterion)
+    missing = None if runs else "no finished ranking run yet"
+    if nothing and not runs:
+        missing = f"no ranking yet: {nothing[0]['reason']}"
+    facts = {"nothing_to_rank": nothing} if nothing else {}
     return {
         "4.3.9": question(
             "4.3.9",
-            [f"{p}: {AGGREGATION.get(p, 'see the protocol')}" for p in protocols] or None,
-            by_hand=None if runs else "no finished ranking run yet",
+            [f"{p}: {heds(p).aggregation}" for p in protocols] or None,
+            by_hand=missing,
             ranking_runs=runs,
+            **facts,
         ),
         "4.3.10": question(
             "4.3.10",
-            [f"{p}: {SIGNIFICANCE.get(p, 'see the protocol')}" for p in protocols] or None,
-            by_hand=None if runs else "no finished ranking run yet",
+            [f"{p}: {heds(p).significance}" for p in protocols] or None,
+            by_hand=missing,
         ),
         "4.3.11": agreement_question(criterion),
     }
+
+
+def heds(protocol: str) -> Datasheet:
+    """HEDS 4.3.9 and 4.3.10 as the protocol words them (a run of a protocol this version
+    no longer has says so)."""
+    known = PROTOCOLS.get(protocol)
+    unknown = "see the protocol"
+    return known.datasheet if known else Datasheet(aggregation=unknown, significance=unknown)
 
 
 def agreement_question(criterion: CampaignCriterion) -> dict:
@@ -507,11 +494,28 @@ def latest_runs(criterion: CampaignCriterion) -> list[dict]:
     return [run_facts(run, criterion) for run in latest if run is not None]
 
 
+def nothing_to_rank(criterion: CampaignCriterion) -> list[dict]:
+    """The protocols whose newest run found nothing to rank, as their results pages say:
+    a ranking listed in 4.3.9 for such a protocol is from before that run."""
+    runs = RankingRun.objects.filter(
+        campaign_id=criterion.campaign_id, criterion=criterion.criterion
+    )
+    protocols = runs.found_nothing().order_by("protocol").values_list("protocol", flat=True)
+    found = []
+    for protocol in protocols.distinct():
+        run = runs.filter(protocol=protocol).nothing_to_rank_now()
+        if run is not None:
+            found.append(
+                {"run": run.pk, "protocol": protocol, "reason": run.nothing_to_rank_reason}
+            )
+    return found
+
+
 def run_facts(run: RankingRun, criterion: CampaignCriterion) -> dict:
     return {
         "run": run.pk,
         "protocol": run.protocol,
-        "protocol_label": run.get_protocol_display(),
+        "protocol_label": run.protocol_label,
         "repetitions": run.repetitions,
         "seed": run.seed,
         "judgments": run.judgments,

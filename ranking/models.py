@@ -4,11 +4,13 @@ A run's results are written in the same transaction that marks it done, so a fai
 run never shows half of its results; the results page reads the newest finished run.
 """
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.models import Campaign, CampaignCriterion, Criterion, System
 from evalsite.jobs import BackgroundJob, JobQuerySet
+from ranking.protocols import DEFAULT, PROTOCOLS
 
 # How often a ranking run repeats the TrueSkill run (R): the limits the results page has
 # always had. With fewer, a 95% rank range rests on a handful of runs; with more, a run on
@@ -19,26 +21,17 @@ MAX_REPETITIONS = 10_000
 DEFAULT_REPETITIONS = 200  # as E2E
 
 
-class Protocol(models.TextChoices):
-    E2E = "e2e", "E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)"
-    BOOTSTRAP = "bootstrap", "Plain bootstrap (comparisons resampled as observed)"
-    # Two significance views over the same judgments (issue 12); neither is TrueSkill.
-    BRADLEY_TERRY = "bt", "Bradley-Terry with bootstrap intervals (as Chatbot Arena)"
-    WMT = "wmt", "WMT z-scores with Wilcoxon rank-sum clusters"
-
-    @classmethod
-    def is_trueskill(cls, protocol: str) -> bool:
-        return protocol in (cls.E2E, cls.BOOTSTRAP)
+def validate_protocol(name: str) -> None:
+    """A run's protocol is one of the registry's (ranking.protocols): no field choices, so
+    that adding a protocol needs no migration."""
+    if name not in PROTOCOLS:
+        raise ValidationError(f"Unknown protocol {name!r}: use one of {', '.join(PROTOCOLS)}.")
 
 
-# The protocol whose clusters close a criterion that is set to close when stable
-# (ranking.service.note_cluster_stability) and whose results page says since when they held.
-STABILITY_PROTOCOL = Protocol.E2E
-
-
-# How the error of a run that found nothing to rank begins (no judgments of two systems yet):
-# the run ends as failed, like any job that cannot be done, but the results page shows it as
-# the state of the campaign, not as a fault.
+# How the note of a run that found nothing to rank begins (no comparisons of two systems
+# yet, or for WMT's view no annotator whose scores vary): the run ends done, with no results,
+# and pages show it as the state of the campaign, not as a fault. (Runs before this was so
+# ended failed, with this at the start of their error.)
 NOTHING_TO_RANK = "Nothing to rank: "
 
 
@@ -56,17 +49,35 @@ class RankingRunQuerySet(JobQuerySet):
         return runs.exclude(judgments_per_system={}).order_by("-id").first()
 
     def finished(self):
-        return self.filter(status=RankingRun.Status.DONE).order_by("-finished_at", "-id")
+        """Runs done with a ranking: those that found nothing to rank are left out."""
+        done = self.filter(status=RankingRun.Status.DONE).exclude(note__startswith=NOTHING_TO_RANK)
+        return done.order_by("-finished_at", "-id")
+
+    def found_nothing(self):
+        """Runs that found nothing to rank (done now; failed before that was so)."""
+        done = models.Q(status=RankingRun.Status.DONE, note__startswith=NOTHING_TO_RANK)
+        failed = models.Q(status=RankingRun.Status.FAILED, error__startswith=NOTHING_TO_RANK)
+        return self.filter(done | failed).order_by("-finished_at", "-id")
 
     def latest_done(self) -> "RankingRun | None":
-        """The newest finished run: the one results pages and exports show."""
+        """The newest finished run with a ranking: the one results pages and exports show."""
         return self.finished().first()
+
+    def nothing_to_rank_now(self) -> "RankingRun | None":
+        """Of one criterion's runs under one protocol: the newest that found nothing to
+        rank, unless a ranking was queued after it. Then nothing to rank is the state the
+        results page, its CSV and the datasheet report."""
+        nothing = self.found_nothing().first()
+        ranked = self.latest_done()
+        if nothing is None or (ranked is not None and ranked.queued_at > nothing.queued_at):
+            return None
+        return nothing
 
 
 class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
-    protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.E2E)
+    protocol = models.CharField(max_length=10, default=DEFAULT, validators=[validate_protocol])
     repetitions = models.PositiveIntegerField(
         default=DEFAULT_REPETITIONS,
         validators=[MinValueValidator(MIN_REPETITIONS), MaxValueValidator(MAX_REPETITIONS)],
@@ -102,8 +113,26 @@ class RankingRun(BackgroundJob):
         indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
 
     @property
+    def protocol_label(self) -> str:
+        known = PROTOCOLS.get(self.protocol)
+        return known.label if known else self.protocol
+
+    @property
     def found_nothing_to_rank(self) -> bool:
+        if self.status == self.Status.DONE:
+            return self.note.startswith(NOTHING_TO_RANK)
         return self.status == self.Status.FAILED and self.error.startswith(NOTHING_TO_RANK)
+
+    @property
+    def nothing_to_rank_reason(self) -> str:
+        return self.note if self.status == self.Status.DONE else self.error
+
+    @property
+    def outcome(self) -> str:
+        """The state in words, for lists: a run that found nothing to rank says so."""
+        if self.found_nothing_to_rank:
+            return "Nothing to rank"
+        return self.get_status_display()
 
     def __str__(self) -> str:
         where = f"{self.campaign.slug}/{self.criterion}"

@@ -47,4 +47,4 @@ def rank_systems(
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {protocol!r}: use one of {PROTOCOL_NAMES}")
     result = PROTOCOLS[protocol](comparisons, n_systems, runs, seed, progress, backend=backend)
-    return summarise(result)
+    return summarise(result, components=comparisons.components(n_systems))

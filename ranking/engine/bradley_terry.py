@@ -12,6 +12,13 @@ at most 3 n (n - 1) / 2 cells), so a bootstrap resample of the N comparisons is 
 multinomial draw of N over those cells, and every resample is fitted at once by Newton's
 method on n x n win matrices (the Hessian is a weighted graph Laplacian, solved in a batch).
 
+Where the data order nothing, nothing is claimed: bounds equal up to rounding do not make a
+system significantly better, ratings tied in a resample share the span of their ranks, and
+where the comparison graph falls into pieces (Comparisons.components) only systems of the
+same piece count towards Arena's rank or narrow a rank range (the virtual draws below tie
+the pieces together, but they are no evidence). On a connected graph without ties this is
+Arena's computation unchanged.
+
 Gauge: ratings are shifted so that their mean is 1000 (mean log-strength 0). Arena's
 optimiser, started from zero, keeps that mean too (the gradient of the log-likelihood always
 sums to zero); Arena then moves its scale to put one anchor model at a fixed rating, which a
@@ -33,7 +40,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from .clusters import rank_ranges
+from .clusters import TIE_TOLERANCE, rank_ranges
 from .comparisons import Comparisons
 from .protocols import Progress
 
@@ -124,8 +131,9 @@ def bradley_terry_protocol(
     full, augmented_full = fit_ratings(weigh(wins) if weigh else wins)
     boot, augmented = bootstrap_ratings(outcomes, n_systems, rounds, seed, progress, weigh)
     ci_lo, ci_hi = np.percentile(boot, [50 * (1 - CONFIDENCE), 50 * (1 + CONFIDENCE)], axis=0)
-    rank = arena_rank(ci_lo, ci_hi)
-    rank_lo, rank_hi = rank_ranges(boot, CONFIDENCE)
+    components = comparisons.components(n_systems)
+    rank = arena_rank(ci_lo, ci_hi, components)
+    rank_lo, rank_hi = rank_ranges(boot, CONFIDENCE, components)
     return BradleyTerryRanking(
         protocol="bt",
         rounds=rounds,
@@ -240,10 +248,19 @@ def fit_log_strengths(wins: np.ndarray) -> np.ndarray:
     raise FloatingPointError("the Bradley-Terry fit did not converge")
 
 
-def arena_rank(ci_lo: np.ndarray, ci_hi: np.ndarray) -> np.ndarray:
+def arena_rank(
+    ci_lo: np.ndarray, ci_hi: np.ndarray, components: np.ndarray | None = None
+) -> np.ndarray:
     """1 + the number of systems significantly better: whose lower bound is above this
-    system's upper bound (a system's own bounds never count: lo <= hi)."""
-    return 1 + (ci_lo[None, :] > ci_hi[:, None]).sum(axis=1)
+    system's upper bound (a system's own bounds never count: lo <= hi). Bounds that differ
+    by rounding only are equal. With ``components`` (Comparisons.components), only systems
+    of the same piece of the comparison graph count: across pieces the ratings rest on the
+    virtual draws alone, which order nothing."""
+    tolerance = TIE_TOLERANCE * max(1.0, float(np.abs(ci_hi).max(initial=0.0)))
+    better = ci_lo[None, :] > ci_hi[:, None] + tolerance
+    if components is not None:
+        better &= components[None, :] == components[:, None]
+    return 1 + better.sum(axis=1)
 
 
 def reference_ratings(comparisons: Comparisons, n_systems: int) -> np.ndarray:

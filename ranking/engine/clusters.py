@@ -27,7 +27,7 @@ class Ranking:
     mean_mu: np.ndarray  # float64[n]
     mean_sigma: np.ndarray  # float64[n]
     std_mu: np.ndarray  # float64[n]
-    rank_lo: np.ndarray  # int64[n], best rank of the 95% range (1 = top)
+    rank_lo: np.ndarray  # int64[n], best rank of the 95% range (1 = top); see rank_ranges
     rank_hi: np.ndarray  # int64[n], worst rank of the range
     cluster: np.ndarray  # int64[n], 1 = best
     n_comparisons: np.ndarray  # int64[n]
@@ -52,12 +52,48 @@ def trimmed_per_end(runs: int, confidence: float = 0.95) -> int:
     return min(-(-drop.numerator // drop.denominator), (runs - 1) // 2)
 
 
-def rank_ranges(mu_runs: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+# Scores this close (relative to the run's largest) are equal: a fit's rounding residue
+# must not decide an order that the data leave open.
+TIE_TOLERANCE = 1e-9
+
+
+def rank_bounds_per_run(
+    values: np.ndarray, components: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Best and worst rank each system can claim in each run (int64[R, n] each, 1 = top).
+
+    Without ties and with one connected comparison graph both are ranks_per_run. Equal
+    values share the span of their tie (three systems tied for the top: 1 to 3 each), as
+    nothing tells them apart. ``components`` labels each system's piece of the comparison
+    graph (see comparisons.components): systems of other pieces were never compared with
+    it, directly or through others, so each may be above or below it and widens its worst
+    rank; only those of its own piece place it."""
+    values = np.asarray(values, dtype=np.float64)
+    n = values.shape[1]
+    if components is None:
+        components = np.zeros(n, dtype=np.int64)
+    tolerance = TIE_TOLERANCE * np.maximum(1.0, np.abs(values).max(axis=1, keepdims=True))
+    best = np.empty(values.shape, dtype=np.int64)
+    worst = np.empty(values.shape, dtype=np.int64)
+    for s in range(n):
+        same = components == components[s]
+        own = values[:, same]
+        best[:, s] = 1 + (own > values[:, s : s + 1] + tolerance[:, :1]).sum(axis=1)
+        worst[:, s] = (own >= values[:, s : s + 1] - tolerance[:, :1]).sum(axis=1)
+        worst[:, s] += n - int(same.sum())
+    return best, worst
+
+
+def rank_ranges(
+    mu_runs: np.ndarray, confidence: float = 0.95, components: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Each system's ranks over R runs, sorted, with ceil((R - 0.95 R) / 2) dropped from
-    each end: (best, worst) of what is left, the 95% rank range."""
-    ranks = np.sort(ranks_per_run(mu_runs), axis=0)
-    drop = trimmed_per_end(ranks.shape[0], confidence)
-    return ranks[drop], ranks[ranks.shape[0] - 1 - drop]
+    each end: (best, worst) of what is left, the 95% rank range. A run's rank is a span
+    where the evidence leaves it one (rank_bounds_per_run): the best ends of the spans
+    give the range's best rank, the worst ends its worst."""
+    best, worst = rank_bounds_per_run(mu_runs, components)
+    drop = trimmed_per_end(best.shape[0], confidence)
+    return np.sort(best, axis=0)[drop], np.sort(worst, axis=0)[best.shape[0] - 1 - drop]
 
 
 def clusters(mean_mu: np.ndarray, rank_lo: np.ndarray, rank_hi: np.ndarray) -> np.ndarray:
@@ -76,9 +112,13 @@ def clusters(mean_mu: np.ndarray, rank_lo: np.ndarray, rank_hi: np.ndarray) -> n
     return cluster
 
 
-def summarise(result: RunsResult, confidence: float = 0.95) -> Ranking:
+def summarise(
+    result: RunsResult, confidence: float = 0.95, components: np.ndarray | None = None
+) -> Ranking:
+    """Mean mu, rank ranges and clusters of R runs; ``components``: as for rank_ranges
+    (None: one connected comparison graph)."""
     mean_mu = result.mu.mean(axis=0)
-    rank_lo, rank_hi = rank_ranges(result.mu, confidence)
+    rank_lo, rank_hi = rank_ranges(result.mu, confidence, components)
     return Ranking(
         protocol=result.protocol,
         params=result.params,

@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,16 @@ class Comparisons:
         return np.bincount(self.winner, minlength=n_systems) + np.bincount(
             self.loser, minlength=n_systems
         )
+
+    def components(self, n_systems: int) -> np.ndarray:
+        """int64[n]: the piece of the comparison graph (systems joined where they were
+        compared, whatever the outcome) each system is in, numbered from 0. A system never
+        compared is a piece of its own. Systems in different pieces have no comparison,
+        direct or through others, that could order them."""
+        graph = coo_matrix(
+            (np.ones(len(self)), (self.winner, self.loser)), shape=(n_systems, n_systems)
+        )
+        return connected_components(graph, directed=False)[1].astype(np.int64)
 
 
 def comparisons_from_hits(

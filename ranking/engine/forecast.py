@@ -49,6 +49,10 @@ class Forecast:
         return max((p.more_hits or 0 for p in self.pairs), default=0)
 
     @property
+    def separated(self) -> int:
+        return sum(p.separated for p in self.pairs)
+
+    @property
     def tied(self) -> int:
         return sum(p.looks_tied for p in self.pairs)
 
@@ -59,11 +63,20 @@ def forecast(score: np.ndarray, spread: np.ndarray, cluster: np.ndarray, hits: i
     pairs = []
     for i in range(len(score) - 1):
         gap = float(score[i] - score[i + 1])
-        noise = math.hypot(float(spread[i]), float(spread[i + 1]))
-        z = gap / noise if noise > 0 else math.inf
-        separated = bool(cluster[i] != cluster[i + 1])
+        z = signal_to_noise(gap, math.hypot(float(spread[i]), float(spread[i + 1])))
+        # Different clusters with no gap between the scores would be an order claimed on
+        # no evidence: never called separated.
+        separated = bool(cluster[i] != cluster[i + 1]) and gap > 0
         pairs.append(PairForecast(i, i + 1, separated, z, 0 if separated else more_hits(z, hits)))
     return Forecast(hits, pairs)
+
+
+def signal_to_noise(gap: float, noise: float) -> float:
+    """gap / noise; where nothing varied over the runs (noise 0), a gap is all signal
+    (inf) but no gap is no evidence at all (0, not 0/0 read as inf): a tie."""
+    if noise > 0:
+        return gap / noise
+    return math.inf if gap > 0 else 0.0
 
 
 def more_hits(z: float, hits: int) -> int | None:

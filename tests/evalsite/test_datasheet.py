@@ -114,6 +114,36 @@ def test_datasheet_written_before_any_hit_covers_every_criterion():
     assert questions(sheet, "4", "quality")["4.1.3"]["answer"].startswith("quality of output rel")
 
 
+def test_datasheet_says_nothing_to_rank_where_the_results_page_does():
+    """Every score 100: E2E ranks all three in one cluster; WMT's view has nothing to
+    rank, and the datasheet reports it as its results page does."""
+    campaign, _, items = make_system_set(systems=3, items=4)
+    for item in items:
+        make_judged_hit(list(item.outputs.order_by("system__name")), [100, 100, 100])
+    for protocol in ("wmt", "e2e"):
+        run = RankingRun.objects.create(
+            campaign=campaign, criterion="quality", protocol=protocol, repetitions=10
+        )
+        execute_run(run)
+    wmt, e2e = RankingRun.objects.order_by("pk")
+    quality = questions(build_datasheet(campaign), "4", "quality")
+    (ranking,) = quality["4.3.9"]["facts"]["ranking_runs"]
+    assert (ranking["run"], ranking["protocol"]) == (e2e.pk, "e2e")
+    (nothing,) = quality["4.3.9"]["facts"]["nothing_to_rank"]
+    assert (nothing["run"], nothing["protocol"]) == (wmt.pk, "wmt")
+    assert nothing["reason"].startswith("Nothing to rank: no z-scores yet")
+    assert "systems tied in a run share the span of their ranks" in quality["4.3.10"]["answer"][0]
+    assert list(e2e.results.values_list("cluster", "rank_lo", "rank_hi")) == [(1, 1, 3)] * 3
+
+
+def test_datasheet_before_any_ranking_says_there_is_nothing_to_rank():
+    campaign, _, _ = make_system_set(systems=3, items=2)
+    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    quality = questions(build_datasheet(campaign), "4", "quality")
+    assert quality["4.3.9"]["by_hand"].startswith("no ranking yet: Nothing to rank: no comp")
+    assert quality["4.3.10"]["by_hand"] == quality["4.3.9"]["by_hand"]
+
+
 def test_datasheet_of_imported_ratings_asks_how_they_were_collected(tmp_path):
     campaign = make_campaign()
     ratings = tmp_path / "ratings.csv"

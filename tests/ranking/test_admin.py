@@ -34,12 +34,12 @@ def test_admin_run_list_shows_each_run_with_its_progress_and_results_link(organi
         url = reverse("ranking:results", args=[campaign.slug, run.criterion])
         assert f'<a href="{url}?protocol={run.protocol}">results</a>' in page
     shown = [
-        (row["id"], row["criterion"], row["protocol"], row["status"], row["progress_bar"])
+        (row["id"], row["criterion"], row["protocol_label"], row["state"], row["progress_bar"])
         for row in changelist_rows(response)
     ]
     assert shown == [
-        (str(queued.pk), "Naturalness", queued.get_protocol_display(), "Queued", "0/200"),
-        (str(done.pk), "Quality", done.get_protocol_display(), "Done", "10/10"),
+        (str(queued.pk), "Naturalness", queued.protocol_label, "Queued", "0/200"),
+        (str(done.pk), "Quality", done.protocol_label, "Done", "10/10"),
     ]
 
 
@@ -183,3 +183,14 @@ def test_admin_annotator_agreement_sends_outsiders_to_the_login_page(request, ou
     response = request.getfixturevalue(outsider).get(agreement_list(run))
     assert response.status_code == 302
     assert response["Location"].startswith(reverse("admin:login"))
+
+
+def test_admin_run_list_shows_a_run_with_nothing_to_rank_as_such(organiser):
+    campaign, _, _ = make_system_set(systems=3, items=2)  # no judgments
+    run = RankingRun.objects.create(campaign=campaign, criterion="quality", protocol="wmt")
+    execute_run(run)
+    [row] = changelist_rows(organiser.get(RUN_LIST))
+    assert (row["id"], row["state"]) == (str(run.pk), "Nothing to rank")
+    page = organiser.get(reverse("admin:ranking_rankingrun_change", args=[run.pk]))
+    assert "Nothing to rank: no comparisons yet" in page.content.decode()
+    assert RankingRun.objects.get().status == "done"

@@ -40,7 +40,7 @@ def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_
         "cluster",
         "system",
         "mu",
-        "sigma",
+        "mu_std",
         "rank_lo",
         "rank_hi",
         "comparisons",
@@ -98,7 +98,7 @@ def test_rank_without_judgments_reports_why(capsys):
     call_command("demo")
     with pytest.raises(CommandError, match="no comparisons yet"):
         call_command("rank", "demo", "--runs", "10")
-    assert RankingRun.objects.get().status == "failed"
+    assert RankingRun.objects.get().outcome == "Nothing to rank"
 
 
 @pytest.mark.parametrize("repetitions", ["0", "9", "10001", "1000000000"])

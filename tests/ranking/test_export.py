@@ -23,7 +23,7 @@ def test_write_csv_quotes_system_names_a_spreadsheet_would_run():
     out = io.StringIO()
     write_csv(out, run)
     rows = list(csv.reader(io.StringIO(out.getvalue())))
-    assert rows[0] == ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
+    assert rows[0] == ["cluster", "system", "mu", "mu_std", "rank_lo", "rank_hi", "comparisons"]
     names = {row[1] for row in rows[1:]}
     assert names == {"'-cmd", "sys2", "sys3"}
     mus = [row[2] for row in rows[1:]]

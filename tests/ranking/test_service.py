@@ -10,13 +10,18 @@ from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
 from ranking.agreement_service import measure
 from ranking.engine import rank_systems
-from ranking.models import Protocol, RankingRun, RunAgreement
+from ranking.models import RankingRun, RunAgreement
+from ranking.protocols import NAMES
 from ranking.service import (
+    NothingToRank,
     clusters_of,
     due_protocols,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
+    rank_input,
+    ranking_input_from_rows,
+    result_rows,
     store_results,
 )
 from tests.factories import (
@@ -26,6 +31,7 @@ from tests.factories import (
     make_output,
     make_system_set,
 )
+from tests.ranking.engine.test_evidence import first_400_hits_all_100
 
 pytestmark = pytest.mark.django_db
 
@@ -155,14 +161,15 @@ def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
     assert (best.sigma, best.mu_std, best.ci_lo, best.ci_hi) == (None, None, None, None)
 
 
-def test_execute_run_wmt_without_z_scores_fails_and_says_why():
+def test_execute_run_wmt_without_z_scores_finds_nothing_to_rank_and_says_why():
     campaign, systems, items = make_system_set(systems=3, items=2)
     for item in items:  # each annotator gives every output the same score
         make_judged_hit(list(item.outputs.all()), [100, 100, 100])
     run = quality_run(campaign, protocol="wmt")
     execute_run(run)
     run.refresh_from_db()
-    assert run.status == "failed" and "no z-scores yet" in run.error
+    assert run.status == "done" and run.found_nothing_to_rank and run.error == ""
+    assert "no z-scores yet" in run.note
     assert not run.results.exists()
 
 
@@ -176,14 +183,15 @@ def test_execute_run_same_seed_same_results():
     assert mus[0] == mus[1]
 
 
-def test_execute_run_without_judgments_fails_and_keeps_previous_results():
+def test_execute_run_without_judgments_finds_nothing_to_rank_and_keeps_previous_results():
     campaign, _ = judged_campaign(hits=5)
     good = quality_run(campaign)
     execute_run(good)
     empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", repetitions=10)
     execute_run(empty)
     empty.refresh_from_db()
-    assert empty.status == "failed" and "no comparisons yet" in empty.error
+    assert empty.status == "done" and empty.found_nothing_to_rank
+    assert "no comparisons yet" in empty.note
     assert not empty.results.exists()
     assert RankingRun.objects.finished().get() == good
 
@@ -266,7 +274,7 @@ def test_sweep_asks_two_queries_per_criterion_whatever_the_number_of_protocols(
     campaign, _ = judged_campaign(hits=3)
     criterion = campaign.criteria.get(criterion="quality")
     with django_assert_num_queries(2):
-        assert due_protocols(criterion) == Protocol.values
+        assert due_protocols(criterion) == NAMES
 
 
 def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
@@ -289,7 +297,7 @@ def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
     assert queue_due_rankings() == []  # the last run was queued less than 60 s ago
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(seconds=61))
     again = queue_due_rankings()
-    assert len(again) == len(Protocol.values)
+    assert len(again) == len(NAMES)
     task = campaign.criteria.get(criterion="quality")
     execute_run(again[0])
     again[0].refresh_from_db()
@@ -305,7 +313,7 @@ def test_sweep_leaves_criteria_alone_whose_runs_cover_their_judgments():
     assert queue_due_rankings() == []
 
 
-def test_sweep_counts_a_failed_run_as_covering_its_input():
+def test_sweep_counts_a_run_with_nothing_to_rank_as_covering_its_input():
     """Otherwise a criterion that cannot be ranked yet would be queued on every sweep."""
     campaign, _ = judged_campaign(hits=1)
     naturalness = campaign.criteria.get(criterion="naturalness")
@@ -314,9 +322,9 @@ def test_sweep_counts_a_failed_run_as_covering_its_input():
     for run in runs:
         execute_run(run)
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
-    assert [r.status for r in RankingRun.objects.filter(criterion="naturalness")] == [
-        "failed"
-    ] * len(Protocol.values)
+    assert [r.outcome for r in RankingRun.objects.filter(criterion="naturalness")] == [
+        "Nothing to rank"
+    ] * len(NAMES)
     assert queue_due_rankings() == []
 
 
@@ -345,7 +353,7 @@ def add_judged_hits(campaign, systems, scores: list[int], hits: int) -> None:
 
 
 def e2e_run_of(campaign) -> RankingRun:
-    run = quality_run(campaign, protocol=Protocol.E2E, repetitions=50, seed=5)
+    run = quality_run(campaign, protocol="e2e", repetitions=50, seed=5)
     assert execute_run(run)
     run.refresh_from_db()
     return run
@@ -390,7 +398,25 @@ def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_c
     assert sorted(clusters_of(changed).values()) == [1, 2, 3]
     criterion.refresh_from_db()
     assert (criterion.clusters_stable_since, criterion.is_open) == (60, True)
-    bradley_terry = quality_run(campaign, protocol=Protocol.BRADLEY_TERRY, repetitions=50)
+    bradley_terry = quality_run(campaign, protocol="bt", repetitions=50)
     assert execute_run(bradley_terry)
     criterion.refresh_from_db()
     assert criterion.clusters_stable_since == 60
+
+
+def test_rank_input_of_400_e2e_hits_all_tied_is_one_cluster_or_nothing_to_rank():
+    """E2E's first 400 quality HITs with every score 100, through the service's input and
+    result rows: every system in cluster 1 with range 1-20, or (WMT) nothing to rank."""
+    systems, scores, annotators = first_400_hits_all_100()
+    rows = [
+        (hit, int(annotators[hit]), int(system), float(score))
+        for hit in range(len(systems))
+        for system, score in zip(systems[hit], scores[hit], strict=True)
+    ]
+    data = ranking_input_from_rows(rows)
+    assert (data.hits, data.judgments, len(data.systems)) == (400, 2000, 20)
+    for protocol in ("e2e", "bootstrap", "bt"):
+        lines = result_rows(data, rank_input(data, protocol, 50, 0))
+        assert {(row.cluster, row.rank_lo, row.rank_hi) for row in lines} == {(1, 1, 20)}
+    with pytest.raises(NothingToRank, match="no z-scores yet"):
+        rank_input(data, "wmt", 50, 0)

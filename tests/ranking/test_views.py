@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ranking.models import Protocol, RankingRun, RunAgreement
+from ranking.models import RankingRun, RunAgreement
+from ranking.protocols import NAMES
 from ranking.service import execute_run
 from tests.client import forms_on
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
@@ -74,7 +75,7 @@ def test_results_page_says_how_many_annotators_did_and_failed_attention_checks(o
 def test_results_page_offers_every_protocol_and_says_what_it_is(organiser):
     campaign, _ = ranked_campaign()
     page = organiser.get(results_url(campaign)).content.decode()
-    for protocol in Protocol.values:
+    for protocol in NAMES:
         assert f'href="?protocol={protocol}"' in page
     assert "Bradley-Terry with bootstrap intervals (as Chatbot Arena)" in page
     assert "WMT z-scores with Wilcoxon rank-sum clusters" in page
@@ -163,7 +164,7 @@ def test_results_csv_has_header_and_rows_best_first(organiser):
     response = organiser.get(results_url(campaign, name="csv"))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == ["cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"]
+    assert rows[0] == ["cluster", "system", "mu", "mu_std", "rank_lo", "rank_hi", "comparisons"]
     assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3"]
     assert float(rows[1][2]) > float(rows[2][2]) > float(rows[3][2])
     assert rows[1][6] == "12"
@@ -289,15 +290,59 @@ def test_results_page_without_pairs_judged_twice_says_alpha_is_not_defined(organ
     assert "Krippendorff's α is not defined yet" in page
 
 
-def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(organiser):
+def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(organiser, caplog):
     campaign, _, _ = make_system_set(systems=3, items=2)
     run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    with caplog.at_level("INFO"):
+        assert execute_run(run)
+    run.refresh_from_db()
+    # A state of the campaign, not a fault: done, without results, said at INFO.
+    assert run.status == "done" and run.found_nothing_to_rank and run.error == ""
+    assert run.note.startswith("Nothing to rank: no comparisons yet")
+    assert not run.results.exists() and RankingRun.objects.finished().count() == 0
+    assert [record.levelname for record in caplog.records if "Nothing to rank" in record.message]
+    assert not [record for record in caplog.records if record.levelname in ("ERROR", "WARNING")]
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert 'id="nothing-to-rank" role="status">Nothing to rank: no comparisons yet' in page
+    assert "No order is claimed" in page
+    assert 'class="card error"' not in page and "No ranking yet" not in page
+    csv_response = organiser.get(results_url(campaign, name="csv"))
+    assert csv_response.status_code == 404
+
+
+def test_results_page_without_a_run_points_to_the_recompute_form_below(organiser):
+    campaign = make_campaign()
+    page = organiser.get(results_url(campaign)).content.decode()
+    assert "or now:" not in page
+    assert '<a href="#recompute">queue a ranking run</a> (at the bottom of this page)' in page
+    assert '<h2 id="recompute">Recompute</h2>' in page
+
+
+@pytest.mark.parametrize("protocol", ["e2e", "bootstrap", "bt", "wmt"])
+def test_all_tied_judgments_are_one_cluster_or_nothing_to_rank_on_page_and_csv(organiser, protocol):
+    """Every counted score 100: one cluster ranked 1 to 3 in the pairwise views, and the
+    forecast separates nothing; WMT has no z-scores and says there is nothing to rank."""
+    campaign, systems, items = make_system_set(systems=3, items=6)
+    for item in items:
+        make_judged_hit(list(item.outputs.order_by("system__name")), [100, 100, 100])
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion="quality", protocol=protocol, repetitions=20
+    )
     execute_run(run)
     run.refresh_from_db()
-    assert run.status == "failed" and run.found_nothing_to_rank
-    page = organiser.get(results_url(campaign)).content.decode()
-    assert 'id="nothing-to-rank">Nothing to rank: no comparisons yet' in page
-    assert 'class="card error"' not in page
+    page = organiser.get(results_url(campaign), {"protocol": protocol}).content.decode()
+    csv_response = organiser.get(results_url(campaign, name="csv"), {"protocol": protocol})
+    if protocol == "wmt":
+        assert run.status == "done" and run.found_nothing_to_rank
+        assert 'id="nothing-to-rank"' in page and csv_response.status_code == 404
+        return
+    stored = list(run.results.values_list("cluster", "rank_lo", "rank_hi"))
+    assert stored == [(1, 1, 3)] * 3
+    rows = list(csv.reader(io.StringIO(csv_response.content.decode())))[1:]
+    assert [(int(r[0]), int(r[-3]), int(r[-2])) for r in rows] == stored
+    assert page.count('class="cluster-start"') == 1 or protocol == "bt"
+    assert "The clusters look settled" not in page and ">yes</td>" not in page
+    assert "No pair of neighbours is separated" in page
 
 
 def test_results_page_shows_the_forecast_and_how_the_hits_were_composed(organiser):
