@@ -52,6 +52,11 @@ class JobQuerySet(models.QuerySet):
     def abandoned(self):
         return self.filter(abandoned_q())
 
+    def unfinished(self):
+        """Queued or running, abandoned ones too (the sweep hands those to a live worker):
+        what a new request for the same work joins instead of starting it twice."""
+        return self.filter(status__in=[BackgroundJob.Status.QUEUED, BackgroundJob.Status.RUNNING])
+
     def needing_a_worker(self):
         """Jobs that may have no message: queued or abandoned, and not sent for a while (a
         publish that failed, a broker restarted without persistence, a worker killed)."""

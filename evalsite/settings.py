@@ -220,6 +220,10 @@ MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 # organisers write: only from these, never from the platform's own (DATABASE_URL, ...).
 HOSTED_SECRET_ENV_PREFIX = env_str("HOSTED_SECRET_ENV_PREFIX", "EVAL_SECRET_")
 HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
+# Their endpoints (base_url) may reach only public addresses: never loopback, private,
+# link-local (the cloud's metadata service) or reserved ones, unless the host is named here
+# as written in the URL (a lab's model server, e.g. "gpu-box.lab,127.0.0.1").
+HOSTED_ENDPOINT_ALLOWED_HOSTS = env_list("HOSTED_ENDPOINT_ALLOWED_HOSTS")
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 # How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
@@ -251,9 +255,14 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Generation runs models: its own queue, consumed by GPU workers only. Its sweep only reads
-# the database and sends messages, so it runs with everything else.
-CELERY_TASK_ROUTES = {"generation.generate_outputs": {"queue": "generation"}}
+# Queues by length of work, so a ranking (seconds) never waits behind long jobs: "default"
+# for rankings and the sweeps, "long" for metric runs (minutes of BLEU, METEOR's JVM),
+# "generation" for models, consumed by GPU workers only. A worker serves the queues its -Q
+# names; one machine's worker serves all three (evalsite.celery.ALL_QUEUES).
+CELERY_TASK_ROUTES = {
+    "ranking.compute_metrics": {"queue": "long"},
+    "generation.generate_outputs": {"queue": "generation"},
+}
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
 # broker restart.
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True

@@ -8,6 +8,7 @@ from annotation.models import System
 from annotation.secret_env import secret_env_policy
 from evalsite.jobs import BackgroundJob, JobQuerySet
 from generation.backends import BACKEND_LABELS, check_settings
+from generation.endpoints import endpoint_policy
 
 BACKEND_CHOICES = list(BACKEND_LABELS.items())
 
@@ -30,7 +31,9 @@ class HostedSystem(models.Model):
 
     def clean(self) -> None:
         try:
-            check_settings(self.backend, self.settings or {}, secret_env_policy())
+            check_settings(
+                self.backend, self.settings or {}, secret_env_policy(), endpoint_policy()
+            )
         except ValueError as error:
             raise ValidationError({"settings": str(error)}) from None
 

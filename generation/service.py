@@ -18,6 +18,7 @@ from annotation.secret_env import secret_env_policy
 from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
 
+from .endpoints import endpoint_policy
 from .models import GenerationJob, HostedSystem
 
 MAX_ITEM_ERRORS = 50
@@ -54,10 +55,11 @@ def _count(rows, group: str) -> Coalesce:
 
 def backend_for(hosted: HostedSystem) -> Backend:
     """One backend per worker process and configuration: a model is loaded once and kept."""
-    secret_env = secret_env_policy()  # the worker checks too: rows may predate the rule
-    key = (hosted.pk, hosted.backend, repr(sorted(hosted.settings.items())), secret_env)
+    # The worker checks too: rows may predate the rules, or the host resolve elsewhere now.
+    secret_env, endpoints = secret_env_policy(), endpoint_policy()
+    key = (hosted.pk, hosted.backend, repr(sorted(hosted.settings.items())), secret_env, endpoints)
     if key not in _backends:
-        _backends[key] = make_backend(hosted.backend, hosted.settings, secret_env)
+        _backends[key] = make_backend(hosted.backend, hosted.settings, secret_env, endpoints)
     return _backends[key]
 
 
@@ -67,10 +69,18 @@ def new_job(hosted: HostedSystem) -> GenerationJob:
 
 
 def request_generation(hosted: HostedSystem) -> GenerationJob:
-    """Queue a job for the generation workers once this transaction commits."""
-    job = new_job(hosted)
-    job.send_to_worker()
-    return job
+    """Queue a job for the generation workers once this transaction commits, or give back
+    the system's job that is queued or running already: one job at a time per system."""
+    with transaction.atomic():
+        # The hosted system's row is the lock on PostgreSQL; SQLite's transactions take the
+        # write lock at once (settings), so two requests cannot both find no job waiting.
+        HostedSystem.objects.select_for_update().filter(pk=hosted.pk).order_by("pk").first()
+        waiting = hosted.jobs.unfinished().first()
+        if waiting is not None:
+            return waiting
+        job = new_job(hosted)
+        job.send_to_worker()
+        return job
 
 
 def run_job(job: GenerationJob, on_batch=None) -> bool:

@@ -72,10 +72,19 @@ def slot_results(data: MetricInput) -> dict[int, tuple[int, dict[Metric, float]]
 
 
 def request_metrics(campaign: Campaign) -> MetricRun:
-    """Create a queued run and send it to a worker once this transaction commits."""
-    run = MetricRun.objects.create(campaign=campaign)
-    run.send_to_worker()
-    return run
+    """Create a queued run and send it to a worker once this transaction commits, or give
+    back the campaign's run that is queued or running already: three clicks make one run,
+    and metric runs cannot fill every worker slot."""
+    with transaction.atomic():
+        # The campaign's row is the lock on PostgreSQL, so two requests at once cannot both
+        # find no run waiting; SQLite's transactions take the write lock at once (settings).
+        Campaign.objects.select_for_update().filter(pk=campaign.pk).order_by("pk").first()
+        waiting = MetricRun.objects.filter(campaign=campaign).unfinished().first()
+        if waiting is not None:
+            return waiting
+        run = MetricRun.objects.create(campaign=campaign)
+        run.send_to_worker()
+        return run
 
 
 def execute_metric_run(run: MetricRun) -> bool:

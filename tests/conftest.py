@@ -65,8 +65,8 @@ def worker_environment(**overrides: str) -> dict:
 
 @pytest.fixture(scope="module")
 def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A real `celery worker` process (with its beat) on the test database, consuming both
-    queues, for the tests of one module: its sweep acts on every row it sees, so modules
+    """A real `celery worker` process (with its beat) on the test database, consuming every
+    queue, for the tests of one module: its sweep acts on every row it sees, so modules
     must not share one.
 
     Tests that use it must commit their data (transactional_db): the worker is another

@@ -6,7 +6,8 @@
 `check_settings` validates settings without building the backend (no model load, no torch
 import), for forms in the web process; `make_backend` validates and builds. Both take the
 deployment's SecretEnvPolicy: the environment variables a backend may read a key from
-(by default none).
+(by default none), and its EndpointPolicy: the internal hosts an endpoint may reach (by
+default none).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
 
 from .base import Backend, GenerationResult, Settings, TypedInput
+from .endpoint import PUBLIC_ONLY, EndpointPolicy
 from .openai_backend import OpenAIBackend, OpenAISettings
 from .template import TEMPLATE_BACKENDS
 from .transformers_settings import TransformersSettings
@@ -31,22 +33,28 @@ BACKEND_NAMES = tuple(BACKEND_LABELS)
 
 
 def check_settings(
-    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy = NO_SECRETS
+    name: str,
+    settings: Mapping[str, Any],
+    secret_env: SecretEnvPolicy = NO_SECRETS,
+    endpoints: EndpointPolicy = PUBLIC_ONLY,
 ) -> None:
     """Raise ValueError naming the backend or the setting that is wrong."""
-    _parse_settings(name, settings, secret_env)
+    _parse_settings(name, settings, secret_env, endpoints)
 
 
 def make_backend(
-    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy = NO_SECRETS
+    name: str,
+    settings: Mapping[str, Any],
+    secret_env: SecretEnvPolicy = NO_SECRETS,
+    endpoints: EndpointPolicy = PUBLIC_ONLY,
 ) -> Backend:
     """Build the named backend; invalid settings raise ValueError naming the setting."""
-    parsed = _parse_settings(name, settings, secret_env)
+    parsed = _parse_settings(name, settings, secret_env, endpoints)
     if name in TEMPLATE_BACKENDS:
         return TEMPLATE_BACKENDS[name]
     if name == "transformers":
         return _transformers_backend(parsed)
-    return OpenAIBackend(parsed, secret_env)
+    return OpenAIBackend(parsed, secret_env, endpoints)
 
 
 def _transformers_backend(settings: TransformersSettings) -> Backend:
@@ -61,7 +69,9 @@ def _transformers_backend(settings: TransformersSettings) -> Backend:
     return TransformersBackend(settings)
 
 
-def _parse_settings(name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy) -> Any:
+def _parse_settings(
+    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy, endpoints: EndpointPolicy
+) -> Any:
     if name in TEMPLATE_BACKENDS:
         # Templates take no settings; reject any, so that a typo is not silently ignored.
         Settings(name, settings).reject_unknown()
@@ -69,7 +79,7 @@ def _parse_settings(name: str, settings: Mapping[str, Any], secret_env: SecretEn
     if name == "transformers":
         return TransformersSettings.from_settings(settings)
     if name == "openai":
-        return OpenAISettings.from_settings(settings, secret_env)
+        return OpenAISettings.from_settings(settings, secret_env, endpoints)
     raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKEND_NAMES)}")
 
 
@@ -77,8 +87,10 @@ __all__ = [
     "BACKEND_LABELS",
     "BACKEND_NAMES",
     "Backend",
+    "EndpointPolicy",
     "GenerationResult",
     "NO_SECRETS",
+    "PUBLIC_ONLY",
     "SecretEnvPolicy",
     "TypedInput",
     "check_settings",

@@ -8,6 +8,13 @@ Retries: 429, 5xx, connection errors and timeouts are retried with exponential b
 The API key is read from the environment variable named by api_key_env, never stored in
 settings, so it stays out of the database; only from a variable the deployment's
 SecretEnvPolicy allows, checked when the settings are read and again when the key is.
+
+The endpoint is the organiser's, so it is treated as hostile: its host must resolve to
+public addresses only unless the deployment's EndpointPolicy allows it (endpoint.py),
+checked when the settings are read and before each request, and the connection goes to the
+address checked. A redirect is never followed (it would carry the key to another host); an
+answer is read up to MAX_RESPONSE_BYTES; of an error's body only the OpenAI-style error
+message is kept, cut short, never the raw body (an internal service's page).
 """
 
 from __future__ import annotations
@@ -17,10 +24,10 @@ import json
 import logging
 import os
 import re
+import socket
+import ssl
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,11 +37,14 @@ from nlgdata.inputs import InputError
 from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
 
 from .base import GenerationResult, Settings, TypedInput
+from .endpoint import PUBLIC_ONLY, EndpointPolicy, EndpointRefused, endpoint_addresses
 from .linearize import linearize
 
 logger = logging.getLogger(__name__)
 
 ENDPOINTS = ("chat", "completions")
+MAX_RESPONSE_BYTES = 4 << 20  # an answer is a few kB; outputs are cut at MAX_OUTPUT_CHARS
+MAX_ERROR_CHARS = 200
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -58,7 +68,10 @@ class OpenAISettings:
 
     @classmethod
     def from_settings(
-        cls, values: Mapping[str, Any], secret_env: SecretEnvPolicy = NO_SECRETS
+        cls,
+        values: Mapping[str, Any],
+        secret_env: SecretEnvPolicy = NO_SECRETS,
+        endpoints: EndpointPolicy = PUBLIC_ONLY,
     ) -> OpenAISettings:
         s = Settings("openai", values)
         settings = cls(
@@ -81,6 +94,7 @@ class OpenAISettings:
         if settings.system_prompt and settings.endpoint != "chat":
             raise s.error("system_prompt", "only applies to the chat endpoint")
         s.reject_unknown()
+        _check_endpoint(s, settings.url, endpoints)  # last: it asks DNS
         return settings
 
     @property
@@ -91,14 +105,50 @@ class OpenAISettings:
 
 def _base_url(s: Settings) -> str:
     url = s.string("base_url", required=True)
-    # urllib would also open file:// and ftp:// URLs: only HTTP(S) to a named host is sent.
+    # Only HTTP(S) to a named host is sent, never file:// or ftp://.
     try:
-        host = urllib.parse.urlsplit(url).hostname
-    except ValueError:  # e.g. an unclosed [IPv6 bracket
+        parts = urllib.parse.urlsplit(url)
+        host, _ = parts.hostname, parts.port
+    except ValueError:  # e.g. an unclosed [IPv6 bracket, a port past 65535
         host = None
     if not url.startswith(("http://", "https://")) or not host or re.search(r"\s", url):
         raise s.error("base_url", f"must be an http:// or https:// URL with a host, got {url!r}")
+    if parts.username or parts.password or parts.query or parts.fragment:
+        raise s.error("base_url", "must have no user, password, query or fragment")
     return url
+
+
+def _check_endpoint(s: Settings, url: str, endpoints: EndpointPolicy) -> None:
+    target = Target.of(url)
+    if endpoints.allows(target.host):
+        return  # allowed by name, even if only the workers can resolve it
+    try:
+        endpoint_addresses(target.host, target.port, endpoints)
+    except EndpointRefused as error:
+        raise s.error("base_url", str(error)) from None
+    except OSError as error:
+        raise s.error(
+            "base_url",
+            f"{target.host} does not resolve from here ({error}); a host only the workers "
+            "can resolve may be allowed by name in HOSTED_ENDPOINT_ALLOWED_HOSTS",
+        ) from None
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a request goes: scheme, host, port, and path."""
+
+    https: bool
+    host: str
+    port: int
+    path: str
+
+    @classmethod
+    def of(cls, url: str) -> Target:
+        parts = urllib.parse.urlsplit(url)
+        https = parts.scheme == "https"
+        port = parts.port or (443 if https else 80)
+        return cls(https, parts.hostname or "", port, parts.path or "/")
 
 
 def _api_key_env(s: Settings, secret_env: SecretEnvPolicy) -> str | None:
@@ -133,8 +183,15 @@ class RequestFailed(Exception):
 class OpenAIBackend:
     """Backend "openai": one HTTP request per input, max_concurrency of them at once."""
 
-    def __init__(self, settings: OpenAISettings, secret_env: SecretEnvPolicy = NO_SECRETS) -> None:
+    def __init__(
+        self,
+        settings: OpenAISettings,
+        secret_env: SecretEnvPolicy = NO_SECRETS,
+        endpoints: EndpointPolicy = PUBLIC_ONLY,
+    ) -> None:
         self.settings = settings
+        self.endpoints = endpoints
+        self.target = Target.of(settings.url)
         self.api_key = self._read_api_key(secret_env)
 
     def _read_api_key(self, secret_env: SecretEnvPolicy) -> str | None:
@@ -212,22 +269,35 @@ class OpenAIBackend:
         return min(delay, self.settings.backoff_max)
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        request = urllib.request.Request(
-            self.settings.url,
-            data=json.dumps(body).encode("utf-8"),
-            headers=self._headers(),
-            method="POST",
-        )
+        connection = self._connection()
         try:
-            with urllib.request.urlopen(request, timeout=self.settings.timeout) as response:
-                return json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
-            raise _http_error(exc) from exc
-        # URLError, refused or reset connections, timeouts (all OSError), a reply cut short.
+            connection.request(
+                "POST", self.target.path, body=json.dumps(body).encode(), headers=self._headers()
+            )
+            response = connection.getresponse()
+            payload = response.read(MAX_RESPONSE_BYTES + 1)
+        # Refused or reset connections, timeouts (all OSError), a reply cut short.
         except (OSError, http.client.HTTPException) as exc:
             raise RetryableError(f"connection failed: {exc!r}") from exc
-        except json.JSONDecodeError as exc:
-            raise RequestFailed(f"response is not JSON: {exc}") from exc
+        finally:
+            connection.close()
+        return _answer(response.status, response.headers.get("Retry-After"), payload)
+
+    def _connection(self) -> http.client.HTTPConnection:
+        """A connection to an address of the host checked now (DNS may have changed since
+        the settings were saved), pinned to it."""
+        target = self.target
+        try:
+            address = endpoint_addresses(target.host, target.port, self.endpoints)[0]
+        except EndpointRefused as exc:
+            raise RequestFailed(str(exc)) from None
+        except OSError as exc:
+            message = f"connection failed: {target.host} does not resolve ({exc})"
+            raise RetryableError(message) from exc
+        timeout = self.settings.timeout
+        if target.https:
+            return PinnedHTTPSConnection(target.host, target.port, address, timeout)
+        return PinnedHTTPConnection(target.host, target.port, address, timeout)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -240,30 +310,79 @@ class OpenAIBackend:
             choice = response["choices"][0]
             chat = self.settings.endpoint == "chat"
             text = choice["message"]["content"] if chat else choice["text"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise RequestFailed(f"unexpected response shape: {str(response)[:200]}") from exc
+        except (KeyError, IndexError, TypeError):
+            where = "choices[0].message.content" if chat else "choices[0].text"
+            raise RequestFailed(f"unexpected response shape: no {where}") from None
         if not isinstance(text, str):
-            raise RequestFailed(f"response has no text: {str(response)[:200]}")
+            raise RequestFailed("response has no text")
         return text.strip()
 
 
-def _http_error(exc: urllib.error.HTTPError) -> Exception:
-    detail = _read_error_body(exc)
-    message = f"HTTP {exc.code}: {detail}"
-    if exc.code == 429 or exc.code >= 500:
-        return RetryableError(message, retry_after=_retry_after(exc))
-    return RequestFailed(message)
+class PinnedHTTPConnection(http.client.HTTPConnection):
+    """HTTP to `address`, checked already, whatever the host resolves to by now; the Host
+    header still names the host. http.client follows no redirect."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.address = address
+
+    def connect(self) -> None:
+        self.sock = socket.create_connection((self.address, self.port), self.timeout)
 
 
-def _read_error_body(exc: urllib.error.HTTPError) -> str:
+class PinnedHTTPSConnection(http.client.HTTPSConnection):
+    """HTTPS to `address`, its certificate checked against the host's name."""
+
+    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.address = address
+        self.tls = ssl.create_default_context()
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self.address, self.port), self.timeout)
+        self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
+
+
+def _answer(status: int, retry_after: str | None, payload: bytes) -> dict[str, Any]:
+    if 300 <= status < 400:
+        raise RequestFailed(
+            f"HTTP {status}: the endpoint redirects, and redirects are not followed (they "
+            "would carry the API key elsewhere): set base_url to the final address"
+        )
+    if status >= 400:
+        message = f"HTTP {status}: {_error_message(payload)}"
+        if status == 429 or status >= 500:
+            raise RetryableError(message, retry_after=_retry_after(retry_after))
+        raise RequestFailed(message)
+    if len(payload) > MAX_RESPONSE_BYTES:
+        raise RequestFailed(f"response larger than {MAX_RESPONSE_BYTES:,} bytes")
     try:
-        return exc.read().decode("utf-8", errors="replace")[:300]
-    except OSError:
-        return exc.reason if isinstance(exc.reason, str) else ""
+        response = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise RequestFailed(f"response is not JSON ({len(payload):,} bytes, not shown)") from None
+    if not isinstance(response, dict):
+        raise RequestFailed("response is not a JSON object")
+    return response
 
 
-def _retry_after(exc: urllib.error.HTTPError) -> float | None:
-    value = exc.headers.get("Retry-After") if exc.headers else None
+def _error_message(payload: bytes) -> str:
+    """The message of an OpenAI-style error body ({"error": {"message": ...}}), cut short
+    and with control characters replaced; nothing of any other body, which may be an
+    internal service's page."""
+    try:
+        error = json.loads(payload.decode("utf-8"))["error"]
+        message = error["message"] if isinstance(error, dict) else error
+    except (ValueError, KeyError, TypeError):
+        message = None
+    if not isinstance(message, str) or not message.strip():
+        return f"no error message ({len(payload):,} bytes of body, not shown)"
+    printable = "".join(c if c.isprintable() else " " for c in message).strip()
+    if len(printable) > MAX_ERROR_CHARS:
+        printable = printable[:MAX_ERROR_CHARS] + "..."
+    return printable
+
+
+def _retry_after(value: str | None) -> float | None:
     try:
         return float(value) if value is not None else None
     except ValueError:

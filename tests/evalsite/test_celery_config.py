@@ -37,9 +37,10 @@ def test_beat_sweeps_attention_checks_rankings_and_generation_on_the_default_que
     routes = settings.CELERY_TASK_ROUTES
     assert "generation.sweep" not in routes and "generation.*" not in routes
     assert routes["generation.generate_outputs"] == {"queue": "generation"}
+    assert routes["ranking.compute_metrics"] == {"queue": "long"}
 
 
-def test_one_machine_worker_embeds_beat_and_consumes_both_queues():
+def test_one_machine_worker_embeds_beat_and_consumes_every_queue():
     command = worker_command()
     assert "-B" in command
-    assert command[command.index("-Q") + 1] == "default,generation"
+    assert command[command.index("-Q") + 1] == "default,long,generation"

@@ -64,7 +64,11 @@ def workers(redis, tmp_path):
 
     def start(*options: str):
         log = tmp_path / f"worker-{len(started)}.log"
-        env = worker_environment(CELERY_BROKER_URL=redis.url, VAR_DIR=str(tmp_path))
+        env = worker_environment(
+            CELERY_BROKER_URL=redis.url,
+            VAR_DIR=str(tmp_path),
+            HOSTED_ENDPOINT_ALLOWED_HOSTS="127.0.0.1",  # the fake model endpoint's host
+        )
         worker = start_worker(env, log, "--concurrency=1", *options)
         worker.log = log
         started.append(worker)

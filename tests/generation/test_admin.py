@@ -38,6 +38,19 @@ def test_admin_generate_action_queues_a_job(organiser, django_capture_on_commit_
     assert len(callbacks) == 1
 
 
+def test_admin_generate_action_twice_joins_the_job_waiting(
+    organiser, django_capture_on_commit_callbacks
+):
+    hosted = make_hosted(items=4, with_output=1)
+    chosen = {**GENERATE, "_selected_action": [hosted.pk]}
+    with django_capture_on_commit_callbacks() as callbacks:
+        for _ in range(2):
+            organiser.submit(organiser.get(HOSTED_LIST), chosen, action=HOSTED_LIST)
+    job = GenerationJob.objects.get()  # one job per system at a time
+    assert (job.hosted, job.status) == (hosted, "queued")
+    assert len(callbacks) == 1
+
+
 def test_admin_generate_action_without_csrf_token_is_refused(organiser):
     hosted = make_hosted()
     response = organiser.post(HOSTED_LIST, {**GENERATE, "_selected_action": [hosted.pk]})
@@ -97,6 +110,18 @@ def test_admin_refuses_a_key_variable_outside_the_rule_on_the_settings_field(org
     assert response.status_code == 200  # the form again, with the error
     errors = response.context["adminform"].form.errors
     assert "names SECRET_KEY, which this deployment does not allow" in errors["settings"][0]
+    assert not HostedSystem.objects.exists()
+
+
+def test_admin_refuses_an_endpoint_on_the_metadata_address(organiser):
+    system = make_system()
+    settings = {"base_url": "http://169.254.169.254/latest/meta-data", "model": "m"}
+    add = reverse("admin:generation_hostedsystem_add")
+    data = {"system": system.pk, "backend": "openai", "settings": json.dumps(settings)}
+    response = organiser.submit(organiser.get(add), {**data, "batch_size": 16}, action=add)
+    assert response.status_code == 200  # the form again, with the error
+    errors = response.context["adminform"].form.errors
+    assert "169.254.169.254 resolves to 169.254.169.254, not a public" in errors["settings"][0]
     assert not HostedSystem.objects.exists()
 
 

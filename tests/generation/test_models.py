@@ -1,5 +1,6 @@
 """A hosted system is checked when saved: the variable its key comes from must be one the
-deployment allows, and only HTTP(S) endpoints are called."""
+deployment allows, and only HTTP(S) endpoints at public addresses, or at hosts the
+deployment allows by name, are called."""
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -8,6 +9,12 @@ from generation.models import HostedSystem
 from tests.factories import make_system
 
 pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def example_host_allowed(settings):
+    """llm.example.org does not resolve here: allowed by name, it is not looked up."""
+    settings.HOSTED_ENDPOINT_ALLOWED_HOSTS = ["llm.example.org"]
 
 
 def hosted_openai(**settings) -> HostedSystem:
@@ -49,3 +56,16 @@ def test_hosted_system_refuses_a_base_url_that_is_not_http(url):
     assert "'base_url' must be an http:// or https:// URL" in settings_error(
         hosted_openai(base_url=url)
     )
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:8000/v1", "http://169.254.169.254/latest", "http://localhost/v1"]
+)
+def test_hosted_system_refuses_an_internal_endpoint(settings, url):
+    message = settings_error(hosted_openai(base_url=url))
+    assert "'base_url'" in message and "not a public address" in message
+    settings.HOSTED_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1", "localhost"]
+    if "169.254" in url:
+        assert "not a public address" in settings_error(hosted_openai(base_url=url))
+    else:
+        hosted_openai(base_url=url).full_clean()

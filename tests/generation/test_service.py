@@ -5,6 +5,7 @@ from annotation.models import Output
 from generation.models import HostedSystem
 from generation.service import backend_for, new_job, run_job
 from tests.factories import make_campaign, make_item, make_system
+from tests.generation.backends.test_openai_backend import INTERNAL_PAGE, server
 
 pytestmark = pytest.mark.django_db
 
@@ -106,3 +107,49 @@ def test_worker_refuses_a_key_variable_saved_before_the_rule(monkeypatch):
     assert job.status == "failed" and "HOSTED_SECRET_ENV_PREFIX" in job.error
     assert job.seconds is not None and job.finished_at is not None
     assert not Output.objects.filter(system=hosted.system).exists()
+
+
+# The backend tests' OpenAI-compatible fake, on 127.0.0.1.
+endpoint = server
+
+
+def hosted_on(server, items: int = 2, prompt: str = "{input}") -> HostedSystem:
+    """A system served by the fake endpoint on 127.0.0.1, saved without clean() (as a row
+    from before the rule would be)."""
+    hosted = hosted_template(items=items)
+    hosted.backend = "openai"
+    hosted.settings = {"base_url": server.base_url, "model": "m", "prompt_template": prompt}
+    hosted.settings |= {"max_retries": 0}
+    hosted.save()
+    return hosted
+
+
+def test_worker_refuses_an_internal_endpoint_without_the_setting(endpoint):
+    hosted = hosted_on(endpoint)
+    job = new_job(hosted)
+    with pytest.raises(ValueError, match="127.0.0.1 resolves to 127.0.0.1, not a public"):
+        run_job(job)
+    job.refresh_from_db()
+    assert job.status == "failed" and "HOSTED_ENDPOINT_ALLOWED_HOSTS" in job.error
+    assert not Output.objects.filter(system=hosted.system).exists()
+    assert endpoint.requests == []
+
+
+def test_worker_reaches_an_internal_endpoint_the_deployment_allows(endpoint, settings):
+    settings.HOSTED_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1"]
+    hosted = hosted_on(endpoint)
+    assert run_job(new_job(hosted))
+    assert Output.objects.filter(system=hosted.system).count() == 2
+    assert len(endpoint.requests) == 2
+
+
+def test_worker_stores_no_raw_error_body(endpoint, settings):
+    settings.HOSTED_ENDPOINT_ALLOWED_HOSTS = ["127.0.0.1"]
+    hosted = hosted_on(endpoint, items=1, prompt="500-page {input}")
+    job = new_job(hosted)
+    run_job(job)
+    job.refresh_from_db()
+    [[_, error]] = job.item_errors
+    size = len(INTERNAL_PAGE)
+    assert error.endswith(f"HTTP 500: no error message ({size} bytes of body, not shown)")
+    assert "hunter2" not in str(job.item_errors)

@@ -150,9 +150,9 @@ def production_environment(bin_dir: Path, home: Path, database_url: str, broker_
 
 
 # The production processes, as docs/production.md starts them: one worker
-# for both queues with beat embedded (-B), as on a single machine.
+# for every queue with beat embedded (-B), as on a single machine.
 WEB = "gunicorn evalsite.wsgi -w 2 -b 127.0.0.1:{port}"
-WORKER = "celery -A evalsite worker -B -Q default,generation --concurrency 1 --loglevel INFO"
+WORKER = "celery -A evalsite worker -B -Q default,long,generation --concurrency 1 --loglevel INFO"
 
 # The demo campaign flags HITs answered faster than its minimum and leaves them out of
 # rankings; the test's crowd workers answer in milliseconds, so the minimum is lifted.

@@ -1,8 +1,13 @@
 """The bundle (`manage.py bundle`) and ranking again from it alone (`manage.py rank --bundle`)."""
 
+import copy
 import hashlib
 import io
 import json
+import os
+import re
+import time
+import tracemalloc
 import zipfile
 
 import numpy as np
@@ -14,7 +19,7 @@ from ranking.bundle import CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS
 from ranking.export import write_csv
 from ranking.models import RankingRun
 from ranking.protocols import NAMES
-from ranking.rerank import rerank_bundle
+from ranking.rerank import BundleError, Limits, rerank_bundle
 from ranking.service import execute_run
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 
@@ -287,3 +292,240 @@ def test_bundle_round_trip_on_e2e_quality_ratings(e2e_data, tmp_path, capsys):
         assert reranked_results(again.rows) == stored[protocol]
         assert len(again.data.comparisons) == 29790
     assert len(stored["e2e"]) == 21
+
+
+# Hostile bundles: each refused by name, within seconds and bounded memory -------------------
+
+RUN = {
+    "id": 1,
+    "criterion": "quality",
+    "protocol": "e2e",
+    "repetitions": 10,
+    "seed": 0,
+    "results": [{"system": "a"}, {"system": "b"}],
+}
+
+
+def judgment_line(assignment: int, system: str, score: float, **fields) -> dict:
+    record = {"criterion": "quality", "assignment": assignment, "annotator": 1}
+    return {**record, "system": system, "score": score, "counted": True, **fields}
+
+
+JUDGMENT_LINES = [judgment_line(n // 2, "ab"[n % 2], (n * 37) % 100) for n in range(8)]
+
+
+def jsonl(records) -> bytes:
+    return "".join(json.dumps(record) + "\n" for record in records).encode()
+
+
+def base_members(**changed: bytes) -> dict[str, bytes]:
+    """A small bundle of format 1 (two systems, four HITs, one run), with members changed."""
+    members = {
+        "manifest.json": json.dumps({"format": FORMAT, "format_version": FORMAT_VERSION}).encode(),
+        "runs.json": json.dumps([RUN]).encode(),
+        JUDGMENTS: jsonl(JUDGMENT_LINES),
+    }
+    return {**members, **changed}
+
+
+def sealed_bundle(path, members: dict[str, bytes], declared: dict[str, int] | None = None):
+    """A bundle of these members with their true SHA-256 in SHA256SUMS; `declared` makes
+    the zip's directory state other inflated sizes than the members really have."""
+    sums = "".join(
+        f"{hashlib.sha256(data).hexdigest()}  {name}\n" for name, data in members.items()
+    )
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+        archive.writestr(CHECKSUMS, sums)
+        for name, size in (declared or {}).items():
+            archive.getinfo(name).file_size = size  # written in the directory on closing
+    return path
+
+
+def zeros_bundle(path, name: str, megabytes: int, declared: int | None = None):
+    """A real zip bomb: `megabytes` of zeros deflated a thousand to one, written as a
+    stream, listed in SHA256SUMS with their true SHA-256."""
+    chunk, digest = bytes(1 << 20), hashlib.sha256()
+    members = base_members()
+    members.pop(name, None)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        with archive.open(name, "w") as stream:
+            for _ in range(megabytes):
+                stream.write(chunk)
+                digest.update(chunk)
+        for other, data in members.items():
+            archive.writestr(other, data)
+        sums = [f"{hashlib.sha256(data).hexdigest()}  {other}" for other, data in members.items()]
+        archive.writestr(CHECKSUMS, "\n".join([*sums, f"{digest.hexdigest()}  {name}"]) + "\n")
+        if declared is not None:
+            archive.getinfo(name).file_size = declared
+    return path
+
+
+@pytest.fixture
+def bounded():
+    """Runs a callable under tracemalloc and returns (what it raised, seconds, peak MiB)."""
+
+    def run(call):
+        tracemalloc.start()
+        started = time.perf_counter()
+        try:
+            call()
+        except (BundleError, CommandError) as error:
+            raised = error
+        else:
+            raised = None
+        seconds = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1] / (1 << 20)
+        tracemalloc.stop()
+        print(f"hostile bundle: {seconds:.3f} s, peak {peak:.1f} MiB: {raised}")
+        assert peak < 32, f"{peak:.1f} MiB"
+        return raised, seconds, peak
+
+    return run
+
+
+def test_rank_bundle_small_valid_bundle_is_ranked(tmp_path):
+    (reranked,) = rerank_bundle(sealed_bundle(tmp_path / "b.zip", base_members()))
+    assert reranked.data.systems == ["a", "b"] and reranked.data.hits == 4
+
+
+def test_rank_bundle_refuses_a_zip_bomb_by_its_declared_sizes(tmp_path, bounded):
+    # A few kB that say they inflate to 3 GB: refused before a byte is inflated.
+    for name in ("manifest.json", CHECKSUMS):
+        bundle = sealed_bundle(tmp_path / "bomb.zip", base_members(), declared={name: 3 << 30})
+        error, _, _ = bounded(lambda bundle=bundle: call_command("rank", "--bundle", str(bundle)))
+        assert f"{name}: inflates to 3,221,225,472 bytes, more than the 67,108,864" in str(error)
+
+
+def test_rank_bundle_refuses_a_zip_bomb_by_its_ratio(tmp_path, bounded):
+    bundle = zeros_bundle(tmp_path / "bomb.zip", JUDGMENTS, megabytes=50)
+    error, _, _ = bounded(lambda: rerank_bundle(bundle))
+    assert "judgments.jsonl: compressed 1,0" in str(error) and "(a zip bomb?)" in str(error)
+
+
+def test_rank_bundle_refuses_a_document_past_its_cap(tmp_path, bounded):
+    # 50 MB of zeros in the manifest, with a 1 MB cap on what is read whole.
+    bundle = zeros_bundle(tmp_path / "bomb.zip", "manifest.json", megabytes=50)
+    limits = Limits(document_bytes=1 << 20, ratio=10_000)
+    error, _, _ = bounded(lambda: rerank_bundle(bundle, limits=limits))
+    assert "manifest.json: inflates to 52,428,800 bytes, more than the 1,048,576" in str(error)
+
+
+def test_rank_bundle_refuses_a_member_holding_more_than_it_declares(tmp_path, bounded):
+    # The directory says 1,000 bytes; zipfile inflates no more, and the CRC-32 fails.
+    bundle = zeros_bundle(tmp_path / "bomb.zip", JUDGMENTS, megabytes=50, declared=1000)
+    error, _, _ = bounded(lambda: rerank_bundle(bundle))
+    assert "judgments.jsonl: damaged, cannot be read (Bad CRC-32" in str(error)
+
+
+def test_rank_bundle_refuses_a_20_gb_member(tmp_path, bounded):
+    bundle = sealed_bundle(tmp_path / "big.zip", base_members(), declared={JUDGMENTS: 20 << 30})
+    error, _, _ = bounded(lambda: call_command("rank", "--bundle", str(bundle)))
+    assert "judgments.jsonl: inflates to 21,474,836,480 bytes, more than the 2,147,483,648" in str(
+        error
+    )
+
+
+def test_rank_bundle_refuses_200000_members_before_reading_the_directory(tmp_path, bounded):
+    bundle = tmp_path / "many.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("m", b"")
+        info = archive.getinfo("m")
+        for n in range(199_999):  # the directory lists the one member again under new names
+            twin = copy.copy(info)
+            twin.filename = f"m{n}"
+            archive.filelist.append(twin)
+    error, _, _ = bounded(lambda: call_command("rank", "--bundle", str(bundle)))
+    assert "the zip lists 200,000 members in a directory of 10,4" in str(error)
+    assert "a bundle has at most 32 in 65,536 bytes" in str(error)
+
+
+def test_rank_bundle_refuses_members_listed_twice(tmp_path):
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members())
+    with zipfile.ZipFile(bundle, "a") as archive, pytest.warns(UserWarning, match="Duplicate"):
+        archive.writestr(JUDGMENTS, b"")
+    with pytest.raises(BundleError, match="judgments.jsonl: in the bundle more than once"):
+        rerank_bundle(bundle)
+
+
+@pytest.mark.parametrize("repetitions", [10_000_000, 9, 10.5])
+def test_rank_bundle_caps_repetitions_as_everywhere(tmp_path, bounded, repetitions):
+    runs = json.dumps([{**RUN, "repetitions": repetitions}]).encode()
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members(**{"runs.json": runs}))
+    error, _, _ = bounded(lambda: rerank_bundle(bundle))
+    if isinstance(repetitions, int):
+        expected = (
+            f"runs.json, run 1: field 'repetitions' is {repetitions:,}, not within 10 to 10,000"
+        )
+    else:
+        expected = "runs.json, run 1: field 'repetitions' is a number, not an integer"
+    assert str(error) == expected
+
+
+def test_rank_bundle_refuses_deep_json(tmp_path, bounded):
+    deep = b"[" * 200_000 + b"]" * 200_000
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members(**{"runs.json": deep}))
+    error, _, _ = bounded(lambda: call_command("rank", "--bundle", str(bundle)))
+    assert str(error).endswith("runs.json: not JSON (nested too deeply)")
+    lines = jsonl(JUDGMENT_LINES[:2]) + deep + b"\n"
+    bundle = sealed_bundle(tmp_path / "c.zip", base_members(**{JUDGMENTS: lines}))
+    error, _, _ = bounded(lambda: rerank_bundle(bundle))
+    assert str(error) == "judgments.jsonl, line 3: not JSON (nested too deeply)"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("assignment", [1], "field 'assignment' is a list, not an integer"),
+        ("annotator", {"a": 1}, "field 'annotator' is an object, not an integer"),
+        ("system", ["a"], "field 'system' is a list, not a string"),
+        ("score", [50], "field 'score' is a list, not an integer or a number"),
+        ("score", True, "field 'score' is a boolean, not an integer or a number"),
+        ("counted", "yes", "field 'counted' is a string, not a boolean"),
+        ("criterion", ["quality"], "field 'criterion' is a list, not a string"),
+    ],
+)
+def test_rank_bundle_refuses_a_judgment_field_of_the_wrong_type(tmp_path, field, value, expected):
+    lines = [*JUDGMENT_LINES[:3], {**JUDGMENT_LINES[3], field: value}]
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members(**{JUDGMENTS: jsonl(lines)}))
+    with pytest.raises(CommandError) as raised:
+        call_command("rank", "--bundle", str(bundle))
+    assert str(raised.value) == f"{bundle}: judgments.jsonl, line 4: {expected}"
+
+
+@pytest.mark.parametrize(
+    ("run", "expected"),
+    [
+        ({**RUN, "criterion": ["quality"]}, "run 1: field 'criterion' is a list, not a string"),
+        ({**RUN, "seed": [0]}, "run 1: field 'seed' is a list, not an integer"),
+        ({**RUN, "seed": -1}, "run 1: field 'seed' is -1, not within 0 to 2**63 - 1"),
+        ({**RUN, "results": {}}, "run 1: field 'results' is an object, not a list"),
+        ({**RUN, "results": [{"system": []}]}, "run 1, result 1: field 'system' is a list"),
+        ({"id": 1}, "run 1: no field 'criterion'"),
+        ("run", "run 1: not a JSON object but a string"),
+    ],
+)
+def test_rank_bundle_refuses_a_run_field_of_the_wrong_type(tmp_path, run, expected):
+    runs = json.dumps([run]).encode()
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members(**{"runs.json": runs}))
+    with pytest.raises(BundleError, match=re.escape(f"runs.json, {expected}")):
+        rerank_bundle(bundle)
+
+
+def test_rank_bundle_refuses_a_line_past_its_cap_and_nan(tmp_path, bounded):
+    long_line = jsonl([judgment_line(9, "a", 1, note=os.urandom(1 << 20).hex())])
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members(**{JUDGMENTS: long_line}))
+    error, _, _ = bounded(lambda: rerank_bundle(bundle))
+    assert str(error) == "judgments.jsonl, line 1: longer than the 1,048,576 bytes a line may be"
+    nan = jsonl(JUDGMENT_LINES[:1]).replace(b'"score": 0', b'"score": NaN')
+    bundle = sealed_bundle(tmp_path / "c.zip", base_members(**{JUDGMENTS: nan}))
+    with pytest.raises(BundleError, match="line 1: not JSON \\(NaN is not a JSON number\\)"):
+        rerank_bundle(bundle)
+
+
+def test_rank_bundle_refuses_more_judgments_than_its_cap(tmp_path):
+    bundle = sealed_bundle(tmp_path / "b.zip", base_members())
+    with pytest.raises(BundleError, match="judgments.jsonl, line 8: more than the 7 judgments"):
+        rerank_bundle(bundle, limits=Limits(judgments=7))

@@ -75,6 +75,22 @@ def test_compute_queues_a_metric_run(organiser, django_capture_on_commit_callbac
     assert "Metric run #" in page and 'http-equiv="refresh"' in page
 
 
+def test_compute_three_clicks_make_one_metric_run(organiser, django_capture_on_commit_callbacks):
+    campaign = make_campaign()
+    url = reverse("ranking:metrics_compute", args=[campaign.slug])
+    with django_capture_on_commit_callbacks() as callbacks:
+        for _ in range(3):
+            assert organiser.send("POST", url, {"criterion": "quality"}).status_code == 302
+    run = MetricRun.objects.get(campaign=campaign)  # one run, not three
+    assert run.status == "queued"
+    assert len(callbacks) == 1  # and one message to the workers
+    # Once it has finished, the next click queues a new run.
+    MetricRun.objects.filter(pk=run.pk).update(status="done")
+    organiser.send("POST", url, {"criterion": "quality"})
+    assert MetricRun.objects.filter(campaign=campaign, status="queued").count() == 1
+    assert MetricRun.objects.filter(campaign=campaign).count() == 2
+
+
 def test_compute_outsiders_and_wrong_method(client, organiser):
     campaign = make_campaign()
     url = reverse("ranking:metrics_compute", args=[campaign.slug])

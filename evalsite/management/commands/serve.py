@@ -23,7 +23,7 @@ def exit_on_signal(signum, frame):
 class Command(BaseCommand):
     help = (
         "Run the whole platform on one machine: migrate, build the demo campaign, start a "
-        "Celery worker process (both queues), and serve the site."
+        "Celery worker process (every queue), and serve the site."
     )
 
     def add_arguments(self, parser):

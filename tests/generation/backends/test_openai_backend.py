@@ -2,7 +2,13 @@
 
 The server echoes the prompt; a prompt can script a failure: "503-once" fails the first
 attempt, "503-always" every attempt, "429-once" rate-limits once with Retry-After,
-"400-always" is a bad request, "slow" answers after the client's timeout.
+"400-always" is a bad request, "slow" answers after the client's timeout, "500-page" is an
+internal service's error page, "400-long" a long error message. With `redirect_to` set it
+answers every request with a 302 to that URL.
+
+The server is on loopback, which endpoints may reach only where the deployment allows the
+host (HOSTED_ENDPOINT_ALLOWED_HOSTS): the backends here are built with LOOPBACK, and the
+tests of the rule itself without.
 """
 
 import json
@@ -14,13 +20,22 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from generation.backends import SecretEnvPolicy, TypedInput, check_settings, make_backend
-from generation.backends.openai_backend import OpenAIBackend, OpenAISettings
+from generation.backends import (
+    PUBLIC_ONLY,
+    EndpointPolicy,
+    SecretEnvPolicy,
+    TypedInput,
+    check_settings,
+    make_backend,
+)
+from generation.backends.openai_backend import MAX_ERROR_CHARS, OpenAIBackend, OpenAISettings
 
 from .inputs import make_mr
 
 RESPONSE_DELAY = 0.05  # seconds, so that concurrent requests overlap
 TEST_SECRETS = SecretEnvPolicy(prefix="EVAL_TEST_")
+LOOPBACK = EndpointPolicy.allowing(["127.0.0.1"])
+INTERNAL_PAGE = b"<html>db-password=hunter2 on redis://10.0.0.3</html>"
 
 
 class FakeOpenAIServer:
@@ -30,6 +45,7 @@ class FakeOpenAIServer:
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
+        self.redirect_to: str | None = None
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self.httpd.daemon_threads = True
         # A short poll interval: shutdown() waits for the next poll.
@@ -79,6 +95,12 @@ class FakeOpenAIServer:
                 self.in_flight -= 1
 
     def _answer(self, request, prompt: str, attempt: int, *, chat: bool) -> None:
+        if self.redirect_to:
+            return self._send(request, 302, {}, location=self.redirect_to)
+        if "500-page" in prompt:
+            return self._send(request, 500, INTERNAL_PAGE)
+        if "400-long" in prompt:
+            return self._send(request, 400, {"error": {"message": "\x1b[31m" + "x" * 1000}})
         if "503-always" in prompt or ("503-once" in prompt and attempt == 1):
             return self._send(request, 503, {"error": {"message": "overloaded"}})
         if "429-once" in prompt and attempt == 1:
@@ -93,14 +115,23 @@ class FakeOpenAIServer:
         choice = {"message": {"role": "assistant", "content": text}} if chat else {"text": text}
         self._send(request, 200, {"choices": [choice]})
 
-    def _send(self, request, status: int, payload: dict, retry_after: str | None = None) -> None:
-        data = json.dumps(payload).encode()
+    def _send(
+        self,
+        request,
+        status: int,
+        payload: dict | bytes,
+        retry_after: str | None = None,
+        location: str | None = None,
+    ) -> None:
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         self._landed(request)
         request.send_response(status)
         request.send_header("Content-Type", "application/json")
         request.send_header("Content-Length", str(len(data)))
         if retry_after is not None:
             request.send_header("Retry-After", retry_after)
+        if location is not None:
+            request.send_header("Location", location)
         request.end_headers()
         request.wfile.write(data)
 
@@ -116,9 +147,19 @@ def server(monkeypatch):
     fake.httpd.server_close()
 
 
-def backend_for(server: FakeOpenAIServer, secret_env=TEST_SECRETS, **settings):
+@pytest.fixture
+def other_server():
+    """A second server, on another port: where a redirect would send the request."""
+    fake = FakeOpenAIServer()
+    fake.thread.start()
+    yield fake
+    fake.httpd.shutdown()
+    fake.httpd.server_close()
+
+
+def backend_for(server: FakeOpenAIServer, secret_env=TEST_SECRETS, endpoints=LOOPBACK, **settings):
     defaults = {"base_url": server.base_url, "model": "tiny", "backoff_initial": 0.01}
-    return make_backend("openai", {**defaults, **settings}, secret_env)
+    return make_backend("openai", {**defaults, **settings}, secret_env, endpoints)
 
 
 def prompt_input(text: str) -> TypedInput:
@@ -194,6 +235,7 @@ def test_openai_connection_refused_is_a_per_input_error():
         "openai",
         {"base_url": f"http://127.0.0.1:{port}/v1", "model": "m", "max_retries": 1,
          "backoff_initial": 0.01},
+        endpoints=LOOPBACK,
     )  # fmt: skip
     [result] = backend.generate([make_mr()])
     assert result.text is None and "connection failed" in result.error
@@ -299,3 +341,106 @@ def test_openai_invalid_settings_name_the_setting(settings, setting_named):
         check_settings("openai", settings)
     with pytest.raises(ValueError, match=f"'{setting_named}'"):
         make_backend("openai", settings)
+
+
+# Endpoints that cannot reach inside ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "http://127.0.0.1:{port}/v1",
+        "http://localhost:{port}/v1",
+        "http://[::1]:{port}/v1",
+        "http://[::ffff:127.0.0.1]:{port}/v1",
+        "http://169.254.169.254/latest/meta-data",
+        "http://10.0.0.5/v1",
+        "http://192.168.1.20:8000/v1",
+        "http://100.64.0.1/v1",
+        "http://0.0.0.0:{port}/v1",
+        "https://224.0.0.1/v1",
+    ],
+)
+def test_openai_refuses_an_internal_endpoint_without_the_setting(server, base_url):
+    url = base_url.format(port=server.httpd.server_address[1])
+    settings = {"base_url": url, "model": "m"}
+    for build in (check_settings, make_backend):
+        with pytest.raises(ValueError, match="'base_url' .* not a public address") as error:
+            build("openai", settings, TEST_SECRETS, PUBLIC_ONLY)
+        assert "HOSTED_ENDPOINT_ALLOWED_HOSTS" in str(error.value)
+    assert server.requests == []
+
+
+def test_openai_allows_an_internal_host_the_deployment_names(server):
+    settings = {"base_url": server.base_url, "model": "m"}
+    check_settings("openai", settings, TEST_SECRETS, EndpointPolicy.allowing([" 127.0.0.1 "]))
+    # By name as written in the URL: allowing localhost does not allow 127.0.0.1.
+    with pytest.raises(ValueError, match="not a public address"):
+        check_settings("openai", settings, TEST_SECRETS, EndpointPolicy.allowing(["localhost"]))
+
+
+def test_openai_unresolvable_host_is_refused_unless_allowed_by_name():
+    settings = {"base_url": "http://gpu-box.invalid:8000/v1", "model": "m"}
+    with pytest.raises(ValueError, match="'base_url' .*gpu-box.invalid does not resolve from here"):
+        check_settings("openai", settings)
+    check_settings("openai", settings, endpoints=EndpointPolicy.allowing(["GPU-box.invalid"]))
+
+
+def test_openai_worker_checks_the_endpoint_again_before_each_request(server):
+    # Settings saved before the rule (or a name that resolves elsewhere now) reach nothing.
+    backend = OpenAIBackend(OpenAISettings(base_url=server.base_url, model="m"), TEST_SECRETS)
+    [result] = backend.generate([make_mr()])
+    assert result.text is None
+    assert "127.0.0.1 resolves to 127.0.0.1, not a public address" in result.error
+    assert server.requests == []
+
+
+def test_openai_checks_every_address_of_a_name_and_connects_to_the_one_checked(server, monkeypatch):
+    port = server.httpd.server_address[1]
+    resolve = socket.getaddrinfo
+
+    def fake_dns(host, *args, **kwargs):  # DNS is outside: llm.test is public, then loopback
+        if host == "llm.test":
+            stream = (socket.AF_INET, socket.SOCK_STREAM, 6, "")
+            return [(*stream, ("93.184.215.14", port)), (*stream, ("127.0.0.1", port))]
+        return resolve(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", fake_dns)
+    settings = {"base_url": f"http://llm.test:{port}/v1", "model": "m"}
+    with pytest.raises(ValueError, match="llm.test resolves to 127.0.0.1, not a public"):
+        check_settings("openai", settings)
+    # Allowed by name, the request goes to the first address checked, under the host's name.
+    backend = make_backend("openai", settings, endpoints=EndpointPolicy.allowing(["llm.test"]))
+
+    def rebound(host, *args, **kwargs):  # the name moved to loopback, allowed by name
+        return resolve("127.0.0.1" if host == "llm.test" else host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebound)
+    [result] = backend.generate([make_mr()])
+    assert result.text.startswith("echo:"), result.error
+    assert server.requests[0]["headers"]["Host"] == f"llm.test:{port}"
+
+
+def test_openai_follows_no_redirect_and_sends_the_key_nowhere_else(
+    server, other_server, monkeypatch
+):
+    monkeypatch.setenv("EVAL_TEST_API_KEY", "sk-test-123")
+    server.redirect_to = other_server.base_url + "/chat/completions"
+    backend = backend_for(server, api_key_env="EVAL_TEST_API_KEY")
+    results = backend.generate([make_mr(name=f"Place {n}") for n in range(3)])
+    assert all(result.text is None for result in results)
+    assert "HTTP 302: the endpoint redirects, and redirects are not followed" in results[0].error
+    assert len(server.requests) == 3  # not retried
+    assert other_server.requests == []
+
+
+def test_openai_error_bodies_are_never_shown_raw(server):
+    page, long = backend_for(server, max_retries=0).generate(
+        [prompt_input("500-page"), prompt_input("400-long")]
+    )
+    assert page.error == (
+        f"failed after 1 attempts: HTTP 500: no error message ({len(INTERNAL_PAGE)} bytes of "
+        "body, not shown)"
+    )
+    assert "hunter2" not in page.error
+    assert long.error == "HTTP 400: " + "[31m" + "x" * (MAX_ERROR_CHARS - 4) + "..."
