@@ -26,9 +26,9 @@ class SessionStore(signed_cookies.SessionStore):
     def load(self) -> dict:
         data = super().load()
         if USER_KEY in data and not self._is_live(data.get(LIVE_KEY)):
-            # A login whose row is gone: logged out, or expired. Start an empty session,
-            # which the response writes over the stale cookie.
-            self.create()
+            # A login whose row is gone: logged out, or expired. The session is empty, and
+            # the response deletes the stale cookie.
+            self._session_key = None
             return {}
         return data
 
