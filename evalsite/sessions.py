@@ -33,16 +33,15 @@ class SessionStore(signed_cookies.SessionStore):
         return data
 
     def save(self, must_create: bool = False) -> None:
-        data = self._get_session()
-        if USER_KEY in data:
+        if USER_KEY in self:
             expires = self.get_expiry_date()
-            if LIVE_KEY in data:
-                Session.objects.filter(session_key=data[LIVE_KEY]).update(expire_date=expires)
+            if LIVE_KEY in self:
+                Session.objects.filter(session_key=self[LIVE_KEY]).update(expire_date=expires)
             else:
-                data[LIVE_KEY] = get_random_string(32, VALID_KEY_CHARS)
+                self[LIVE_KEY] = get_random_string(32, VALID_KEY_CHARS)
                 Session.objects.create(
-                    session_key=data[LIVE_KEY],
-                    session_data=str(data[USER_KEY]),
+                    session_key=self[LIVE_KEY],
+                    session_data=str(self[USER_KEY]),
                     expire_date=expires,
                 )
         super().save(must_create)
@@ -58,7 +57,7 @@ class SessionStore(signed_cookies.SessionStore):
         super().cycle_key()
 
     def _end_login(self) -> None:
-        key = self._get_session().pop(LIVE_KEY, None)
+        key = self.pop(LIVE_KEY, None)
         if key:
             Session.objects.filter(session_key=key).delete()
 
