@@ -8,6 +8,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.contrib.sessions.models import Session
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -70,9 +72,13 @@ def test_session_from_before_login_does_not_carry_the_login():
     assert Session.objects.count() == 1
 
 
-def test_session_of_an_annotator_stays_a_signed_cookie_without_a_row(worker):
+def test_session_of_an_annotator_stays_a_signed_cookie_without_a_row(worker, campaign):
     signed = worker.cookies[COOKIE].value
     assert signed.count(":") >= 2  # Django's signed value: data:timestamp:signature
+    with CaptureQueriesContext(connection) as queries:
+        page = worker.get(reverse("annotation:entry", args=[campaign.slug, "quality"]))
+    assert page.status_code in (200, 302)
+    assert not [query for query in queries if "django_session" in query["sql"]]
     assert not Session.objects.exists()
 
 
