@@ -103,7 +103,8 @@ SECRET_KEY_MIN_DISTINCT = 5
 
 def secret_key_problem(key: str) -> str:
     """Why `key` cannot sign production's sessions, or "" when it can."""
-    if not key or key in DEVELOPMENT_SECRET_KEYS:
+    # startproject's keys start with django-insecure-: made for development, maybe public.
+    if not key or key in DEVELOPMENT_SECRET_KEYS or key.startswith("django-insecure-"):
         return "is not set (or is a public development key)"
     if len(key) < SECRET_KEY_MIN_LENGTH or len(set(key)) < SECRET_KEY_MIN_DISTINCT:
         return (

@@ -72,7 +72,11 @@ def test_settings_without_secret_key_refuse_to_start(tmp_path):
     assert "DEBUG=true" in result.stderr
 
 
-@pytest.mark.parametrize("key", settings.DEVELOPMENT_SECRET_KEYS)
+@pytest.mark.parametrize(
+    "key",
+    [*settings.DEVELOPMENT_SECRET_KEYS, "django-insecure-" + secrets.token_urlsafe(50)],
+    ids=["old-settings-default", "bin-serve", "startproject"],
+)
 def test_settings_refuse_a_public_development_key(tmp_path, key):
     result = run_python("import django; django.setup()", clean_env(tmp_path, SECRET_KEY=key))
     assert "ImproperlyConfigured: SECRET_KEY is not set (or is a public" in result.stderr
