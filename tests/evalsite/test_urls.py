@@ -10,7 +10,10 @@ see).
 
 import pytest
 from django.apps import apps
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import HttpResponse
+from django.test import override_settings
+from django.urls import URLPattern, URLResolver, get_resolver, path, reverse
 
 from annotation.models import Campaign
 from tests.factories import make_judged_hit, make_system_set
@@ -94,18 +97,45 @@ def row_counts() -> dict[str, int]:
     return {model._meta.label: model.objects.count() for model in apps.get_models()}
 
 
+def answered_otherwise(person, urls: dict[str, int]) -> dict[str, tuple[int, int]]:
+    """The addresses whose GET or POST answer differs from the one due: (GET, POST)."""
+    wrong = {}
+    for url, due in urls.items():
+        got = person.get(url).status_code
+        # A POST-only check inside the admin may answer 405 first: nothing is done either way.
+        sent = person.send("POST", url, POSTED).status_code
+        if got != due or sent not in (due, 405):
+            wrong[url] = (got, sent)
+    return wrong
+
+
 def test_every_organiser_url_refuses_staff_without_permissions(clerk):
     campaign, _, items = make_system_set(systems=3, items=2)
     make_judged_hit(list(items[0].outputs.order_by("system__name")), [300, 100, 50])
     before = row_counts()
     urls = organiser_urls(campaign)
     assert len(urls) > 60  # the admin's pages of every model, and ours
-    refused = {}
-    for url, due in urls.items():
-        got = clerk.get(url).status_code
-        # A POST-only check inside the admin may answer 405 first: nothing is done either way.
-        sent = clerk.send("POST", url, POSTED).status_code
-        if got != due or sent not in (due, 405):
-            refused[url] = (got, sent)
-    assert refused == {}
+    assert answered_otherwise(clerk, urls) == {}
     assert row_counts() == before
+
+
+@staff_member_required
+def unchecked(request, slug):
+    return HttpResponse(f"{slug}: for any staff member")
+
+
+# The project's addresses and one page that checks only staff status, as the results pages
+# did before they checked permissions.
+urlpatterns = [
+    *get_resolver("evalsite.urls").url_patterns,
+    path("gap/<slug:slug>/", unchecked, name="gap"),
+]
+
+
+@override_settings(ROOT_URLCONF=__name__)
+def test_every_organiser_url_walk_finds_a_page_that_checks_only_staff_status(clerk):
+    campaign = make_system_set(systems=2, items=1)[0]
+    urls = organiser_urls(campaign)
+    gap = f"/gap/{campaign.slug}/"
+    assert urls[gap] == 403
+    assert answered_otherwise(clerk, {gap: 403}) == {gap: (200, 200)}
