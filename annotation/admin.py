@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
@@ -23,7 +22,7 @@ from .forms_admin import (
     InvitationForm,
     JudgmentExportForm,
 )
-from .identity import invite, invite_path, prolific_entry_url, set_excluded
+from .identity import invite, invite_path, prolific_entry_url, set_excluded, site_url
 from .importers import import_items, import_outputs
 from .models import (
     Annotator,
@@ -65,6 +64,7 @@ class CampaignCriterionInline(admin.TabularInline):
         "is_open",
         "question",
         "comprehension_check",
+        "follow_up_url",
         "coverage_required",
         "composition",
         "balanced_share",
@@ -220,8 +220,8 @@ class CampaignAdmin(RecountAfterEdits):
         )
 
     @admin.action(
-        description="Review Prolific submissions (approve who passed, reject who failed, "
-        "release returned places)",
+        description="Review Prolific submissions (flag who is not in the study, approve who"
+        " passed with counted work, reject who failed, release returned places)",
         permissions=["change"],
     )
     def review_prolific_submissions(self, request, queryset):
@@ -264,7 +264,7 @@ class CampaignAdmin(RecountAfterEdits):
         form = InvitationForm(request.POST or None)
         invited = []
         if request.method == "POST" and form.is_valid():
-            root = settings.SITE_ROOT.rstrip("/")
+            root = site_url(request)  # the host the organiser reached the admin at
             criteria = list(campaign.criteria.order_by("criterion"))
             for name in form.cleaned_data["names"]:
                 annotator = invite(campaign, name)
@@ -472,11 +472,19 @@ class AnnotatorAdmin(admin.ModelAdmin):
         "campaign",
         "source",
         "is_excluded",
+        "prolific_check",
         ("failed_attention_at", admin.EmptyFieldListFilter),
     ]
     list_select_related = ["campaign"]
     search_fields = ["external_id", "name"]
-    readonly_fields = ["token", "study_data", "attention", "failed_attention_at", "created_at"]
+    readonly_fields = [
+        "token",
+        "study_data",
+        "prolific_check",
+        "attention",
+        "failed_attention_at",
+        "created_at",
+    ]
     actions = ["exclude_from_rankings", "include_in_rankings"]
 
     def get_queryset(self, request):

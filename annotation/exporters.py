@@ -188,7 +188,7 @@ def e2e_header(k: int, prefix: str) -> list[str]:
     n = range(1, k + 1)
     return [
         *("_unit_id", "_created_at", "_id", "_started_at", "_tainted", "_channel", "_trust"),
-        *("_worker_id", "_country", "_region", "_city", "_ip"),
+        "_worker_id",
         *(f"check{i}" for i in n),
         *(f"{prefix}{i}" for i in n),
         *(f"check{i}_gold" for i in n),

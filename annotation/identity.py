@@ -3,8 +3,9 @@
 Crowd workers arrive with their platform's query parameters (Prolific: PROLIFIC_PID,
 STUDY_ID, SESSION_ID; Mechanical Turk: workerId, assignmentId, hitId); invited annotators
 with their private token. The first visit finds or creates the Annotator row, and the
-browser session remembers it per campaign, so later pages need no parameters; a worker
-who comes back through the platform's link (any browser) is the same row again.
+browser session remembers it per campaign, so later pages need no parameters. A Prolific
+worker who comes back through the platform's link is the same row again only with the
+session id they first came with (any browser), or in the browser that holds them.
 """
 
 from urllib.parse import quote
@@ -15,21 +16,64 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.urls import reverse
 
 from .loads import lock_criteria, shift_loads
-from .models import Annotator, Campaign, CampaignCriterion, Screening
+from .models import Annotator, Campaign, CampaignCriterion, ProlificCheck, Screening
 
 SESSION_KEY = "annotators"  # {campaign id: annotator id}
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
 
 
-def annotator_from_link(campaign: Campaign, source: str, external_id: str, study: dict):
-    """The annotator a crowd platform's link names, created on the first visit."""
-    annotator, created = Annotator.objects.get_or_create(
-        campaign=campaign, source=source, external_id=external_id, defaults={"study_data": study}
+class EntryRefused(Exception):
+    """An entry link that may not name the annotator it claims; the message tells the
+    visitor why."""
+
+
+ANOTHER_SESSION = (
+    "This Prolific ID has already started this study in another Prolific session. Please"
+    " carry on in the browser where you started, or contact the researchers through Prolific."
+)
+ANOTHER_STUDY = (
+    "This link belongs to another Prolific study. Please start again from the study's page"
+    " on Prolific."
+)
+
+
+def annotator_from_link(
+    campaign: Campaign,
+    source: str,
+    external_id: str,
+    study: dict | None,
+    remembered_id: int | None = None,
+) -> Annotator:
+    """The annotator a crowd platform's link names, created on the first visit with what the
+    link says of their study (`study`), which no later entry changes.
+
+    A Prolific id is public, so it is a claim, not a credential: a later entry reaches the
+    annotator only with the session id of the first (the same participant on another
+    device), or from the browser session that holds them already (`remembered_id`); any
+    other raises EntryRefused. Where the campaign can ask Prolific, a new annotator's work
+    counts only once Prolific confirms them (prolific.py)."""
+    study = study or {}
+    prolific = source == Annotator.Source.PROLIFIC
+    if (
+        prolific
+        and campaign.prolific_study_id
+        and study.get("study_id") != campaign.prolific_study_id
+    ):
+        raise EntryRefused(ANOTHER_STUDY)
+    check = (
+        ProlificCheck.AWAITING if prolific and campaign.asks_prolific else ProlificCheck.NOT_ASKED
     )
-    if not created and study and annotator.study_data != study:
-        annotator.study_data = study
-        annotator.save(update_fields=["study_data"])
-    return annotator
+    annotator, created = Annotator.objects.get_or_create(
+        campaign=campaign,
+        source=source,
+        external_id=external_id,
+        defaults={"study_data": study, "prolific_check": check},
+    )
+    if created or not prolific or annotator.pk == remembered_id:
+        return annotator
+    if annotator.study_data.get("session_id", "") == study.get("session_id", ""):
+        return annotator
+    raise EntryRefused(ANOTHER_SESSION)
 
 
 def invited_annotator(campaign: Campaign, token: str) -> Annotator | None:
@@ -86,10 +130,18 @@ PROLIFIC_PLACEHOLDERS = (
 )
 
 
-def prolific_entry_url(criterion: CampaignCriterion) -> str:
+def site_url(request=None) -> str:
+    """The site's address, no trailing slash: the host the request came to where there is
+    one, else the SITE_URL setting ("" when unset: links are then paths)."""
+    if request is not None:
+        return request.build_absolute_uri("/").rstrip("/")
+    return settings.SITE_URL
+
+
+def prolific_entry_url(criterion: CampaignCriterion, request=None) -> str:
     """The study URL an organiser pastes into Prolific for one criterion."""
     entry = reverse("annotation:entry", args=[criterion.campaign.slug, criterion.criterion])
-    return f"{settings.SITE_ROOT.rstrip('/')}{entry}?{PROLIFIC_PLACEHOLDERS}"
+    return f"{site_url(request)}{entry}?{PROLIFIC_PLACEHOLDERS}"
 
 
 def invite_path(annotator: Annotator, criterion_name: str) -> str:
@@ -101,23 +153,41 @@ def invite_path(annotator: Annotator, criterion_name: str) -> str:
 FAILING_FLAGGED_SHARE = 0.5
 
 
-def passes_checks(annotator: Annotator) -> bool:
-    """The verdict the completion code carries: not excluded by an organiser, not screened
-    out by a comprehension check, and fewer than FAILING_FLAGGED_SHARE of their submitted
-    HITs flagged."""
+# Why an annotator's work does not pass the checks (failed_check): the completion page
+# tells them which.
+EXCLUDED, FAILED_ATTENTION, FAILED_COMPREHENSION, TOO_FAST = (
+    "excluded",
+    "attention",
+    "comprehension",
+    "too fast",
+)
+
+
+def failed_check(annotator: Annotator) -> str:
+    """Why the completion code is the failed one, or "" when the work passes: excluded by
+    an organiser or by the attention checks, screened out by a comprehension check, or at
+    least FAILING_FLAGGED_SHARE of their submitted HITs flagged."""
     if annotator.is_excluded:
-        return False
+        return FAILED_ATTENTION if annotator.failed_attention_at is not None else EXCLUDED
     if annotator.screenings.filter(passed=False, attempts__gte=Screening.MAX_ATTEMPTS).exists():
-        return False
+        return FAILED_COMPREHENSION
     counts = annotator.assignments.submitted().aggregate(
         done=Count("id"), flagged=Count("id", filter=~Q(flag=""))
     )
-    return not counts["done"] or counts["flagged"] / counts["done"] < FAILING_FLAGGED_SHARE
+    if counts["done"] and counts["flagged"] / counts["done"] >= FAILING_FLAGGED_SHARE:
+        return TOO_FAST
+    return ""
 
 
-def completion_code(annotator: Annotator) -> str:
+def passes_checks(annotator: Annotator) -> bool:
+    return not failed_check(annotator)
+
+
+def completion_code(annotator: Annotator, failure: str | None = None) -> str:
+    """The code for `failure` (failed_check's, worked out here when not given)."""
     campaign = annotator.campaign
-    return campaign.completion_code if passes_checks(annotator) else campaign.failed_completion_code
+    failure = failed_check(annotator) if failure is None else failure
+    return campaign.failed_completion_code if failure else campaign.completion_code
 
 
 def completion_url(annotator: Annotator, code: str) -> str:
@@ -130,19 +200,38 @@ def completion_url(annotator: Annotator, code: str) -> str:
 def set_excluded(annotator: Annotator, excluded: bool) -> None:
     """Leave the annotator's judgments out of rankings (or take them back in), recorded as
     a change of the criteria they worked on."""
+    set_counting(annotator, is_excluded=excluded)
+
+
+def set_prolific_check(annotator: Annotator, check: str) -> None:
+    """Record what Prolific says of the annotator; their judgments count only once it
+    confirms them (models.COUNTED_CHECKS)."""
+    set_counting(annotator, prolific_check=check)
+
+
+def set_counting(annotator: Annotator, **fields) -> None:
+    """Set fields of the annotator that decide whether their work counts (Annotator.counts);
+    when that changes, move the loads of their submitted, unflagged HITs and record the
+    change on the criteria they worked on, in the same transaction."""
     with transaction.atomic():
-        criteria = CampaignCriterion.objects.filter(
-            campaign_id=annotator.campaign_id,
-            criterion__in=annotator.assignments.submitted().values("hit__criterion"),
-        )
-        locked = lock_criteria(criteria)
-        changes = Annotator.objects.filter(pk=annotator.pk).exclude(is_excluded=excluded)
-        if changes.update(is_excluded=excluded):
-            for criterion in locked:
-                # Their unflagged HITs stop (or start again) counting towards balance.
-                counted = annotator.assignments.submitted().filter(
-                    flag="", hit__criterion=criterion.criterion
-                )
-                shift_loads(criterion, counted, -1 if excluded else +1)
-        annotator.is_excluded = excluded
-        criteria.record_judgments_change()
+        # Every criterion of the campaign, not only those with their work so far: a
+        # submission takes its criterion's lock, so none lands unseen between the two.
+        locked = lock_criteria(CampaignCriterion.objects.filter(campaign_id=annotator.campaign_id))
+        row = Annotator.objects.get(pk=annotator.pk)
+        counted_before = row.counts
+        for name, value in fields.items():
+            setattr(row, name, value)
+            setattr(annotator, name, value)
+        Annotator.objects.filter(pk=annotator.pk).update(**fields)
+        if row.counts == counted_before:
+            return
+        changed = []
+        for criterion in locked:
+            # Their unflagged HITs stop (or start again) counting towards balance.
+            hits = annotator.assignments.submitted().filter(
+                flag="", hit__criterion=criterion.criterion
+            )
+            if hits.exists():
+                shift_loads(criterion, hits, +1 if row.counts else -1)
+                changed.append(criterion.pk)
+        CampaignCriterion.objects.filter(pk__in=changed).record_judgments_change()

@@ -92,12 +92,15 @@ class Campaign(models.Model):
         " one who cannot reach it after enough checks is left out of rankings.",
     )
     assignment_timeout_minutes = models.PositiveIntegerField(default=30)
-    # Prolific takes several completion codes per study, each with its own action: set the
-    # study to approve the first and to reject (or review) the second.
+    # Prolific takes several completion codes per study, each with its own action. The codes
+    # are public once one participant has seen them: where the campaign names its study and
+    # token, set both to "manually review", and the review (prolific.py) decides who is paid.
     completion_code = models.CharField(
         max_length=40,
         default=new_completion_code,
-        help_text="Given to annotators whose work passes the checks.",
+        help_text="Given to annotators whose work passes the checks. Where the campaign names"
+        " its Prolific study and token, set this code (and the failed one) to manual review on"
+        " Prolific: the review approves only annotators with counted work who pass the checks.",
     )
     prolific_study_id = models.CharField(
         max_length=40, blank=True, help_text="The study on Prolific, to review its submissions."
@@ -108,6 +111,8 @@ class Campaign(models.Model):
         help_text="The environment variable that holds the Prolific API token (its name must"
         " start with the deployment's HOSTED_SECRET_ENV_PREFIX, EVAL_SECRET_ by default).",
     )
+    # When the sweep last asked Prolific which participants are in the study (prolific.py).
+    prolific_polled_at = models.DateTimeField(null=True, blank=True, editable=False)
     failed_completion_code = models.CharField(
         max_length=40,
         default=new_completion_code,
@@ -127,6 +132,12 @@ class Campaign(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def asks_prolific(self) -> bool:
+        """Whether the campaign names its Prolific study and API token, so Prolific can say
+        which participants are in the study (prolific.py)."""
+        return bool(self.prolific_study_id and self.prolific_token_env)
 
 
 def shows_input(criterion_name: str) -> bool:
@@ -180,6 +191,15 @@ class CampaignCriterion(models.Model):
         help_text="Before their first HIT, annotators score a worked pair (a sentence and a"
         " degraded copy of it); those who put the copy above the sentence twice get no HITs"
         " and the failed completion code.",
+    )
+    follow_up_url = models.URLField(
+        "optional next study",
+        max_length=500,
+        blank=True,
+        help_text="Empty (the default): the completion page offers only the way back to"
+        " Prolific with the code. Set: it also offers this address, after the code and"
+        " marked optional, to annotators who passed, e.g. the Prolific study of the other"
+        " criterion, so they can choose to take part in it as a study of its own.",
     )
     coverage_required = models.BooleanField(
         default=True,
@@ -321,6 +341,20 @@ class Output(models.Model):
         return f"{self.system.name}: {self.text[:60]}"
 
 
+class ProlificCheck(models.TextChoices):
+    """Whether Prolific vouches for a Prolific annotator (prolific.py). Only campaigns that
+    name their study and API token can ask, so elsewhere it stays NOT_ASKED."""
+
+    NOT_ASKED = "", "Not asked"
+    AWAITING = "awaiting", "Awaiting Prolific's confirmation"
+    CONFIRMED = "confirmed", "Confirmed: a submission in the study"
+    NOT_IN_STUDY = "not_in_study", "Flagged: no submission in the study from this session"
+
+
+# The annotators whose work can count: Prolific has confirmed them, or was never asked.
+COUNTED_CHECKS = (ProlificCheck.NOT_ASKED, ProlificCheck.CONFIRMED)
+
+
 class Annotator(models.Model):
     class Source(models.TextChoices):
         PROLIFIC = "prolific", "Prolific"
@@ -337,7 +371,17 @@ class Annotator(models.Model):
     is_excluded = models.BooleanField(
         default=False, help_text="Excluded annotators' judgments are left out of rankings."
     )
+    # What the entry link said on the first visit (Prolific: study and session id); a later
+    # entry never changes it, and a Prolific entry must bring the same session id.
     study_data = models.JSONField(default=dict, blank=True)
+    prolific_check = models.CharField(
+        max_length=12,
+        choices=ProlificCheck.choices,
+        default=ProlificCheck.NOT_ASKED,
+        blank=True,
+        editable=False,
+        help_text="Only confirmed annotators count where the campaign can ask Prolific.",
+    )
     # The attention checks' verdict (annotation/attention.py), kept up to date on submission.
     attention_checks = models.PositiveSmallIntegerField(default=0, editable=False)
     attention_p = models.FloatField(null=True, blank=True, editable=False)
@@ -353,9 +397,22 @@ class Annotator(models.Model):
                 fields=["campaign", "source", "external_id"], name="annotator_once"
             )
         ]
+        indexes = [
+            # The sweep's poll looks for annotators awaiting Prolific: few, or none.
+            models.Index(
+                fields=["campaign"],
+                condition=Q(prolific_check=ProlificCheck.AWAITING),
+                name="annotator_awaiting_prolific",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name or f"{self.source}:{self.external_id}"
+
+    @property
+    def counts(self) -> bool:
+        """Whether their submitted, unflagged HITs count (the annotator's part of counted_q)."""
+        return not self.is_excluded and self.prolific_check in COUNTED_CHECKS
 
 
 class Hit(models.Model):
@@ -439,13 +496,24 @@ class HitOutput(models.Model):
 
 def counted_q(to_assignment: str = "") -> Q:
     """The rule for what rankings count: a submitted assignment, not flagged, of an
-    annotator not excluded. `to_assignment` is the path from the model queried to its
-    assignment ("assignment__" from a judgment), so the rule joins rather than nests."""
+    annotator whose work counts (annotator_counts_q). `to_assignment` is the path from the
+    model queried to its assignment ("assignment__" from a judgment), so the rule joins
+    rather than nests."""
     return Q(
         **{
             f"{to_assignment}status": Assignment.Status.SUBMITTED,
             f"{to_assignment}flag": Assignment.Flag.NONE,
-            f"{to_assignment}annotator__is_excluded": False,
+        }
+    ) & annotator_counts_q(f"{to_assignment}annotator__")
+
+
+def annotator_counts_q(to_annotator: str = "") -> Q:
+    """The rule for an annotator whose work counts (Annotator.counts): not excluded, and
+    vouched for by Prolific where the campaign can ask it."""
+    return Q(
+        **{
+            f"{to_annotator}is_excluded": False,
+            f"{to_annotator}prolific_check__in": COUNTED_CHECKS,
         }
     )
 

@@ -1,6 +1,11 @@
-"""Prolific's API for a campaign that names its study: approve the submissions of annotators
-who pass the checks, reject those who do not, and give the open HITs of places that were
-returned or timed out back to the pool at once.
+"""Prolific's API for a campaign that names its study: confirm the annotators who have a
+submission in the study (only their work counts) and flag those who have none; approve the
+submissions of annotators with counted work who pass the checks, reject those who fail
+them, and give the open HITs of places that were returned or timed out back to the pool.
+
+A Prolific id and the study's completion codes are public knowledge, not credentials: the
+review, not the code a participant pasted, decides who is paid. The periodic sweep asks
+Prolific about new participants (`poll_studies`), so their work counts within a minute.
 
 The token is read from an environment variable the campaign names, under the deployment's
 rule for secrets (HOSTED_SECRET_ENV_PREFIX and HOSTED_SECRET_ENV_ALLOWED, as hosted systems'
@@ -8,16 +13,20 @@ keys): an organiser can name a variable, never read the deployment's own secrets
 """
 
 import json
+import logging
 import os
 import urllib.request
+from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import timedelta
 from urllib.parse import urljoin
 
 from django.conf import settings
+from django.utils import timezone
 
 from .assignment import release
-from .identity import passes_checks
-from .models import Annotator, Campaign
+from .identity import passes_checks, set_prolific_check
+from .models import COUNTED_CHECKS, Annotator, Assignment, Campaign, ProlificCheck
 from .secret_env import secret_env_policy
 
 # Prolific's statuses of a submission (a participant's place in a study).
@@ -31,6 +40,8 @@ REJECTION = {
 }
 TIMEOUT_SECONDS = 20
 
+logger = logging.getLogger(__name__)
+
 
 class ProlificError(Exception):
     pass
@@ -42,12 +53,19 @@ class Review:
     rejected: list[str] = field(default_factory=list)
     released: list[str] = field(default_factory=list)  # returned or timed out: HITs back
     unknown: list[str] = field(default_factory=list)  # participants who never arrived here
+    # Awaiting review with no counted work but no failed check: left for the organiser.
+    held: list[str] = field(default_factory=list)
+    # Annotators here with no submission in the study: left out of rankings.
+    flagged: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         return (
             f"{len(self.approved)} approved, {len(self.rejected)} rejected, "
             f"{len(self.released)} returned or timed-out places whose open HITs went back to "
-            f"the pool, {len(self.unknown)} participants this campaign has not seen"
+            f"the pool, {len(self.unknown)} participants this campaign has not seen, "
+            f"{len(self.held)} awaiting review with no counted work (neither approved nor"
+            f" rejected: yours to decide on Prolific), {len(self.flagged)} annotators with no"
+            " submission in the study (flagged: left out of rankings, never approved)"
         )
 
 
@@ -90,16 +108,19 @@ def study_submissions(token: str, study_id: str) -> list[dict]:
 
 
 def review_submissions(campaign: Campaign) -> Review:
-    """Approve or reject every submission awaiting review by the verdict the completion code
-    carried, and release the open HITs of returned and timed-out places."""
+    """Confirm or flag the campaign's Prolific annotators by the study's submissions, then
+    approve or reject every submission awaiting review (or hold it: see `transition_for`),
+    and release the open HITs of returned and timed-out places."""
     if not campaign.prolific_study_id:
         raise ProlificError("the campaign names no Prolific study")
-    token, review = token_for(campaign), Review()
+    token = token_for(campaign)
+    submissions = study_submissions(token, campaign.prolific_study_id)
+    review = Review(flagged=check_participants(campaign, submissions))
     annotators = {
         a.external_id: a
         for a in Annotator.objects.filter(campaign=campaign, source=Annotator.Source.PROLIFIC)
     }
-    for submission in study_submissions(token, campaign.prolific_study_id):
+    for submission in submissions:
         participant, status = submission.get("participant_id", ""), submission.get("status")
         annotator = annotators.get(participant)
         if annotator is None:
@@ -109,12 +130,83 @@ def review_submissions(campaign: Campaign) -> Review:
                 release(annotator, criterion)
             review.released.append(participant)
         elif status == AWAITING_REVIEW:
-            transition = submission_transition(annotator)
+            transition = transition_for(annotator, submission.get("id"))
+            if transition is None:
+                review.held.append(participant)
+                continue
             call(token, "POST", f"submissions/{submission['id']}/transition/", transition)
             verdict = review.approved if transition["action"] == "APPROVE" else review.rejected
             verdict.append(participant)
     return review
 
 
-def submission_transition(annotator: Annotator) -> dict:
-    return {"action": "APPROVE"} if passes_checks(annotator) else REJECTION
+def transition_for(annotator: Annotator, submission_id: str | None) -> dict | None:
+    """Approve an annotator Prolific vouches for, whose session is this submission, who has
+    counted work and passes the checks; reject one who fails them; hold (None) the rest:
+    one with nothing counted (a participant who found no HIT left), or a submission whose
+    participant's id someone else entered with first (their work is not the participant's)."""
+    confirmed = annotator.prolific_check == ProlificCheck.CONFIRMED
+    if not confirmed or annotator.study_data.get("session_id") != submission_id:
+        return None
+    if not passes_checks(annotator):
+        return REJECTION
+    if Assignment.objects.counted().filter(annotator=annotator).exists():
+        return {"action": "APPROVE"}
+    return None
+
+
+def check_participants(campaign: Campaign, submissions: list[dict]) -> list[str]:
+    """Confirm the campaign's Prolific annotators who have a submission in the study, so
+    their work counts, and flag the others, whose work stops counting until a later check
+    finds them; the ids flagged.
+
+    A submission's id is the SESSION_ID Prolific put on the participant's link, so it must
+    be the session the annotator's id was bound to on their first entry: whoever entered
+    first with someone else's id and a made-up session is flagged, not confirmed."""
+    in_study = {(s.get("participant_id"), s.get("id")) for s in submissions}
+    flagged, unchanged_counting = [], defaultdict(list)
+    for annotator in Annotator.objects.filter(campaign=campaign, source=Annotator.Source.PROLIFIC):
+        found = (annotator.external_id, annotator.study_data.get("session_id")) in in_study
+        check = ProlificCheck.CONFIRMED if found else ProlificCheck.NOT_IN_STUDY
+        if not found:
+            flagged.append(annotator.external_id)
+        if annotator.prolific_check == check:
+            continue
+        if (annotator.prolific_check in COUNTED_CHECKS) == (check in COUNTED_CHECKS):
+            unchanged_counting[annotator.prolific_check, check].append(annotator.pk)
+        else:  # their work starts or stops counting: loads and judgments_version move
+            set_prolific_check(annotator, check)
+    # The rest change nothing that counts: one statement each way (awaiting -> flagged...).
+    for (before, after), pks in unchanged_counting.items():
+        Annotator.objects.filter(pk__in=pks, prolific_check=before).update(prolific_check=after)
+    return flagged
+
+
+def poll_studies(now=None) -> int:
+    """Ask Prolific which participants are in the study, for each open campaign with
+    annotators awaiting its confirmation, at most once per PROLIFIC_POLL_SECONDS each; the
+    number of campaigns asked. An unreachable API is logged and asked again next time."""
+    now = now or timezone.now()
+    since = now - timedelta(seconds=settings.PROLIFIC_POLL_SECONDS)
+    due = (
+        Campaign.objects.filter(
+            status=Campaign.Status.OPEN, annotators__prolific_check=ProlificCheck.AWAITING
+        )
+        .exclude(prolific_polled_at__gt=since)
+        .distinct()
+    )
+    asked = 0
+    for campaign in due:
+        mine = Campaign.objects.filter(
+            pk=campaign.pk, prolific_polled_at=campaign.prolific_polled_at
+        )
+        if not campaign.asks_prolific or not mine.update(prolific_polled_at=now):
+            continue  # another sweep claimed it
+        try:
+            submissions = study_submissions(token_for(campaign), campaign.prolific_study_id)
+        except ProlificError as error:
+            logger.warning("Prolific study of campaign %s: %s", campaign.slug, error)
+            continue
+        check_participants(campaign, submissions)
+        asked += 1
+    return asked

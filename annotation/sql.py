@@ -287,14 +287,15 @@ def annotator_assignments(annotator_id: int, criterion: str) -> list[tuple[int, 
 
 def mark_submitted(assignment: Assignment, key: str, flag: str) -> bool:
     """Mark the assignment submitted at its `submitted_at`, if its status and its
-    annotator's exclusion are still those read into it (a compare-and-set); whether it
-    was."""
+    annotator's exclusion and Prolific check are still those read into it (a
+    compare-and-set); whether it was."""
     return bool(
         execute(
             "UPDATE annotation_assignment SET status = %s, submitted_at = %s,"
             " submission_key = %s, flag = %s "
             "WHERE id = %s AND status = %s AND annotator_id IN ("
-            "  SELECT id FROM annotation_annotator WHERE id = %s AND is_excluded = %s)",
+            "  SELECT id FROM annotation_annotator"
+            "  WHERE id = %s AND is_excluded = %s AND prolific_check = %s)",
             [
                 Assignment.Status.SUBMITTED,
                 connection.ops.adapt_datetimefield_value(assignment.submitted_at),
@@ -304,6 +305,7 @@ def mark_submitted(assignment: Assignment, key: str, flag: str) -> bool:
                 assignment.status,
                 assignment.annotator_id,
                 assignment.annotator.is_excluded,
+                assignment.annotator.prolific_check,
             ],
         )
     )

@@ -26,7 +26,15 @@ from . import sql
 from .assignment import lock_criterion
 from .composition import estimates_after
 from .loads import lock_criteria, shift_loads
-from .models import Assignment, AssignmentQuerySet, CampaignCriterion, Hit, HitOutput, Judgment
+from .models import (
+    Assignment,
+    AssignmentQuerySet,
+    CampaignCriterion,
+    Hit,
+    HitOutput,
+    Judgment,
+    annotator_counts_q,
+)
 
 
 @dataclass
@@ -89,8 +97,9 @@ def save_submission(
 ) -> Outcome:
     """submit's work, inside a transaction that holds the criterion's lock. The assignment
     (with its annotator) may have been read before the lock was taken, so that the lock is
-    held for the writes only: it is marked submitted only if its status and its annotator's
-    exclusion are still those read (every change to them takes the lock), else read again."""
+    held for the writes only: it is marked submitted only if its status and whether its
+    annotator counts are still those read (every change to them takes the lock), else read
+    again."""
     if assignment.status == Assignment.Status.SUBMITTED:
         same = key and key == assignment.submission_key
         return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
@@ -101,7 +110,7 @@ def save_submission(
         fresh = Assignment.objects.select_related("annotator", "hit").get(pk=assignment.pk)
         return save_submission(fresh, criterion, shown, answers, key)
     was_live = not was_expired  # open
-    is_live = not assignment.flag and not assignment.annotator.is_excluded
+    is_live = not assignment.flag and assignment.annotator.counts
     scores = slot_scores(shown, answers)
     writes = []
     # Flagged, or an expired HIT that nobody else took (its HIT, free since it expired, is
@@ -201,10 +210,10 @@ def clear_flags(assignments: AssignmentQuerySet) -> int:
         for criterion in lock_criteria(criteria):
             # Submitted HITs of annotators still in count towards balance again.
             back = flagged.filter(
+                annotator_counts_q("annotator__"),
                 hit__campaign_id=criterion.campaign_id,
                 hit__criterion=criterion.criterion,
                 status=Assignment.Status.SUBMITTED,
-                annotator__is_excluded=False,
             )
             shift_loads(criterion, back, +1)
         criteria.record_judgments_change()

@@ -10,6 +10,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -29,6 +30,9 @@ from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyFo
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
 from .submission import Outcome, save_submission, shown_outputs
 
+# Where a Prolific worker with no code to bring goes back to, to return the study.
+PROLIFIC_HOME = "https://app.prolific.com/"
+
 # What a worker is told when the page they sent, or went back to, is not the one they are
 # on now (followed by where they are: NEXT_PAGE or NO_MORE_PAGES).
 OUTCOME_MESSAGES = {
@@ -46,10 +50,36 @@ BACK_TO_EXPIRED = "That page timed out."
 NEXT_PAGE = "You are now on your next page."
 NO_MORE_PAGES = "There are no more pages for you here."
 
+# Says only that the attempt failed: a hint at the answer would make the second attempt
+# screen nobody.
 CHECK_RETRY_MESSAGE = (
-    "Not quite: one of the two sentences is a scrambled copy of the other, so it should get a"
-    " lower score. Read them again; you have one more try."
+    "Not quite: the ranking your scores give is not the right one. Read both sentences again"
+    " carefully; you have one more try."
 )
+
+# Shown on the next page after a HIT sent sooner than the campaign's minimum (its flag,
+# submission.quality_flag): before the flags add up to the failed code (identity.py).
+SPEED_WARNING = (
+    "Please slow down: you sent that page after {taken}, sooner than the {minimum}"
+    " seconds that reading its sentences carefully takes, so it was flagged. If {share} or"
+    " more of your pages are flagged, your work does not pass this study's checks and your"
+    " completion code will be the one for work that did not pass."
+)
+SPEED_WARNING_TAG = "too-fast"
+
+# What the completion page says of each reason the work failed (identity.failed_check).
+FAILURE_REASONS = {
+    identity.TOO_FAST: "Too fast: {share} or more of your pages were sent sooner than the"
+    " {minimum} seconds that reading their sentences carefully takes, so they were flagged"
+    " and cannot be used.",
+    identity.FAILED_ATTENTION: "Failed attention checks: some pages held a check sentence, a"
+    " scrambled copy of another sentence on the page, and your scores did not put those"
+    " copies below the sentences they came from.",
+    identity.FAILED_COMPREHENSION: "Failed comprehension check: the check after the"
+    " instructions was not passed in either of its two attempts.",
+    identity.EXCLUDED: "Excluded: the organisers of this study have left your work out of it.",
+}
+FLAGGED_SHARE = f"{identity.FAILING_FLAGGED_SHARE:.0%}"
 
 # How long the completion page shows the code before it takes a Prolific worker back.
 COMPLETION_REDIRECT_SECONDS = 10
@@ -114,12 +144,16 @@ def _notice(request, title: str, text: str, status: int = 200):
 
 @require_GET
 def entry(request, slug: str, criterion_name: str):
-    criterion = _criterion_or_404(slug, criterion_name)
     form = EntryForm(request.GET)
+    criterion, _ = sql.criterion_by_slug(slug, criterion_name)
+    if criterion is None:  # a draft, or no such study: said on a page, not a bare 404
+        return _not_open(request, form, "This study is not open yet", status=404)
     if not form.is_valid():
         return _notice(request, "This link is not valid", _errors_text(form), status=400)
     link = form.link()
     if link is not None:
+        if not _is_open(criterion) and not _is_known(criterion, link):
+            return _not_open(request, form, "This study is closed")
         return _enter_with(request, criterion, link)
     if form.is_mturk_preview():
         return _instructions(request, criterion, preview=True)
@@ -129,9 +163,29 @@ def entry(request, slug: str, criterion_name: str):
     current = active_assignment(annotator, criterion)
     if current is not None:
         return redirect(_url("hit", criterion, current.pk))
-    if not _can_take_more(annotator, criterion):
+    # Whose code is the failed one already is told why there, and given no more work.
+    if not _can_take_more(annotator, criterion) or identity.failed_check(annotator):
         return redirect(_url("done", criterion))
     return _instructions(request, criterion)
+
+
+def _not_open(request, form: EntryForm, title: str, status: int = 200):
+    """The page of a study that takes nobody new: a worker sent by Prolific is shown the
+    way back there, to return their place."""
+    from_prolific = bool(form.data.get("PROLIFIC_PID"))
+    context = {"title": title, "prolific_home": PROLIFIC_HOME if from_prolific else ""}
+    return render(request, "annotation/not_open.html", context, status=status)
+
+
+def _is_known(criterion: CampaignCriterion, link) -> bool:
+    """Whether the link names an annotator the campaign already has (who may come back
+    for their code once it closes); invitations name only known ones."""
+    if link.token:
+        return True
+    known = Annotator.objects.filter(
+        campaign_id=criterion.campaign_id, source=link.source, external_id=link.external_id
+    )
+    return known.exists()
 
 
 def _instructions(request, criterion: CampaignCriterion, preview: bool = False):
@@ -146,9 +200,13 @@ def _enter_with(request, criterion: CampaignCriterion, link):
             text = "This invitation link is not known. Please check it with the organisers."
             return _notice(request, "Unknown invitation", text, status=404)
     else:
-        annotator = identity.annotator_from_link(
-            criterion.campaign, link.source, link.external_id, link.study
-        )
+        held = identity.remembered_id(request.session, criterion.campaign)
+        try:
+            annotator = identity.annotator_from_link(
+                criterion.campaign, link.source, link.external_id, link.study, held
+            )
+        except identity.EntryRefused as refusal:
+            return _notice(request, "This link cannot be used here", str(refusal), status=403)
     identity.remember(request.session, annotator)
     # The parameters have done their work; a clean address is safe to bookmark and share.
     return redirect(_url("entry", criterion))
@@ -158,9 +216,13 @@ def _errors_text(form) -> str:
     return " ".join(f"{name}: {' '.join(errors)}" for name, errors in form.errors.items())
 
 
+def _is_open(criterion: CampaignCriterion) -> bool:
+    return criterion.is_open and criterion.campaign.status == Campaign.Status.OPEN
+
+
 def _can_take_more(annotator: Annotator, criterion: CampaignCriterion) -> bool:
-    is_open = criterion.is_open and criterion.campaign.status == Campaign.Status.OPEN
-    return is_open and hits_taken(annotator, criterion) < criterion.campaign.max_hits_per_annotator
+    limit = criterion.campaign.max_hits_per_annotator
+    return _is_open(criterion) and hits_taken(annotator, criterion) < limit
 
 
 @require_POST
@@ -262,12 +324,25 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
             outcome = Outcome.REPEATED if repeat else Outcome.ALREADY_SUBMITTED
         else:
             outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
-        following = hand_out(assignment.annotator_id, criterion)
+        # Excluded (by an organiser or the attention checks): their code is the failed one
+        # whatever they do next, so no more work; the completion page says why.
+        excluded = assignment.annotator.is_excluded
+        following = None if excluded else hand_out(assignment.annotator_id, criterion)
     if following is None:  # their last HIT: the completion code comes next (see finish)
         record_attention_verdict(assignment.annotator)
+    elif outcome is Outcome.SAVED and assignment.flag == Assignment.Flag.TOO_FAST:
+        _warn_too_fast(request, assignment, criterion)
     if outcome in OUTCOME_MESSAGES:
         _say_where(request, OUTCOME_MESSAGES[outcome], following)
     return _go_to(following, criterion)
+
+
+def _warn_too_fast(request, assignment: Assignment, criterion: CampaignCriterion) -> None:
+    seconds = int(assignment.seconds_taken or 0)
+    taken = f"{seconds} second{pluralize(seconds)}"
+    minimum = criterion.campaign.min_seconds_per_hit
+    text = SPEED_WARNING.format(taken=taken, minimum=minimum, share=FLAGGED_SHARE)
+    messages.warning(request, text, extra_tags=SPEED_WARNING_TAG)
 
 
 def _say_where(request, what: str, following: Assignment | None) -> None:
@@ -344,21 +419,30 @@ def finish(request, slug: str, criterion_name: str):
 def done(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
     annotator = _annotator_or_404(request, criterion)
-    current = active_assignment(annotator, criterion)
-    code = identity.completion_code(annotator)
-    state = screening.screening_state(annotator.pk, criterion)
-    screened_out = state is not None and state.screened_out
-    others = criterion.campaign.criteria.filter(is_open=True).exclude(pk=criterion.pk)
+    failure = identity.failed_check(annotator)
+    code = identity.completion_code(annotator, failure)
+    submitted = hits_submitted(annotator, criterion)
+    # A follow-up study is offered, as an option, only to those whose work passed.
+    follow_up = criterion.follow_up_url if submitted and not failure else ""
     context = {
         "criterion": criterion,
         "campaign": criterion.campaign,
-        "submitted": hits_submitted(annotator, criterion),
-        "current": current,
+        "source": annotator.source,
+        "submitted": submitted,
+        "current": active_assignment(annotator, criterion),
         "completion_code": code,
-        "screened_out": screened_out,
+        "failure": failure,
+        "failure_reason": _failure_reason(failure, criterion),
         "redirect_seconds": COMPLETION_REDIRECT_SECONDS,
         "completion_url": identity.completion_url(annotator, code),
-        # Screened out here, the study's code is the failed one whatever else they do.
-        "others": [] if screened_out else [t for t in others if _can_take_more(annotator, t)],
+        "follow_up_url": follow_up,
+        "prolific_home": PROLIFIC_HOME,
     }
     return render(request, "annotation/done.html", context)
+
+
+def _failure_reason(failure: str, criterion: CampaignCriterion) -> str:
+    if not failure:
+        return ""
+    minimum = criterion.campaign.min_seconds_per_hit
+    return FAILURE_REASONS[failure].format(minimum=minimum, share=FLAGGED_SHARE)

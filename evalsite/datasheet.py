@@ -27,6 +27,8 @@ from annotation.models import (
 from generation.models import HostedSystem
 from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
 from ranking.models import RankingRun, RunAgreement
+from ranking.protocols import PROTOCOLS
+from ranking.protocols.base import Datasheet
 
 from .datasheet_markdown import render_markdown
 from .heds import HEDS_VERSION, SECTION_TITLES, question, to_be_filled
@@ -52,35 +54,6 @@ CRITERION_PROPERTIES = {
         "4.1.2": "form of output",
         "4.1.3": "quality of output in its own right (the input is not shown)",
     },
-}
-# HEDS 4.3.9 and 4.3.10 for each ranking protocol (ranking.models.Protocol), by its name.
-PAIRS = (
-    "each HIT's k scores give k(k-1)/2 pairwise comparisons (the higher score wins, equal "
-    "scores draw; only the order is used)"
-)
-TRUESKILL_CLUSTERS = (
-    "95% rank ranges over the R runs (ranks trimmed at both ends) and significance clusters: "
-    "a cluster ends below a system whose worst rank is better than the best rank of every "
-    "system below it"
-)
-AGGREGATION = {
-    "e2e": f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. "
-    "2014: each update takes the system with the largest sigma and a near opponent); "
-    "systems by mean mu",
-    "bootstrap": f"{PAIRS}; TrueSkill over them, R runs over comparisons resampled as "
-    "observed; systems by mean mu",
-    "bt": f"{PAIRS}; Bradley-Terry ratings fit to them (a draw half a win each way), on "
-    "Chatbot Arena's scale",
-    "wmt": "each annotator's scores standardised (z-scores; annotators with one judgment or "
-    "all scores equal left out); systems by mean z, as WMT 2017-2019",
-}
-SIGNIFICANCE = {
-    "e2e": TRUESKILL_CLUSTERS,
-    "bootstrap": TRUESKILL_CLUSTERS,
-    "bt": "95% intervals of the rating from R bootstrap resamples; Arena's rank: 1 + the "
-    "number of systems whose interval lies wholly above",
-    "wmt": "one-sided Wilcoxon rank-sum tests (p < 0.05): a cluster ends below a system "
-    "significantly better than every system below it",
 }
 # Hosted systems' settings that say what generated the outputs; others (endpoints, the
 # names of secret variables, devices, timeouts) stay out of a published sheet.
@@ -456,17 +429,25 @@ def aggregation_questions(criterion: CampaignCriterion) -> dict:
     return {
         "4.3.9": question(
             "4.3.9",
-            [f"{p}: {AGGREGATION.get(p, 'see the protocol')}" for p in protocols] or None,
+            [f"{p}: {heds(p).aggregation}" for p in protocols] or None,
             by_hand=None if runs else "no finished ranking run yet",
             ranking_runs=runs,
         ),
         "4.3.10": question(
             "4.3.10",
-            [f"{p}: {SIGNIFICANCE.get(p, 'see the protocol')}" for p in protocols] or None,
+            [f"{p}: {heds(p).significance}" for p in protocols] or None,
             by_hand=None if runs else "no finished ranking run yet",
         ),
         "4.3.11": agreement_question(criterion),
     }
+
+
+def heds(protocol: str) -> Datasheet:
+    """HEDS 4.3.9 and 4.3.10 as the protocol words them (a run of a protocol this version
+    no longer has says so)."""
+    known = PROTOCOLS.get(protocol)
+    unknown = "see the protocol"
+    return known.datasheet if known else Datasheet(aggregation=unknown, significance=unknown)
 
 
 def agreement_question(criterion: CampaignCriterion) -> dict:
@@ -511,7 +492,7 @@ def run_facts(run: RankingRun, criterion: CampaignCriterion) -> dict:
     return {
         "run": run.pk,
         "protocol": run.protocol,
-        "protocol_label": run.get_protocol_display(),
+        "protocol_label": run.protocol_label,
         "repetitions": run.repetitions,
         "seed": run.seed,
         "judgments": run.judgments,

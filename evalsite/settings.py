@@ -127,7 +127,12 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
 # Full origins (https://eval.example.org) of pages that post here through another host name,
 # e.g. behind a proxy that rewrites Host.
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
-SITE_ROOT = env_str("SITE_ROOT", "http://localhost:8000")
+# The site's public address (https://eval.example.org), only for links written where no
+# request names the host: manage.py invite_annotators and the admin's Prolific study URL.
+# Pages build their links from the request's own host (behind a proxy that rewrites Host,
+# set USE_X_FORWARDED_HOST=true).
+SITE_URL = env_str("SITE_URL").rstrip("/")
+USE_X_FORWARDED_HOST = env_bool("USE_X_FORWARDED_HOST", False)
 
 # HTTPS. SECURE_HTTPS drives the secure defaults of the settings below: on unless DEBUG, so
 # production needs nothing; a plain-HTTP trial on loopback says SECURE_HTTPS=false. Each
@@ -244,6 +249,9 @@ HOSTED_SECRET_ENV_PREFIX = env_str("HOSTED_SECRET_ENV_PREFIX", "EVAL_SECRET_")
 HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
+# confirmation, which participants are in the study: their work counts from then on.
+PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 60)
 
 # Celery. Without CELERY_BROKER_URL the broker is a folder of files, so one machine runs a
 # real worker process with nothing else installed.

@@ -1,3 +1,4 @@
+from django import forms
 from django.contrib import admin
 from django.db import transaction
 from django.urls import reverse
@@ -7,6 +8,7 @@ from evalsite.job_admin import progress_html
 
 from .agreement_admin import RunAgreementInline
 from .models import RankingRun, SystemResult
+from .protocols import CHOICES, DEFAULT
 from .service import request_ranking
 
 
@@ -37,7 +39,7 @@ class RankingRunAdmin(admin.ModelAdmin):
         "id",
         "campaign",
         "criterion",
-        "protocol",
+        "protocol_label",
         "repetitions",
         "seed",
         "status",
@@ -66,6 +68,17 @@ class RankingRunAdmin(admin.ModelAdmin):
     fields = ["campaign", "criterion", "protocol", "repetitions", "seed", *readonly_fields]
     inlines = [SystemResultInline, RunAgreementInline]
     actions = ["queue_again"]
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        # The registry's protocols as a choice (the field has no choices of its own).
+        if db_field.name == "protocol":
+            return forms.ChoiceField(choices=CHOICES, initial=DEFAULT, label="Protocol")
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="protocol", ordering="protocol")
+    def protocol_label(self, run):
+        # The registry's label: the field itself has no choices to display.
+        return run.protocol_label
 
     @admin.display(description="progress")
     def progress_bar(self, run):

@@ -12,10 +12,17 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Case, Value, When
 
-from annotation.models import Assignment, CampaignCriterion, Judgment, counted_q
+from annotation.models import (
+    Assignment,
+    CampaignCriterion,
+    Judgment,
+    annotator_counts_q,
+    counted_q,
+)
 from ranking.engine.agreement import Agreement, HitsDone, Judgments, hits_done, measure_agreement
 
 from .agreement_models import AnnotatorAgreement, RunAgreement
+from .models import RankingRun
 
 # The fields of ranking.engine.agreement.Judgments, as one row of an array.
 JUDGMENT_FIELDS = {
@@ -37,6 +44,28 @@ class Measured:
     done: HitsDone
     excluded: set[int]  # annotators excluded from rankings
     seconds: float
+
+
+@dataclass(frozen=True)
+class MeasuredBefore:
+    """The agreement a finished run of the same judgments (criterion, version and seed)
+    already measured: the sweep queues a run per protocol for each change, and they share it."""
+
+    run_id: int
+
+
+def measure_once(criterion: CampaignCriterion, seed: int) -> "Measured | MeasuredBefore":
+    """The agreement of the criterion's judgments as of its current version: measured by an
+    earlier run of this version, or measured now."""
+    before = RunAgreement.objects.filter(
+        run__campaign_id=criterion.campaign_id,
+        run__criterion=criterion.criterion,
+        run__judgments_version=criterion.judgments_version,
+        run__seed=seed,
+        run__status=RankingRun.Status.DONE,
+    )
+    earlier = before.order_by("-run_id").values_list("run_id", flat=True).first()
+    return MeasuredBefore(earlier) if earlier is not None else measure(criterion, seed)
 
 
 def measure(criterion: CampaignCriterion, seed: int) -> Measured:
@@ -73,11 +102,13 @@ def load_judgments(criterion: CampaignCriterion) -> Judgments:
 
 
 def load_hits(criterion: CampaignCriterion) -> np.ndarray:
+    # Left out of rankings: excluded, or not (yet) vouched for by Prolific (counted_q).
+    left_out = Case(When(annotator_counts_q("annotator__"), then=Value(False)), default=Value(True))
     rows = (
         Assignment.objects.submitted()
         .filter(hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion)
         .order_by()
-        .values_list("annotator_id", "started_at", "submitted_at", "flag", "annotator__is_excluded")
+        .values_list("annotator_id", "started_at", "submitted_at", "flag", left_out)
     )
     return np.fromiter(
         (
@@ -94,8 +125,11 @@ def seconds_taken(started, submitted) -> float:
     return (submitted - started).total_seconds() if submitted else np.nan
 
 
-def store_agreement(run, measured: Measured) -> None:
+def store_agreement(run, measured: "Measured | MeasuredBefore") -> None:
     """Inside the transaction that marks `run` done."""
+    if isinstance(measured, MeasuredBefore):
+        copy_agreement(measured.run_id, run)
+        return
     alpha = measured.agreement.alpha
     RunAgreement.objects.create(
         run=run,
@@ -108,6 +142,18 @@ def store_agreement(run, measured: Measured) -> None:
         seconds=measured.seconds,
     )
     AnnotatorAgreement.objects.bulk_create(annotator_rows(run, measured), batch_size=1000)
+
+
+def copy_agreement(source_run_id: int, run) -> None:
+    source = RunAgreement.objects.get(run_id=source_run_id)
+    source.pk, source.run = None, run
+    source.save(force_insert=True)
+    rows = AnnotatorAgreement.objects.filter(run_id=source_run_id).order_by()
+    copies = []
+    for row in rows.iterator(chunk_size=CHUNK_ROWS):
+        row.pk, row.run = None, run
+        copies.append(row)
+    AnnotatorAgreement.objects.bulk_create(copies, batch_size=1000)
 
 
 def annotator_rows(run, measured: Measured):

@@ -299,7 +299,7 @@ def run_record(run: RankingRun, criterion_version: int) -> dict:
         "id": run.pk,
         "criterion": run.criterion,
         "protocol": run.protocol,
-        "protocol_label": run.get_protocol_display(),
+        "protocol_label": run.protocol_label,
         "repetitions": run.repetitions,
         "seed": run.seed,
         "judgments_version": run.judgments_version,

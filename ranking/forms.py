@@ -1,20 +1,22 @@
 from django import forms
 
-from .models import Protocol, RankingRun
+from .models import RankingRun
+from .protocols import CHOICES, DEFAULT
 
 
 class ProtocolForm(forms.Form):
-    protocol = forms.ChoiceField(choices=Protocol.choices, required=False)
+    protocol = forms.ChoiceField(choices=CHOICES, required=False)
 
     def chosen(self) -> str:
         if self.is_valid() and self.cleaned_data["protocol"]:
             return self.cleaned_data["protocol"]
-        return Protocol.E2E
+        return DEFAULT
 
 
 class RecomputeForm(forms.ModelForm):
     """What a ranking run is asked for; the limits on repetitions are the model field's."""
 
+    protocol = forms.ChoiceField(choices=CHOICES, initial=DEFAULT)
     seed = forms.IntegerField(min_value=0, max_value=2**63 - 1, initial=0)
 
     class Meta:

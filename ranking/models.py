@@ -4,11 +4,13 @@ A run's results are written in the same transaction that marks it done, so a fai
 run never shows half of its results; the results page reads the newest finished run.
 """
 
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.models import Campaign, CampaignCriterion, Criterion, System
 from evalsite.jobs import BackgroundJob, JobQuerySet
+from ranking.protocols import DEFAULT, PROTOCOLS
 
 # How often a ranking run repeats the TrueSkill run (R): the limits the results page has
 # always had. With fewer, a 95% rank range rests on a handful of runs; with more, a run on
@@ -19,21 +21,11 @@ MAX_REPETITIONS = 10_000
 DEFAULT_REPETITIONS = 200  # as E2E
 
 
-class Protocol(models.TextChoices):
-    E2E = "e2e", "E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)"
-    BOOTSTRAP = "bootstrap", "Plain bootstrap (comparisons resampled as observed)"
-    # Two significance views over the same judgments (issue 12); neither is TrueSkill.
-    BRADLEY_TERRY = "bt", "Bradley-Terry with bootstrap intervals (as Chatbot Arena)"
-    WMT = "wmt", "WMT z-scores with Wilcoxon rank-sum clusters"
-
-    @classmethod
-    def is_trueskill(cls, protocol: str) -> bool:
-        return protocol in (cls.E2E, cls.BOOTSTRAP)
-
-
-# The protocol whose clusters close a criterion that is set to close when stable
-# (ranking.service.note_cluster_stability) and whose results page says since when they held.
-STABILITY_PROTOCOL = Protocol.E2E
+def validate_protocol(name: str) -> None:
+    """A run's protocol is one of the registry's (ranking.protocols): no field choices, so
+    that adding a protocol needs no migration."""
+    if name not in PROTOCOLS:
+        raise ValidationError(f"Unknown protocol {name!r}: use one of {', '.join(PROTOCOLS)}.")
 
 
 # How the error of a run that found nothing to rank begins (no judgments of two systems yet):
@@ -66,7 +58,7 @@ class RankingRunQuerySet(JobQuerySet):
 class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
-    protocol = models.CharField(max_length=10, choices=Protocol.choices, default=Protocol.E2E)
+    protocol = models.CharField(max_length=10, default=DEFAULT, validators=[validate_protocol])
     repetitions = models.PositiveIntegerField(
         default=DEFAULT_REPETITIONS,
         validators=[MinValueValidator(MIN_REPETITIONS), MaxValueValidator(MAX_REPETITIONS)],
@@ -100,6 +92,11 @@ class RankingRun(BackgroundJob):
 
     class Meta(BackgroundJob.Meta):
         indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
+
+    @property
+    def protocol_label(self) -> str:
+        known = PROTOCOLS.get(self.protocol)
+        return known.label if known else self.protocol
 
     @property
     def found_nothing_to_rank(self) -> bool:

@@ -77,7 +77,7 @@ def rerank(archive: zipfile.ZipFile, run: dict) -> Reranked:
         ranking = rank_input(data, protocol, repetitions, seed)
     except ValueError as error:  # NothingToRank, or a protocol this version does not know
         raise BundleError(f"{criterion}, {protocol}: {error}") from None
-    rows = result_rows(data, ranking)
+    rows = result_rows(data, ranking, protocol)
     return Reranked(run, data, rows, differences(run, data, rows))
 
 

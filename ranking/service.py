@@ -19,28 +19,13 @@ from django.utils import timezone
 from annotation.composition import reset_estimates
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
-from ranking.engine import (
-    AnyRanking,
-    BradleyTerryRanking,
-    Comparisons,
-    Judgments,
-    Ranking,
-    WmtRanking,
-    comparisons_from_hits,
-    rank_systems,
-)
+from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress
+from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 
-from .agreement_service import Measured, measure, store_agreement
-from .models import (
-    DEFAULT_REPETITIONS,
-    NOTHING_TO_RANK,
-    STABILITY_PROTOCOL,
-    Protocol,
-    RankingRun,
-    SystemResult,
-)
+from .agreement_service import Measured, MeasuredBefore, measure_once, store_agreement
+from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
 
 
 class NothingToRank(ValueError):
@@ -49,6 +34,8 @@ class NothingToRank(ValueError):
 
 
 SystemKey = TypeVar("SystemKey", bound=Hashable)
+# What a protocol's engine returns (ranking.engine's Ranking, BradleyTerryRanking, ...).
+AnyRanking = Any
 
 
 @dataclass(frozen=True)
@@ -144,7 +131,7 @@ def hit_arrays(assignments: list[Scores]) -> tuple[np.ndarray, np.ndarray]:
 def request_ranking(
     campaign: Campaign,
     criterion_name: str,
-    protocol: str = Protocol.E2E,
+    protocol: str = DEFAULT,
     repetitions: int = DEFAULT_REPETITIONS,
     seed: int = 0,
 ) -> RankingRun:
@@ -210,7 +197,7 @@ def due_protocols(criterion: CampaignCriterion) -> list[str]:
         covered, last_queued = latest[protocol]
         return criterion.judgments_version > covered and last_queued <= debounce
 
-    return [protocol for protocol in Protocol.values if is_due(protocol)]
+    return [protocol for protocol in NAMES if is_due(protocol)]
 
 
 # Running ------------------------------------------------------------------------------------
@@ -253,8 +240,9 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         progress=progress_writer(run, token, heartbeat),
     )
     computed = time.perf_counter()
-    # Agreement between the annotators, stored with the run so pages read it, not compute it.
-    agreement = measure(criterion, run.seed)
+    # Agreement between the annotators, stored with the run so pages read it, not compute it;
+    # once per version of the judgments, whichever protocol's run comes first.
+    agreement = measure_once(criterion, run.seed)
     store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
@@ -307,20 +295,13 @@ def rank_input(
     """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
     if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
         raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
-    ranking = rank_systems(
-        data.comparisons,
-        len(data.systems),
-        protocol=protocol,
-        runs=repetitions,
-        seed=seed,
-        progress=progress,
-        judgments=data.scores,
+    view = protocol_named(protocol)
+    ranking = view.rank(
+        data.comparisons, len(data.systems), data.scores, repetitions, seed, progress
     )
-    if isinstance(ranking, WmtRanking) and len(ranking.order) < 2:
-        raise NothingToRank(
-            "no z-scores yet for two systems: WMT's view needs annotators with at least two"
-            " judgments that are not all equal"
-        )
+    why = view.nothing_to_rank(ranking)
+    if why:
+        raise NothingToRank(why)
     return ranking
 
 
@@ -340,10 +321,11 @@ def store_results(
     ranking: AnyRanking,
     load_seconds: float,
     compute_seconds: float,
-    agreement: Measured,
+    agreement: Measured | MeasuredBefore,
 ) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
+    view = protocol_named(run.protocol)
     run.finish_as_holder(
         token,
         RankingRun.Status.DONE,
@@ -354,18 +336,20 @@ def store_results(
         load_seconds=load_seconds,
         compute_seconds=compute_seconds,
         error="",
-        note=note_on(ranking),
+        note=view.note(ranking),
     )
-    SystemResult.objects.bulk_create(
-        SystemResult(run=run, **stored_fields(row)) for row in result_rows(data, ranking)
-    )
+    rows = result_rows(data, ranking, run.protocol)
+    SystemResult.objects.bulk_create(SystemResult(run=run, **stored_fields(row)) for row in rows)
     store_agreement(run, agreement)
 
 
-def result_rows(data: RankingInput[SystemKey], ranking: AnyRanking) -> list[ResultRow[SystemKey]]:
+def result_rows(
+    data: RankingInput[SystemKey], ranking: AnyRanking, protocol: str
+) -> list[ResultRow[SystemKey]]:
     """The ranking's lines in its order, each system by its key in `data`."""
+    fields = protocol_named(protocol).result_fields
     return [
-        ResultRow(position=position, system=data.systems[index], **result_fields(ranking, index))
+        ResultRow(position=position, system=data.systems[index], **fields(ranking, index))
         for position, index in enumerate(ranking.order, start=1)
     ]
 
@@ -374,55 +358,3 @@ def stored_fields(row: ResultRow[int]) -> dict:
     fields = asdict(row)
     fields["system_id"] = fields.pop("system")
     return fields
-
-
-def note_on(ranking: AnyRanking) -> str:
-    """Bradley-Terry fits that needed virtual draws: their ratings rest partly on them."""
-    if not isinstance(ranking, BradleyTerryRanking) or not ranking.augmented_rounds:
-        return ""  # the data's own fit needs them only if every resample does
-    where = f"{ranking.augmented_rounds} of {ranking.rounds} resamples"
-    if ranking.augmented_full_fit:
-        where = f"the comparisons themselves and in all {ranking.rounds} resamples"
-    return (
-        f"In {where}, some systems never lost, or never won, against the others, so no"
-        " finite maximum-likelihood rating exists; those fits add one virtual draw between"
-        " every two systems. Read their ratings and intervals as rough: more judgments"
-        " remove the need."
-    )
-
-
-def result_fields(ranking: AnyRanking, index: int) -> dict[str, Any]:
-    """A system's SystemResult fields from any protocol's ranking (their meaning per
-    protocol: SystemResult's docstring)."""
-    if isinstance(ranking, BradleyTerryRanking):
-        return {
-            "cluster": int(ranking.rank[index]),
-            "mu": float(ranking.rating[index]),
-            "mu_std": float(ranking.rating_std[index]),
-            "ci_lo": float(ranking.ci_lo[index]),
-            "ci_hi": float(ranking.ci_hi[index]),
-            "rank_lo": int(ranking.rank_lo[index]),
-            "rank_hi": int(ranking.rank_hi[index]),
-            "comparisons": int(ranking.n_comparisons[index]),
-        }
-    if isinstance(ranking, WmtRanking):
-        return {
-            "cluster": int(ranking.cluster[index]),
-            "mu": float(ranking.mean_z[index]),
-            "rank_lo": int(ranking.rank_lo[index]),
-            "rank_hi": int(ranking.rank_hi[index]),
-            "comparisons": int(ranking.n_judgments[index]),
-        }
-    return trueskill_fields(ranking, index)
-
-
-def trueskill_fields(ranking: Ranking, index: int) -> dict[str, Any]:
-    return {
-        "cluster": int(ranking.cluster[index]),
-        "mu": float(ranking.mean_mu[index]),
-        "sigma": float(ranking.mean_sigma[index]),
-        "mu_std": float(ranking.std_mu[index]),
-        "rank_lo": int(ranking.rank_lo[index]),
-        "rank_hi": int(ranking.rank_hi[index]),
-        "comparisons": int(ranking.n_comparisons[index]),
-    }

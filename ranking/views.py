@@ -11,63 +11,20 @@ from annotation.attention import attention_summary
 from annotation.models import Campaign, CampaignCriterion, Composition
 from annotation.permissions import campaign_permission_required
 
-from .charts import RANK_CHART_TITLE, interval_chart, judgment_chart, rank_chart
+from .charts import interval_chart, judgment_chart, rank_chart
 from .engine.forecast import PairForecast, forecast
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .metric_views import metrics_section
-from .models import STABILITY_PROTOCOL, Protocol, RankingRun, RunAgreement
+from .models import RankingRun, RunAgreement
+from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
 from .service import request_ranking
-
-
-@dataclass(frozen=True)
-class Presentation:
-    """How the results page shows a protocol's table: its fields mean different things per
-    protocol (SystemResult's docstring); the table template says which and what the view is."""
-
-    summary: str  # what the view is, in a sentence, under the protocol tabs
-    table_template: str
-    score_label: str  # of the score column beside the automatic metrics
-    rank_chart_title: str
-    interval_chart_title: str = ""
-
-
-TRUESKILL = "ranking/table_trueskill.html", "μ", RANK_CHART_TITLE
-PRESENTATIONS: dict[str, Presentation] = {
-    Protocol.E2E: Presentation(
-        "TrueSkill as E2E Table 11: each update takes the least certain system and an opponent"
-        " of similar μ; repeated runs give rank ranges and clusters.",
-        *TRUESKILL,
-    ),
-    Protocol.BOOTSTRAP: Presentation(
-        "TrueSkill over comparisons drawn with replacement as often as they were observed;"
-        " repeated runs give rank ranges and clusters.",
-        *TRUESKILL,
-    ),
-    Protocol.BRADLEY_TERRY: Presentation(
-        "Bradley-Terry as Chatbot Arena: maximum-likelihood ratings from the pairwise"
-        " comparisons with 95% bootstrap intervals; a system's rank is 1 + the number of"
-        " systems significantly better.",
-        "ranking/table_bt.html",
-        "BT rating",
-        "95% rank range of each system over the bootstrap resamples, in Arena's order;"
-        " shaded bands are systems of one rank",
-        "Bradley-Terry rating of each system with its 95% bootstrap interval",
-    ),
-    Protocol.WMT: Presentation(
-        "WMT's view: each annotator's scores standardised (z), a system's mean z, and"
-        " clusters by one-sided Wilcoxon rank-sum tests between systems.",
-        "ranking/table_wmt.html",
-        "mean z",
-        "Positions of each system's cluster, best first; shaded bands are Wilcoxon clusters",
-    ),
-}
 
 
 def _table_context(protocol: str, run: RankingRun | None) -> dict:
     """The run's table and charts as its protocol presents them."""
     rows = list(run.results.select_related("system")) if run else []
-    shown = PRESENTATIONS[protocol]
+    shown = protocol_named(protocol).presentation
     scored = sum(row.comparisons for row in rows)  # WMT's count: judgments with a z-score
     return {
         "rows": rows,
@@ -155,7 +112,7 @@ def results(request, slug: str, criterion_name: str):
         **_table_context(protocol, run),
         "pending": pending,
         "abandoned": None if pending else runs.abandoned().first(),
-        "protocols": Protocol.choices,
+        "protocols": CHOICES,
         "form": RecomputeForm(initial={"protocol": protocol}),
         "last_failed": runs.filter(status=RankingRun.Status.FAILED).first(),
         "metrics": metrics_section(criterion.campaign, run),

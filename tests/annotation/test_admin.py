@@ -253,7 +253,7 @@ def test_admin_datafile_list_shows_an_uploaded_file(organiser):
 
 
 def test_campaign_page_gives_the_study_url_for_prolific_per_criterion(organiser, settings):
-    settings.SITE_ROOT = "https://eval.example.org"
+    settings.SITE_URL = "https://eval.example.org"
     campaign = make_campaign(slug="e2e-human")
     page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
     placeholders = (
@@ -270,7 +270,7 @@ def invite_url(campaign) -> str:
 
 
 def test_admin_invites_named_annotators_and_shows_their_private_links(organiser, settings):
-    settings.SITE_ROOT = "https://eval.example.org"
+    settings.SITE_URL = "https://not-this.example.org"  # the request's host is used instead
     campaign = make_campaign(slug="pool")
     names = "Ada Lovelace\n<b>Grace</b>\n\nAda Lovelace\n"
     page = organiser.submit(
@@ -282,7 +282,7 @@ def test_admin_invites_named_annotators_and_shows_their_private_links(organiser,
     assert "&lt;b&gt;Grace&lt;/b&gt;" in text and "<b>Grace</b>" not in text
     for annotator in invited:
         for criterion in ("quality", "naturalness"):
-            link = f"https://eval.example.org/annotate/pool/{criterion}/?token={annotator.token}"
+            link = f"https://testserver/annotate/pool/{criterion}/?token={annotator.token}"
             assert f"<code>{link}</code>" in text
     # Invited again: the same annotators, the same links.
     organiser.submit(

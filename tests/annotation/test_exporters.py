@@ -173,7 +173,7 @@ def test_export_e2e_has_the_crowdflower_columns_and_counted_hits_only():
     assert row["_id"] == f"hit-{first.hit_id}"
     assert [row[f"quality{i}"] for i in (1, 2, 3)] == ["300", "100", "50"]
     assert [row[f"check{i}"] for i in (1, 2, 3)] == ["ok", "added\nmissing", ""]
-    assert row["_ip"] == row["_country"] == row["_trust"] == ""
+    assert row["_trust"] == row["_channel"] == ""
 
 
 def test_export_e2e_marks_identical_outputs_as_e2e_did():

@@ -1,29 +1,102 @@
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from django.db import transaction
 
+from annotation.assignment import lock_criterion
 from annotation.identity import (
+    EntryRefused,
     annotator_from_link,
     completion_url,
     invite,
     invite_path,
+    prolific_entry_url,
     set_excluded,
+    set_prolific_check,
 )
-from annotation.models import Annotator, Judgment
-from tests.factories import make_campaign, make_item, make_judged_hit, make_output
+from annotation.loads import kept_loads, sync_pool
+from annotation.models import (
+    Annotator,
+    Assignment,
+    CampaignCriterion,
+    Judgment,
+    ProlificCheck,
+)
+from tests.annotation.test_loads import counted_from_rows
+from tests.annotation.test_views import answers, hit_url, send_answers, take_hit, url
+from tests.factories import (
+    make_annotator,
+    make_campaign,
+    make_item,
+    make_judged_hit,
+    make_output,
+)
+from tests.world import Person
 
 pytestmark = pytest.mark.django_db
 
 
-def test_annotator_from_link_finds_the_same_worker_again_and_keeps_latest_study():
+def test_annotator_from_link_binds_a_prolific_id_to_its_first_session():
     campaign = make_campaign()
-    first = annotator_from_link(campaign, "prolific", "p1", {"session_id": "a"})
-    again = annotator_from_link(campaign, "prolific", "p1", {"session_id": "b"})
-    assert first.pk == again.pk
-    again.refresh_from_db()
-    assert again.study_data == {"session_id": "b"}
+    first = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "a"})
+    # The same participant on another device comes with the same session id.
+    again = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "a"})
+    assert again == first
+    with pytest.raises(EntryRefused, match="another Prolific session"):
+        annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "b"})
+    # The browser session that holds them may come back through any link, changing nothing.
+    held = annotator_from_link(campaign, "prolific", "p1", {"session_id": "b"}, first.pk)
+    assert held == first
+    first.refresh_from_db()
+    assert first.study_data == {"study_id": "s", "session_id": "a"}
     assert Annotator.objects.count() == 1
+
+
+def test_annotator_from_link_never_overwrites_recorded_study_data():
+    campaign = make_campaign()
+    first = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
+    again = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2", "hit_id": "h"})
+    assert again == first
+    again.refresh_from_db()
+    assert again.study_data == {"assignment_id": "a1", "hit_id": "h"}
+
+
+def test_annotator_from_link_refuses_another_study_of_a_campaign_that_names_its_own():
+    campaign = make_campaign(prolific_study_id="study-1")
+    with pytest.raises(EntryRefused, match="another Prolific study"):
+        annotator_from_link(campaign, "prolific", "p1", {"study_id": "other", "session_id": "a"})
+    assert not Annotator.objects.exists()
+
+
+def test_annotator_from_link_awaits_prolific_where_the_campaign_can_ask_it():
+    asks = make_campaign(prolific_study_id="study-1", prolific_token_env="EVAL_SECRET_P")
+    study = {"study_id": "study-1", "session_id": "a"}
+    assert annotator_from_link(asks, "prolific", "p1", study).prolific_check == "awaiting"
+    assert annotator_from_link(make_campaign(), "prolific", "p1", study).prolific_check == ""
+    assert annotator_from_link(asks, "mturk", "W1", {}).prolific_check == ""
+
+
+def test_set_prolific_check_counts_only_confirmed_work_and_records_each_change():
+    item = make_item()
+    annotator = make_annotator(item.campaign, prolific_check=ProlificCheck.AWAITING)
+    make_judged_hit([make_output(item), make_output(item)], [10, 20], annotator=annotator)
+    criterion = item.campaign.criteria.get(criterion="quality")
+    with transaction.atomic():  # the loads counted, as the first hand-out would
+        sync_pool(lock_criterion(criterion))
+    version = CampaignCriterion.objects.get(pk=criterion.pk).judgments_version
+    assert not Judgment.objects.counted().exists()
+    set_prolific_check(annotator, ProlificCheck.CONFIRMED)
+    assert Judgment.objects.counted().count() == 2
+    assert kept_loads(criterion) == counted_from_rows(criterion)
+    set_prolific_check(annotator, ProlificCheck.NOT_IN_STUDY)
+    assert not Assignment.objects.counted().exists()
+    assert kept_loads(criterion) == counted_from_rows(criterion)
+    set_prolific_check(annotator, ProlificCheck.AWAITING)  # still out: nothing to record
+    criterion.refresh_from_db()
+    assert criterion.judgments_version == version + 2
+    annotator.refresh_from_db()
+    assert annotator.prolific_check == ProlificCheck.AWAITING
 
 
 def test_annotator_from_link_is_per_campaign_and_platform():
@@ -69,7 +142,7 @@ def test_set_excluded_removes_judgments_from_rankings_reversibly():
 
 
 def test_invite_annotators_command_prints_a_link_per_criterion(settings):
-    settings.SITE_ROOT = "https://eval.example/"
+    settings.SITE_URL = "https://eval.example/"
     campaign = make_campaign(slug="pilot")
     out = StringIO()
     call_command("invite_annotators", "pilot", "Ada", "Grace", stdout=out)
@@ -80,3 +153,69 @@ def test_invite_annotators_command_prints_a_link_per_criterion(settings):
     link = f"Ada\tquality\thttps://eval.example/annotate/pilot/quality/?token={ada.token}"
     assert lines.count(link) == 2
     assert Annotator.objects.filter(source="invited").count() == 2
+
+
+# A Prolific id is public: the attack of a forged one --------------------------------------
+
+
+def test_forged_prolific_id_with_another_session_reaches_nothing_of_the_victim(campaign):
+    victim = Person()
+    victim.enter(campaign, pid="victim")
+    assignment = take_hit(victim, campaign)
+    recorded = Annotator.objects.get(external_id="victim").study_data
+    attacker = Person()
+    forged = {"PROLIFIC_PID": "victim", "STUDY_ID": "study-1", "SESSION_ID": "made-up"}
+    response = attacker.get(url("entry", campaign), forged)
+    assert response.status_code == 403
+    assert "another Prolific session" in response.content.decode()
+    # Their browser holds nobody: not the victim's HIT, nor a way to submit or finish it.
+    assert attacker.get(url("entry", campaign)).status_code == 403
+    assert attacker.get(hit_url(assignment)).status_code == 404
+    assert attacker.send("POST", hit_url(assignment), answers(assignment)).status_code == 404
+    assert attacker.send("POST", url("start", campaign)).status_code == 404
+    assert attacker.send("POST", url("finish", campaign)).status_code == 404
+    assignment.refresh_from_db()
+    assert (assignment.annotator.external_id, assignment.status) == ("victim", "assigned")
+    assert not Judgment.objects.exists()
+    assert Annotator.objects.get(external_id="victim").study_data == recorded
+    assert Annotator.objects.filter(campaign=campaign).count() == 1
+    # The victim goes on; on a second device, with their own session id, too.
+    assert send_answers(victim, assignment, answers(assignment)).status_code == 302
+    assert Person().enter(campaign, pid="victim") == victim.annotator
+    assert Judgment.objects.filter(assignment__annotator=victim.annotator).count() == 3
+
+
+def test_entry_refuses_a_link_of_another_study(stranger):
+    campaign = make_campaign(prolific_study_id="study-1")
+    query = {"PROLIFIC_PID": "p1", "STUDY_ID": "study-2", "SESSION_ID": "x"}
+    response = stranger.get(url("entry", campaign), query)
+    assert response.status_code == 403
+    assert "another Prolific study" in response.content.decode()
+    assert not Annotator.objects.exists()
+
+
+def test_invite_annotators_command_takes_the_site_url_from_its_option(settings):
+    settings.SITE_URL = ""
+    campaign = make_campaign(slug="pilot")
+    out = StringIO()
+    call_command("invite_annotators", "pilot", "Ada", "--site-url=https://x.example", stdout=out)
+    ada = Annotator.objects.get(campaign=campaign, name="Ada")
+    assert f"https://x.example/annotate/pilot/quality/?token={ada.token}" in out.getvalue()
+
+
+def test_invite_annotators_command_without_a_site_url_invites_nobody(settings):
+    settings.SITE_URL = ""
+    make_campaign(slug="pilot")
+    with pytest.raises(CommandError, match="set SITE_URL"):
+        call_command("invite_annotators", "pilot", "Ada", stdout=StringIO())
+    assert not Annotator.objects.exists()
+
+
+def test_prolific_entry_url_comes_from_the_request_host_else_site_url(rf, settings):
+    settings.SITE_URL = "https://configured.example"
+    settings.ALLOWED_HOSTS = ["eval.example.org"]
+    criterion = make_campaign(slug="e2e").criteria.get(criterion="quality")
+    request = rf.get("/admin/", secure=True, HTTP_HOST="eval.example.org")
+    from_request = prolific_entry_url(criterion, request)
+    assert from_request.startswith("https://eval.example.org/annotate/e2e/quality/?PROLIFIC_PID=")
+    assert prolific_entry_url(criterion).startswith("https://configured.example/annotate/e2e/")

@@ -33,7 +33,7 @@ def counted_from_rows(criterion) -> dict[str, dict]:
         hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
     ).select_related("hit", "annotator")
     for a in assignments:
-        counted = a.status == "submitted" and not a.flag and not a.annotator.is_excluded
+        counted = a.status == "submitted" and not a.flag and a.annotator.counts
         if a.status == "assigned" or counted:
             per_item[a.hit.item_id] += 1
             slots = HitOutput.objects.filter(hit=a.hit, degraded_text="")

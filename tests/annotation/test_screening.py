@@ -68,6 +68,9 @@ def test_a_second_attempt_may_pass(worker, checked_campaign):
     answer_check(worker, checked_campaign, right=False)
     retry = worker.get(url("check", checked_campaign)).content.decode()
     assert "one more try" in retry and "1 attempt left" in retry
+    # It does not give the answer away: the second attempt still screens.
+    assert "not the right one" in retry
+    assert "scrambled" not in retry and "lower score" not in retry
     answer_check(worker, checked_campaign, right=True)
     screening = Screening.objects.get(annotator=worker.annotator)
     assert (screening.attempts, screening.passed) == (2, True)
@@ -80,9 +83,9 @@ def test_two_failed_attempts_screen_out_with_no_hits_and_the_failed_code(worker,
     response = answer_check(worker, checked_campaign, right=False)
     done = worker.get(worker.get(response.url).url)
     assert code_on(done) == checked_campaign.failed_completion_code
-    assert 'id="screened-out"' in done.content.decode()
-    # Start again: the check sends them to the completion page; no HIT, no third attempt.
-    assert worker.get(start(worker, checked_campaign)).url == url("done", checked_campaign)
+    assert "Failed comprehension check" in done.content.decode()
+    # Back to the entry or the check: the completion page; no HIT, no third attempt.
+    assert worker.get(url("entry", checked_campaign)).url == url("done", checked_campaign)
     assert worker.get(url("check", checked_campaign)).url == url("done", checked_campaign)
     assert not Assignment.objects.exists()
     screening = Screening.objects.get(annotator=worker.annotator)

@@ -9,8 +9,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.forms import COVERAGE_MISSING
-from annotation.identity import invite, invite_path, set_excluded
-from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment
+from annotation.identity import invite, invite_path, passes_checks, set_excluded
+from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment, Screening
 from annotation.submission import Outcome
 from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, NO_MORE_PAGES, OUTCOME_MESSAGES
 from nlgdata.judgments import COVERAGE_MARKS
@@ -167,6 +167,51 @@ def test_entry_draft_campaign_or_unknown_criterion_is_404(stranger):
     assert stranger.get(url("entry", draft), {"PROLIFIC_PID": "p"}).status_code == 404
     assert stranger.get(url("entry", make_campaign(), "fluency")).status_code == 404
     assert not Annotator.objects.exists()
+
+
+def test_entry_not_yet_open_study_says_so_and_shows_the_way_back_to_prolific(stranger):
+    draft = make_campaign(status=Campaign.Status.DRAFT)
+    response = stranger.get(url("entry", draft), {"PROLIFIC_PID": "early", "STUDY_ID": "s"})
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "This study is not open yet" in page
+    assert 'id="prolific-home" href="https://app.prolific.com/"' in page
+    assert not Annotator.objects.exists()
+
+
+def test_entry_not_yet_open_study_without_prolific_shows_no_prolific_link(stranger):
+    draft = make_campaign(status=Campaign.Status.DRAFT)
+    response = stranger.get(url("entry", draft))
+    assert response.status_code == 404
+    assert "This study is not open yet" in response.content.decode()
+    assert "prolific.com" not in response.content.decode()
+
+
+@pytest.mark.parametrize("closed", ["campaign", "criterion"])
+def test_entry_closed_study_turns_a_new_prolific_worker_back(stranger, campaign, closed):
+    if closed == "campaign":
+        configure(campaign, status=Campaign.Status.CLOSED)
+    else:
+        campaign.criteria.update(is_open=False)
+    response = stranger.get(url("entry", campaign), {"PROLIFIC_PID": "late", "STUDY_ID": "s"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "This study is closed" in page
+    assert 'id="prolific-home" href="https://app.prolific.com/"' in page
+    assert not Annotator.objects.exists()
+
+
+def test_entry_closed_study_lets_a_known_worker_back_to_their_code(stranger, campaign):
+    configure(campaign, max_hits_per_annotator=1)
+    stranger.enter(campaign, pid="came-before")
+    assignment = take_hit(stranger, campaign)
+    send_answers(stranger, assignment, answers(assignment))
+    configure(campaign, status=Campaign.Status.CLOSED)
+    other_browser = Person()
+    assert other_browser.enter(campaign, pid="came-before") == stranger.annotator
+    done = other_browser.get(other_browser.get(url("entry", campaign)).url)
+    assert campaign.completion_code in done.content.decode()
+    assert Annotator.objects.count() == 1
 
 
 def test_entry_wrong_method_is_405(campaign, worker):
@@ -500,6 +545,33 @@ def test_hit_too_fast_is_flagged_and_not_counted(campaign, worker):
     assert not Judgment.objects.counted().exists()
 
 
+def test_hit_too_fast_warns_on_the_next_page_before_the_code_fails(campaign, worker):
+    configure(campaign, min_seconds_per_hit=20, max_hits_per_annotator=3)
+    first = take_hit(worker, campaign)
+    response = send_answers(worker, first, answers(first))
+    second = Assignment.objects.exclude(pk=first.pk).get()
+    assert response.url == hit_url(second)
+    page = worker.get(response.url).content.decode()
+    assert 'class="too-fast warning"' in page
+    assert "sooner than the 20 seconds" in page and "If 50% or more" in page
+    assert "flagged" in page
+    first.refresh_from_db()
+    assert first.flag == Assignment.Flag.TOO_FAST
+    # Said once: the page read again (a reload) does not repeat it.
+    assert "too-fast warning" not in worker.get(hit_url(second)).content.decode()
+
+
+def test_hit_slow_enough_gets_no_speed_warning(campaign, worker):
+    configure(campaign, min_seconds_per_hit=20, max_hits_per_annotator=3)
+    first = take_hit(worker, campaign)
+    page = worker.get(hit_url(first))
+    Assignment.objects.filter(pk=first.pk).update(started_at=timezone.now() - timedelta(seconds=21))
+    response = send_answers(worker, first, answers(first), page=page)
+    assert "too-fast warning" not in worker.get(response.url).content.decode()
+    first.refresh_from_db()
+    assert first.flag == Assignment.Flag.NONE
+
+
 def test_hit_slow_enough_is_not_flagged(campaign, worker):
     configure(campaign, min_seconds_per_hit=20)
     assignment = take_hit(worker, campaign)
@@ -628,13 +700,12 @@ def test_finish_returns_open_hit_to_pool_and_shows_code(campaign, worker):
 PROLIFIC_DONE = "https://app.prolific.com/submissions/complete?cc="
 
 
-def finish_visit(worker, campaign) -> str:
+def finish_visit(worker, campaign, close_others: bool = True) -> str:
     """Submit one HIT and finish; the completion page, with nothing left to do there."""
     assignment = take_hit(worker, campaign)
     send_answers(worker, assignment, answers(assignment))
-    for criterion in campaign.criteria.exclude(criterion=Criterion.QUALITY):
-        criterion.is_open = False  # no other task to offer: the page takes them back
-        criterion.save()
+    if close_others:
+        campaign.criteria.exclude(criterion=Criterion.QUALITY).update(is_open=False)
     following = Assignment.objects.filter(annotator=worker.annotator, status="assigned").first()
     if following is not None:
         worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
@@ -695,11 +766,108 @@ def test_done_without_submitted_work_shows_no_code(campaign, worker):
     assert hit_url(assignment) in page
 
 
-def test_done_offers_the_other_criterion(campaign, worker):
+def test_done_has_one_way_out_and_offers_no_other_criterion_by_default(campaign, worker):
+    page = finish_visit(worker, campaign, close_others=False)
+    assert url("entry", campaign, Criterion.NATURALNESS) not in page
+    assert page.count('href="https://') == 1  # the way back to Prolific, with the code
+    assert f'href="{PROLIFIC_DONE}{campaign.completion_code}"' in page
+    assert f'content="10;url={PROLIFIC_DONE}{campaign.completion_code}"' in page
+    assert 'id="failure"' not in page
+
+
+def test_done_offers_the_organisers_follow_up_study_as_an_option(campaign, worker):
+    follow_up = "https://app.prolific.com/studies/other"
+    campaign.criteria.filter(criterion=Criterion.QUALITY).update(follow_up_url=follow_up)
+    page = finish_visit(worker, campaign, close_others=False)
+    assert f'id="follow-up-link" href="{follow_up}"' in page
+    assert "Optional" in page
+    assert f'href="{PROLIFIC_DONE}{campaign.completion_code}"' in page
+    assert "http-equiv" not in page  # time to choose: the page does not leave by itself
+
+
+def make_too_fast(worker, campaign):
+    configure(campaign, min_seconds_per_hit=3600)
+
+
+def make_excluded(worker, campaign):
+    set_excluded(worker.annotator, True)
+
+
+def make_inattentive(worker, campaign):
+    Annotator.objects.filter(pk=worker.annotator.pk).update(failed_attention_at=timezone.now())
+    set_excluded(worker.annotator, True)
+
+
+def make_screened_out(worker, campaign):
+    Screening.objects.create(
+        annotator=worker.annotator,
+        criterion=campaign.criteria.get(criterion=Criterion.NATURALNESS),
+        attempts=Screening.MAX_ATTEMPTS,
+    )
+
+
+@pytest.mark.parametrize(
+    "make_fail, reason",
+    [
+        (make_too_fast, "Too fast"),
+        (make_excluded, "Excluded"),
+        (make_inattentive, "Failed attention checks"),
+        (make_screened_out, "Failed comprehension check"),
+    ],
+)
+def test_done_tells_a_failed_worker_why(campaign, worker, make_fail, reason):
+    follow_up = "https://app.prolific.com/studies/other"
+    campaign.criteria.update(follow_up_url=follow_up)
     assignment = take_hit(worker, campaign)
+    make_fail(worker, campaign)
     send_answers(worker, assignment, answers(assignment))
+    following = Assignment.objects.filter(annotator=worker.annotator, status="assigned").first()
+    if following is not None:  # the excluded get no next HIT
+        worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
     page = worker.get(url("done", campaign)).content.decode()
-    assert url("entry", campaign, Criterion.NATURALNESS) in page
+    assert f'<p id="failure-reason">{reason}' in page
+    assert campaign.failed_completion_code in page and campaign.completion_code not in page
+    assert f'content="10;url={PROLIFIC_DONE}{campaign.failed_completion_code}"' in page
+    assert follow_up not in page
+    assert url("entry", campaign, Criterion.NATURALNESS) not in page
+    assert not passes_checks(Annotator.objects.get(pk=worker.annotator.pk))
+
+
+def test_entry_of_another_criterion_sends_a_failed_worker_to_the_reason(campaign, worker):
+    configure(campaign, min_seconds_per_hit=3600)
+    finish_visit(worker, campaign, close_others=False)
+    response = worker.get(url("entry", campaign, Criterion.NATURALNESS))
+    assert response.url == url("done", campaign, Criterion.NATURALNESS)
+    page = worker.get(response.url).content.decode()
+    assert '<p id="failure-reason">Too fast' in page
+    assert campaign.failed_completion_code in page
+    assert not Assignment.objects.filter(hit__criterion=Criterion.NATURALNESS).exists()
+
+
+def test_hit_of_an_excluded_worker_is_saved_and_leads_to_the_reason(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    set_excluded(worker.annotator, True)
+    response = send_answers(worker, assignment, answers(assignment))
+    assert response.url == url("done", campaign)
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert Assignment.objects.filter(annotator=worker.annotator).count() == 1  # no next HIT
+    assert not Judgment.objects.counted().exists()
+    page = worker.get(response.url).content.decode()
+    assert '<p id="failure-reason">Excluded' in page
+
+
+def test_done_tells_an_invited_annotator_what_the_code_is_for(stranger):
+    campaign = make_campaign(outputs_per_hit=2, min_seconds_per_hit=0)
+    make_system_set(campaign)
+    stranger.get(invite_path(invite(campaign, "Ada"), Criterion.QUALITY))
+    stranger.submit(stranger.get(url("entry", campaign)))
+    assignment = Assignment.objects.get()
+    send_answers(stranger, assignment, answers(assignment, [50, 60]))
+    page = stranger.get(url("done", campaign)).content.decode()
+    assert campaign.completion_code in page
+    assert "crowdsourcing platform" not in page and "prolific.com" not in page
+    assert "you can close this page" in page and "organisers asked you" in page
 
 
 def test_done_mturk_worker_gets_code_without_prolific_link(stranger):

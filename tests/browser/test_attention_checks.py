@@ -99,7 +99,7 @@ def test_three_prolific_workers_get_the_code_their_work_earns(live_server, brows
     take_check(screened, careful=False)
     expect(screened.get_by_text("Not quite")).to_be_visible()
     take_check(screened, careful=False)
-    expect(screened.locator("#screened-out")).to_be_visible()
+    expect(screened.locator("#failure-reason")).to_contain_text("comprehension check")
     expect_sent_back_with(screened, campaign.failed_completion_code)
 
     workers = {a.external_id: a for a in Annotator.objects.filter(campaign=campaign)}

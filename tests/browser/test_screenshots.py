@@ -28,7 +28,7 @@ from annotation.models import Assignment, Campaign
 from ranking.metric_models import MetricRun
 from ranking.metric_service import execute_metric_run
 from ranking.metrics import coco
-from ranking.models import Protocol, RankingRun
+from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
@@ -43,7 +43,7 @@ OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 RESULTS = {"width": 1100, "height": 900}
 # Repetitions as the README's figures: 200 TrueSkill runs as E2E, 1,000 resamples for Arena's
 # intervals; WMT's view has nothing to repeat.
-REPETITIONS = {Protocol.E2E: 200, Protocol.BRADLEY_TERRY: 1000, Protocol.WMT: 1}
+REPETITIONS = {"e2e": 200, "bt": 1000, "wmt": 1}
 
 
 def open_hit(browser, live_server, criterion: str, viewport: dict, pid: str):
@@ -117,14 +117,14 @@ def test_screenshot_results_page(live_server, browser, e2e_data):
     OUT.mkdir(parents=True, exist_ok=True)
     page = log_in(browser, live_server, RESULTS)
     url = live_server.url + reverse("ranking:results", args=[campaign.slug, "quality"])
-    names = {Protocol.E2E: "quality", Protocol.BRADLEY_TERRY: "bt", Protocol.WMT: "wmt"}
+    names = {"e2e": "quality", "bt": "bt", "wmt": "wmt"}
     for protocol, name in names.items():
         page.goto(f"{url}?protocol={protocol}")
         assert page.locator(".card.error").count() == 0, page.locator(
             ".card.error"
         ).all_inner_texts()
         assert page.locator("table.ranking tbody tr").first.is_visible()
-        if protocol == Protocol.E2E:
+        if protocol == "e2e":
             section = page.locator("#metrics")
             assert section.locator(".scatters figure").count() > 0
             section.screenshot(path=OUT / "results-e2e-metrics.png")

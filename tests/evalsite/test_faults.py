@@ -4,7 +4,7 @@ child killed, a whole worker killed, the broker killed and restarted.
 Each test runs workers of its own on a Redis of its own (a redis-server on a free port),
 so killing them harms nothing else. Jobs are created as rows only: the workers' beat sweep
 finds them and sends them, as it does after a broker outage. Figures printed here (seconds
-from a kill to the job done) are the ones the README's Reliability section quotes.
+from a kill to the job done) are the ones docs/reliability.md quotes.
 """
 
 import os

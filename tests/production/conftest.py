@@ -1,5 +1,5 @@
-"""The production install, its services and its processes, as the README's Production
-section runs them: a virtual environment with nothing but `pip install -e .`, a PostgreSQL
+"""The production install, its services and its processes, as docs/production.md
+runs them: a virtual environment with nothing but `pip install -e .`, a PostgreSQL
 database and a Redis of the test's own, gunicorn and a Celery worker with its beat.
 
 Nothing of the test's own environment reaches the production processes: they get a minimal
@@ -37,7 +37,7 @@ from tests.processes import (
 )
 
 PRODUCTION_VENV = REPO / ".venv-prod"
-# What the README's Production section installs: the project alone, gunicorn included.
+# What docs/production.md installs: the project alone, gunicorn included.
 INSTALL = ["-e", "."]
 # The install is reused while pyproject.toml and the install command are unchanged.
 STAMP = PRODUCTION_VENV / ".installed-sha256"
@@ -149,7 +149,7 @@ def production_environment(bin_dir: Path, home: Path, database_url: str, broker_
     }
 
 
-# The production processes, as the README's Production section starts them: one worker
+# The production processes, as docs/production.md starts them: one worker
 # for both queues with beat embedded (-B), as on a single machine.
 WEB = "gunicorn evalsite.wsgi -w 2 -b 127.0.0.1:{port}"
 WORKER = "celery -A evalsite worker -B -Q default,generation --concurrency 1 --loglevel INFO"
@@ -189,7 +189,7 @@ def manage(bin_dir: Path, env: dict, *arguments: str) -> None:
     )
 
 
-# The first organiser, made as the README says (createsuperuser, here without prompts).
+# The first organiser, made as the production guide says (createsuperuser, here without prompts).
 ORGANISER = {"username": "organiser", "password": secrets.token_urlsafe(16)}
 
 

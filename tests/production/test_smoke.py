@@ -1,4 +1,4 @@
-"""Smoke test of the production install: the README's Production commands, run as a server
+"""Smoke test of the production install: the commands of docs/production.md, run as a server
 runs them (see conftest.py), and used as a crowd worker and an attacker would, over HTTP."""
 
 import http.cookiejar

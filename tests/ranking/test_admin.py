@@ -34,12 +34,12 @@ def test_admin_run_list_shows_each_run_with_its_progress_and_results_link(organi
         url = reverse("ranking:results", args=[campaign.slug, run.criterion])
         assert f'<a href="{url}?protocol={run.protocol}">results</a>' in page
     shown = [
-        (row["id"], row["criterion"], row["protocol"], row["status"], row["progress_bar"])
+        (row["id"], row["criterion"], row["protocol_label"], row["status"], row["progress_bar"])
         for row in changelist_rows(response)
     ]
     assert shown == [
-        (str(queued.pk), "Naturalness", queued.get_protocol_display(), "Queued", "0/200"),
-        (str(done.pk), "Quality", done.get_protocol_display(), "Done", "10/10"),
+        (str(queued.pk), "Naturalness", queued.protocol_label, "Queued", "0/200"),
+        (str(done.pk), "Quality", done.protocol_label, "Done", "10/10"),
     ]
 
 

@@ -6,7 +6,8 @@ import io
 import pytest
 from django.urls import reverse
 
-from ranking.models import Protocol, RankingRun
+from ranking.models import RankingRun
+from ranking.protocols import NAMES
 from tests.conftest import wait_until
 from tests.factories import make_judged_hit, make_system_set
 
@@ -66,7 +67,7 @@ def test_submitted_hits_are_ranked_by_the_sweep_without_any_message(celery_worke
     run per protocol, which includes every judgment."""
     campaign = judged_campaign()
     runs = RankingRun.objects.filter(campaign=campaign, criterion="quality")
-    for protocol in Protocol.values:
+    for protocol in NAMES:
         run = wait_until(
             lambda protocol=protocol: runs.filter(
                 protocol=protocol, status="done", hits=10

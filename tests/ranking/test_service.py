@@ -10,7 +10,8 @@ from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
 from ranking.agreement_service import measure
 from ranking.engine import rank_systems
-from ranking.models import Protocol, RankingRun, RunAgreement
+from ranking.models import RankingRun, RunAgreement
+from ranking.protocols import NAMES
 from ranking.service import (
     clusters_of,
     due_protocols,
@@ -266,7 +267,7 @@ def test_sweep_asks_two_queries_per_criterion_whatever_the_number_of_protocols(
     campaign, _ = judged_campaign(hits=3)
     criterion = campaign.criteria.get(criterion="quality")
     with django_assert_num_queries(2):
-        assert due_protocols(criterion) == Protocol.values
+        assert due_protocols(criterion) == NAMES
 
 
 def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
@@ -289,7 +290,7 @@ def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
     assert queue_due_rankings() == []  # the last run was queued less than 60 s ago
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(seconds=61))
     again = queue_due_rankings()
-    assert len(again) == len(Protocol.values)
+    assert len(again) == len(NAMES)
     task = campaign.criteria.get(criterion="quality")
     execute_run(again[0])
     again[0].refresh_from_db()
@@ -316,7 +317,7 @@ def test_sweep_counts_a_failed_run_as_covering_its_input():
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
     assert [r.status for r in RankingRun.objects.filter(criterion="naturalness")] == [
         "failed"
-    ] * len(Protocol.values)
+    ] * len(NAMES)
     assert queue_due_rankings() == []
 
 
@@ -345,7 +346,7 @@ def add_judged_hits(campaign, systems, scores: list[int], hits: int) -> None:
 
 
 def e2e_run_of(campaign) -> RankingRun:
-    run = quality_run(campaign, protocol=Protocol.E2E, repetitions=50, seed=5)
+    run = quality_run(campaign, protocol="e2e", repetitions=50, seed=5)
     assert execute_run(run)
     run.refresh_from_db()
     return run
@@ -390,7 +391,7 @@ def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_c
     assert sorted(clusters_of(changed).values()) == [1, 2, 3]
     criterion.refresh_from_db()
     assert (criterion.clusters_stable_since, criterion.is_open) == (60, True)
-    bradley_terry = quality_run(campaign, protocol=Protocol.BRADLEY_TERRY, repetitions=50)
+    bradley_terry = quality_run(campaign, protocol="bt", repetitions=50)
     assert execute_run(bradley_terry)
     criterion.refresh_from_db()
     assert criterion.clusters_stable_since == 60

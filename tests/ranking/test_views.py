@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ranking.models import Protocol, RankingRun, RunAgreement
+from ranking.models import RankingRun, RunAgreement
+from ranking.protocols import NAMES
 from ranking.service import execute_run
 from tests.client import forms_on
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
@@ -74,7 +75,7 @@ def test_results_page_says_how_many_annotators_did_and_failed_attention_checks(o
 def test_results_page_offers_every_protocol_and_says_what_it_is(organiser):
     campaign, _ = ranked_campaign()
     page = organiser.get(results_url(campaign)).content.decode()
-    for protocol in Protocol.values:
+    for protocol in NAMES:
         assert f'href="?protocol={protocol}"' in page
     assert "Bradley-Terry with bootstrap intervals (as Chatbot Arena)" in page
     assert "WMT z-scores with Wilcoxon rank-sum clusters" in page

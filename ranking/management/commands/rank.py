@@ -7,15 +7,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
 from ranking.export import Named, stored_rows, write_rows
-from ranking.models import DEFAULT_REPETITIONS, Protocol, RankingRun, RunAgreement
+from ranking.models import DEFAULT_REPETITIONS, RankingRun, RunAgreement
+from ranking.protocols import DEFAULT, NAMES, PROTOCOLS, protocol_named
 from ranking.rerank import BundleError, Reranked, rerank_bundle
 from ranking.service import execute_run
-
-# What the table's first two columns hold where it is not TrueSkill (SystemResult's docstring).
-HEADERS: dict[str, tuple[str, str]] = {
-    Protocol.BRADLEY_TERRY: ("rank", "rating"),
-    Protocol.WMT: ("cluster", "mean z"),
-}
 
 
 class Command(BaseCommand):
@@ -48,8 +43,8 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, help="default 0")
         parser.add_argument(
             "--protocol",
-            choices=Protocol.values,
-            help=f"default: {Protocol.E2E}; with --bundle, every protocol it has",
+            choices=NAMES,
+            help=f"default: {DEFAULT}; with --bundle, every protocol it has",
         )
         parser.add_argument("--csv", help="also write the CSV here ('-' for standard output)")
 
@@ -66,7 +61,7 @@ class Command(BaseCommand):
         run = self.new_run(
             slug,
             criterion_name or Criterion.QUALITY,
-            protocol or Protocol.E2E,
+            protocol or DEFAULT,
             DEFAULT_REPETITIONS if repetitions is None else repetitions,
             seed or 0,
         )
@@ -75,7 +70,7 @@ class Command(BaseCommand):
         if run.status != RankingRun.Status.DONE:
             raise CommandError(f"ranking failed: {run.error}")
         self.stdout.write(
-            f"{run.get_protocol_display()}; "
+            f"{run.protocol_label}; "
             f"{repetitions_text(run.protocol, run.repetitions, run.seed)}; "
             f"{run.judgments} judgments, {run.hits} HITs, {run.comparisons} comparisons; "
             f"{run.compute_seconds:.2f} s"
@@ -143,7 +138,7 @@ class Command(BaseCommand):
             )
 
     def print_table(self, protocol: str, rows: Iterable[Named]) -> None:
-        group, score = HEADERS.get(protocol, ("cluster", "mu"))
+        group, score = protocol_named(protocol).table_headers
         self.stdout.write(f"{group:>7} {score:>7} {'range':>7}  system")
         previous = None
         for name, row in rows:
@@ -178,8 +173,7 @@ def named(one: Reranked) -> list[Named]:
 
 
 def repetitions_text(protocol: str, repetitions: int, seed: int) -> str:
-    if protocol == Protocol.WMT:
-        return "no resampling"
-    if protocol == Protocol.BRADLEY_TERRY:
-        return f"{repetitions} bootstrap resamples, seed {seed}"
-    return f"{repetitions} runs, seed {seed}"
+    known = PROTOCOLS.get(protocol)
+    return (
+        known.repetitions_text(repetitions, seed) if known else f"{repetitions} runs, seed {seed}"
+    )

@@ -1,0 +1,89 @@
+"""What a ranking protocol is: how it ranks a criterion's judgments and how its results read.
+
+A protocol is one view of the same counted judgments (TrueSkill as E2E, Bradley-Terry as
+Chatbot Arena, WMT's z-scores, ...). Everything that differs between views lives on its
+`RankingProtocol`: the service, the results page, the CSV, the rank command, the bundle and
+the datasheet ask the protocol and name none. No ORM here: a protocol ranks arrays and
+describes the fields of a SystemResult, which are shared by every protocol.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Protocol
+
+from ranking.engine import Comparisons, Judgments
+from ranking.engine.protocols import Progress
+
+# A system's stored line, or one ranked again from a bundle: both have SystemResult's fields.
+ResultLine = Any
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """How the results page shows a protocol's table (SystemResult's fields mean different
+    things per protocol; the table template says which)."""
+
+    summary: str  # what the view is, in a sentence, under the protocol tabs
+    table_template: str
+    score_label: str  # of the score column beside the automatic metrics
+    rank_chart_title: str
+    interval_chart_title: str = ""
+
+
+@dataclass(frozen=True)
+class Datasheet:
+    """HEDS 4.3.9 (how the judgments are aggregated) and 4.3.10 (significance)."""
+
+    aggregation: str
+    significance: str
+
+
+class Ranks(Protocol):
+    """The engine call of a protocol: comparisons (and the raw scores with their annotators,
+    for views that use them) to a ranking object."""
+
+    def __call__(
+        self,
+        comparisons: Comparisons,
+        n_systems: int,
+        scores: Judgments,
+        repetitions: int,
+        seed: int,
+        progress: Progress | None,
+    ) -> Any: ...
+
+
+@dataclass(frozen=True)
+class RankingProtocol:
+    name: str  # stored on each run, in URLs (?protocol=) and in bundles
+    label: str
+    presentation: Presentation
+    datasheet: Datasheet
+    rank: Ranks
+    # A system's SystemResult fields from the ranking, by its number in the input.
+    result_fields: Callable[[Any, int], dict[str, Any]]
+    csv_columns: tuple[str, ...]
+    # A CSV line from a system's name and its stored or re-ranked line.
+    csv_cells: Callable[[str, ResultLine], list]
+    # The first two columns of `manage.py rank`'s table: what `cluster` and `mu` hold.
+    table_headers: tuple[str, str] = ("cluster", "mu")
+    # Whether `repetitions` resample anything (WMT's view does not).
+    resamples: bool = True
+    resample_word: str = "runs"
+    # Why a finished ranking has nothing to show ("" when it has): the service then ends
+    # the run as "nothing to rank" rather than storing an empty table.
+    nothing_to_rank: Callable[[Any], str] = lambda ranking: ""
+    # What a reader of a finished run should know about how it was computed ("" if nothing).
+    note: Callable[[Any], str] = lambda ranking: ""
+
+    def repetitions_text(self, repetitions: int, seed: int) -> str:
+        if not self.resamples:
+            return "no resampling"
+        return f"{repetitions} {self.resample_word}, seed {seed}"
+
+
+def six_decimals(value: float | None) -> Decimal | None:
+    """A number (not text, which the CSV guard would quote when negative), written to six
+    decimals; a value the protocol does not have stays empty."""
+    return None if value is None else Decimal(f"{value:.6f}")

@@ -1,0 +1,92 @@
+"""TrueSkill over the pairwise comparisons, repeated R times: the E2E protocol (as E2E
+Table 11) and the plain bootstrap. Both report mean mu, 95% rank ranges and clusters."""
+
+from typing import Any
+
+from ranking.charts import RANK_CHART_TITLE
+from ranking.engine import Comparisons, Judgments, Ranking, summarise
+from ranking.engine.protocols import Progress, bootstrap_protocol, e2e_protocol
+
+from .base import Datasheet, Presentation, RankingProtocol, ResultLine, six_decimals
+
+PAIRS = (
+    "each HIT's k scores give k(k-1)/2 pairwise comparisons (the higher score wins, equal "
+    "scores draw; only the order is used)"
+)
+CLUSTERS = (
+    "95% rank ranges over the R runs (ranks trimmed at both ends) and significance clusters: "
+    "a cluster ends below a system whose worst rank is better than the best rank of every "
+    "system below it"
+)
+
+
+def result_fields(ranking: Ranking, index: int) -> dict[str, Any]:
+    return {
+        "cluster": int(ranking.cluster[index]),
+        "mu": float(ranking.mean_mu[index]),
+        "sigma": float(ranking.mean_sigma[index]),
+        "mu_std": float(ranking.std_mu[index]),
+        "rank_lo": int(ranking.rank_lo[index]),
+        "rank_hi": int(ranking.rank_hi[index]),
+        "comparisons": int(ranking.n_comparisons[index]),
+    }
+
+
+def csv_cells(name: str, row: ResultLine) -> list:
+    return [
+        row.cluster,
+        name,
+        six_decimals(row.mu),
+        six_decimals(row.sigma),
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
+
+
+def ranks_by(engine):
+    def rank(
+        comparisons: Comparisons,
+        n_systems: int,
+        scores: Judgments,
+        repetitions: int,
+        seed: int,
+        progress: Progress | None,
+    ) -> Ranking:
+        return summarise(engine(comparisons, n_systems, repetitions, seed, progress))
+
+    return rank
+
+
+def trueskill_protocol(name: str, label: str, summary: str, aggregation: str, engine):
+    return RankingProtocol(
+        name=name,
+        label=label,
+        presentation=Presentation(summary, "ranking/table_trueskill.html", "μ", RANK_CHART_TITLE),
+        datasheet=Datasheet(aggregation=aggregation, significance=CLUSTERS),
+        rank=ranks_by(engine),
+        result_fields=result_fields,
+        csv_columns=("cluster", "system", "mu", "sigma", "rank_lo", "rank_hi", "comparisons"),
+        csv_cells=csv_cells,
+    )
+
+
+E2E = trueskill_protocol(
+    "e2e",
+    "E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)",
+    "TrueSkill as E2E Table 11: each update takes the least certain system and an opponent"
+    " of similar μ; repeated runs give rank ranges and clusters.",
+    f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. 2014: each "
+    "update takes the system with the largest sigma and a near opponent); systems by mean mu",
+    e2e_protocol,
+)
+
+BOOTSTRAP = trueskill_protocol(
+    "bootstrap",
+    "Plain bootstrap (comparisons resampled as observed)",
+    "TrueSkill over comparisons drawn with replacement as often as they were observed;"
+    " repeated runs give rank ranges and clusters.",
+    f"{PAIRS}; TrueSkill over them, R runs over comparisons resampled as observed; systems "
+    "by mean mu",
+    bootstrap_protocol,
+)
