@@ -36,6 +36,7 @@ from .models import (
     System,
 )
 from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
+from .permissions import accepts_upload
 from .prolific import ProlificError, review_submissions
 from .ratings_import import import_ratings
 from .removal import campaign_rows, delete_campaign
@@ -313,10 +314,11 @@ class CampaignAdmin(RecountAfterEdits):
         }
         return TemplateResponse(request, f"admin/annotation/{template}", context)
 
+    @accepts_upload
     def upload_view(self, request, campaign_id):
         campaign = get_object_or_404(Campaign, pk=campaign_id)
         if not self.has_change_permission(request, campaign):
-            return redirect("admin:index")
+            raise PermissionDenied
         form = DataFileUploadForm(request.POST or None, request.FILES or None, campaign=campaign)
         if request.method == "POST" and form.is_valid():
             try:

@@ -1,7 +1,7 @@
 """Organisers' pages on a large campaign: the time of each admin list and change page and
 of the results page.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench SECRET_KEY=x \
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench \
         .venv/bin/python benchmarks/bench_admin.py --hits 20000 [--baseline]
 
 It creates a database of its own (test_<name>), builds a campaign of HITS judged HITs of
@@ -23,7 +23,9 @@ import django
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only")
+os.environ.setdefault(
+    "SECRET_KEY", "benchmark-only-key-not-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
+)
 django.setup()
 
 # Models and the project's modules load only once Django is set up.

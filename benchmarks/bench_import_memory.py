@@ -94,7 +94,7 @@ def child(variant: str, items: Path, work: Path, rev: str, trace: bool) -> dict:
     """Runs in its own process: set up Django on a fresh database, import, measure."""
     os.environ.update(
         DATABASE_URL=f"sqlite:///{work / f'{variant}.sqlite3'}",
-        SECRET_KEY="bench",
+        SECRET_KEY="benchmark-only-key-not-secret-0123456789-abcdefghijklmnopqrstuvwxyz",
         DEBUG="false",  # DEBUG keeps every query in memory
         DJANGO_SETTINGS_MODULE="evalsite.settings",
     )

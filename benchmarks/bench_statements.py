@@ -2,7 +2,7 @@
 ORM built them (the baseline, the querysets as they were) and through annotation/sql.py,
 side by side in one process, on the same rows.
 
-    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench SECRET_KEY=x \
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench \
         .venv/bin/python benchmarks/bench_statements.py [--repeat 300]
 
 It creates a database of its own (test_<name>), builds an E2E-sized campaign (630 items,
@@ -23,7 +23,9 @@ import django
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "evalsite.settings")
-os.environ.setdefault("SECRET_KEY", "bench-only")
+os.environ.setdefault(
+    "SECRET_KEY", "benchmark-only-key-not-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
+)
 django.setup()
 
 # Models and the project's modules load only once Django is set up.

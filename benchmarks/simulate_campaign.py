@@ -88,7 +88,9 @@ sys.path.insert(0, str(REPO))
 WORK = Path(tempfile.mkdtemp(prefix="simulate-campaign-"))
 os.environ.update(
     DATABASE_URL=f"sqlite:///{WORK / 'campaign.sqlite3'}",
-    SECRET_KEY=os.environ.get("SECRET_KEY", "simulation-only"),
+    SECRET_KEY=os.environ.get(
+        "SECRET_KEY", "benchmark-only-key-not-secret-0123456789-abcdefghijklmnopqrstuvwxyz"
+    ),
     DEBUG="false",  # DEBUG keeps every query in memory
     DJANGO_SETTINGS_MODULE="evalsite.settings",
 )

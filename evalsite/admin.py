@@ -10,8 +10,9 @@ import io
 import zipfile
 
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -50,7 +51,7 @@ class CampaignWithResultsAdmin(CampaignAdmin):
         as it is now (a POST, since each download computes a new one)."""
         campaign = get_object_or_404(Campaign, pk=campaign_id)
         if not self.has_view_permission(request, campaign):
-            return redirect("admin:index")
+            raise PermissionDenied
         form = DatasheetForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             return datasheet_download(campaign, form.cleaned_data["format"])

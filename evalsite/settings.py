@@ -95,11 +95,29 @@ DEVELOPMENT_SECRET_KEYS = (
     "dev-only-insecure-key-set-SECRET_KEY-in-production",
     "django-insecure-development-only",
 )
+# Django's own measure of a guessable key (check --deploy's security.W009), made an error:
+# the key signs the sessions, so a weak one lets anyone forge an organiser's login.
+SECRET_KEY_MIN_LENGTH = 50
+SECRET_KEY_MIN_DISTINCT = 5
+
+
+def secret_key_problem(key: str) -> str:
+    """Why `key` cannot sign production's sessions, or "" when it can."""
+    # startproject's keys start with django-insecure-: made for development, maybe public.
+    if not key or key in DEVELOPMENT_SECRET_KEYS or key.startswith("django-insecure-"):
+        return "is not set (or is a public development key)"
+    if len(key) < SECRET_KEY_MIN_LENGTH or len(set(key)) < SECRET_KEY_MIN_DISTINCT:
+        return (
+            f"is weak ({len(key)} characters, {len(set(key))} distinct: at least "
+            f"{SECRET_KEY_MIN_LENGTH} and {SECRET_KEY_MIN_DISTINCT} are needed)"
+        )
+    return ""
+
+
 SECRET_KEY = env_str("SECRET_KEY") or (DEVELOPMENT_SECRET_KEYS[1] if DEBUG else "")
-if not DEBUG and SECRET_KEY in ("", *DEVELOPMENT_SECRET_KEYS):
+if not DEBUG and (_problem := secret_key_problem(SECRET_KEY)):
     raise ImproperlyConfigured(
-        "SECRET_KEY is not set (or is a public development key). Set SECRET_KEY to a long "
-        "random value, e.g. the output of "
+        f"SECRET_KEY {_problem}. Set SECRET_KEY to a long random value, e.g. the output of "
         "python -c 'import secrets; print(secrets.token_urlsafe(50))', "
         "or set DEBUG=true on a development machine."
     )
@@ -124,7 +142,8 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", SECURE_HTTPS)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", SECURE_HTTPS)
 # Sessions live in a signed cookie: an annotator's session holds only which annotator they
 # are, so every page saves a database read and a write that a crowd launch would multiply.
-SESSION_ENGINE = "django.contrib.sessions.backends.signed_cookies"
+# A login also keeps a row on the server, which logging out deletes (evalsite/sessions.py).
+SESSION_ENGINE = "evalsite.sessions"
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", SECURE_HTTPS)
 # Sent only on HTTPS responses. A site that shares its domain with plain-HTTP subdomains sets
 # SECURE_HSTS_INCLUDE_SUBDOMAINS=false; preload matters only once the domain is submitted
@@ -159,6 +178,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Before any view or the CSRF check reads a body, and after the user is known.
+    "evalsite.middleware.RequestSizeLimitMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -213,6 +234,12 @@ LOGIN_URL = "admin:login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
+# Whole request bodies, by their Content-Length, refused (413) before they are read
+# (evalsite/middleware.py): any request up to the first; an upload view, for a user who may
+# change campaigns, up to the second (the file and the form around it). The web server in
+# front should refuse bodies over UPLOAD_MAX_BYTES itself (nginx: client_max_body_size).
+REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", IMPORT_MAX_BYTES + 1024 * 1024)
 MAX_OUTPUT_CHARS = env_int("MAX_OUTPUT_CHARS", 5000)
 MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 

@@ -4,7 +4,6 @@ metric run, and the CSV download. Pages read stored results; a worker computes t
 from dataclasses import dataclass
 
 from django import forms
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -12,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, Criterion
+from annotation.permissions import campaign_permission_required
 
 from .metric_charts import Scatter, scatter_chart
 from .metric_export import write_metrics_csv
@@ -105,7 +105,7 @@ def metrics_section(campaign: Campaign, ranking: RankingRun | None) -> MetricsSe
     return section
 
 
-@staff_member_required
+@campaign_permission_required("change")
 @require_POST
 def compute(request, slug: str):
     campaign = get_object_or_404(Campaign, slug=slug)
@@ -120,7 +120,7 @@ def compute(request, slug: str):
     return redirect("ranking:campaign", slug)
 
 
-@staff_member_required
+@campaign_permission_required("view")
 @require_GET
 def metrics_csv(request, slug: str):
     campaign = get_object_or_404(Campaign, slug=slug)

@@ -1,7 +1,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-from django.contrib.admin.views.decorators import staff_member_required
 from django.db import transaction
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -10,6 +9,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.attention import attention_summary
 from annotation.models import Campaign, CampaignCriterion, Composition
+from annotation.permissions import campaign_permission_required
 
 from .charts import interval_chart, judgment_chart, rank_chart
 from .engine.forecast import PairForecast, forecast
@@ -90,7 +90,7 @@ def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
     )
 
 
-@staff_member_required
+@campaign_permission_required("view")
 @require_GET
 def results(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
@@ -138,7 +138,7 @@ def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | No
     return {"since": since, "stable_for": run.hits - since, "closed": closed}
 
 
-@staff_member_required
+@campaign_permission_required("change")
 @require_POST
 def recompute(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
@@ -151,7 +151,7 @@ def recompute(request, slug: str, criterion_name: str):
     return redirect(f"{url}?protocol={form.cleaned_data['protocol']}")
 
 
-@staff_member_required
+@campaign_permission_required("view")
 @require_GET
 def results_csv(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
@@ -170,7 +170,7 @@ def results_csv(request, slug: str, criterion_name: str):
     return response
 
 
-@staff_member_required
+@campaign_permission_required("view")
 @require_GET
 def campaign_results(request, slug: str):
     campaign = get_object_or_404(Campaign, slug=slug)

@@ -6,13 +6,15 @@
 - `other_worker`: a second worker of the same campaign, with their own browser.
 - `stranger`: a browser the site does not know: no annotator, no login.
 - `non_staff`: a logged-in user without staff status.
+- `clerk`: staff, so let into the admin, but without any model permission.
+- `viewer`: staff with the one permission to view campaigns, not to change them.
 
 Registered for the whole suite in tests/conftest.py. After healthchecks' hc/test.py, whose
 base test case makes a project's owner, a team member and an outsider.
 """
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
 from annotation.models import Annotator, Campaign, Criterion
@@ -61,6 +63,20 @@ def organiser(db) -> Person:
 @pytest.fixture
 def non_staff(db) -> Person:
     return logged_in("member")
+
+
+@pytest.fixture
+def clerk(db) -> Person:
+    return logged_in("clerk", is_staff=True)
+
+
+@pytest.fixture
+def viewer(db) -> Person:
+    person = logged_in("viewer", is_staff=True)
+    person.user.user_permissions.add(
+        Permission.objects.get(codename="view_campaign", content_type__app_label="annotation")
+    )
+    return person
 
 
 @pytest.fixture

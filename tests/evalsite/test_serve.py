@@ -3,6 +3,7 @@ development."""
 
 import io
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -56,7 +57,7 @@ def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
     port = free_port()
     env = {
         "PATH": os.environ["PATH"],
-        "SECRET_KEY": "test-serve",
+        "SECRET_KEY": secrets.token_urlsafe(50),
         "VAR_DIR": str(tmp_path / "var"),
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "PYTHONUNBUFFERED": "1",

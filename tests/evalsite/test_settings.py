@@ -14,7 +14,11 @@ import sys
 import pytest
 from django.conf import settings
 
+from evalsite.settings import secret_key_problem
 from tests.processes import REPO
+
+# A key as production needs one: long and random, made afresh for this run.
+KEY = secrets.token_urlsafe(50)
 
 
 def clean_env(tmp_path, **variables: str) -> dict:
@@ -67,10 +71,39 @@ def test_settings_without_secret_key_refuse_to_start(tmp_path):
     assert "DEBUG=true" in result.stderr
 
 
-@pytest.mark.parametrize("key", settings.DEVELOPMENT_SECRET_KEYS)
+@pytest.mark.parametrize(
+    "key",
+    [*settings.DEVELOPMENT_SECRET_KEYS, "django-insecure-" + secrets.token_urlsafe(50)],
+    ids=["old-settings-default", "bin-serve", "startproject"],
+)
 def test_settings_refuse_a_public_development_key(tmp_path, key):
     result = run_python("import django; django.setup()", clean_env(tmp_path, SECRET_KEY=key))
     assert "ImproperlyConfigured: SECRET_KEY is not set (or is a public" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["abc", "x" * 49, "ab" * 40, "test-only-secret-key-from-bin-test", "ci-only-secret-key"],
+    ids=["short", "49-characters", "2-distinct", "old-bin-test-key", "old-ci-key"],
+)
+def test_settings_refuse_a_weak_key(tmp_path, key):
+    result = run_python("import django; django.setup()", clean_env(tmp_path, SECRET_KEY=key))
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: SECRET_KEY is weak (" in result.stderr
+    assert "at least 50 and 5 are needed" in result.stderr
+
+
+def test_settings_accept_a_weak_key_in_debug(tmp_path):
+    env = clean_env(tmp_path, SECRET_KEY="abc", DEBUG="true")
+    assert settings_in(env, "SECRET_KEY") == {"SECRET_KEY": "abc"}
+
+
+def test_settings_suite_key_is_strong():
+    # bin/test and .ci/run make a key for each run unless given one: the suite starts with it.
+    assert secret_key_problem(settings.SECRET_KEY) == ""
+    for script in ("bin/test", ".ci/run"):
+        line = re.search(r"^export SECRET_KEY=.*$", (REPO / script).read_text(), re.MULTILINE)
+        assert line and "secrets.token_urlsafe(50)" in line[0], script
 
 
 def test_settings_defaults_without_debug_are_secure(tmp_path):
@@ -85,7 +118,7 @@ def test_settings_defaults_without_debug_are_secure(tmp_path):
         "SECURE_HSTS_PRELOAD",
         "SECURE_PROXY_SSL_HEADER",
     )
-    assert settings_in(clean_env(tmp_path, SECRET_KEY="k"), *names) == {
+    assert settings_in(clean_env(tmp_path, SECRET_KEY=KEY), *names) == {
         "DEBUG": False,
         "ALLOWED_HOSTS": ["localhost", "127.0.0.1", "[::1]"],
         "SECURE_SSL_REDIRECT": True,
@@ -99,7 +132,7 @@ def test_settings_defaults_without_debug_are_secure(tmp_path):
 
 
 def test_settings_plain_http_trial_says_so(tmp_path):
-    env = clean_env(tmp_path, SECRET_KEY="k", SECURE_HTTPS="false")
+    env = clean_env(tmp_path, SECRET_KEY=KEY, SECURE_HTTPS="false")
     names = ("SECURE_SSL_REDIRECT", "SESSION_COOKIE_SECURE", "SECURE_HSTS_SECONDS")
     assert settings_in(env, *names) == {
         "SECURE_SSL_REDIRECT": False,
@@ -121,7 +154,7 @@ def test_settings_debug_runs_without_a_key_and_without_https(tmp_path):
 def test_settings_proxy_header_and_origins_come_from_the_environment(tmp_path):
     env = clean_env(
         tmp_path,
-        SECRET_KEY="k",
+        SECRET_KEY=KEY,
         SECURE_PROXY_SSL_HEADER="HTTP_X_FORWARDED_PROTO,https",
         CSRF_TRUSTED_ORIGINS="https://eval.example.org, https://other.example.org",
         ALLOWED_HOSTS="eval.example.org",
@@ -143,13 +176,13 @@ def test_settings_proxy_header_and_origins_come_from_the_environment(tmp_path):
     ],
 )
 def test_settings_misspelt_values_are_refused(tmp_path, variable, value):
-    env = clean_env(tmp_path, SECRET_KEY="k", **{variable: value})
+    env = clean_env(tmp_path, SECRET_KEY=KEY, **{variable: value})
     result = run_python("import django; django.setup()", env)
     assert f"ImproperlyConfigured: {variable}=" in result.stderr
 
 
 def test_settings_postgresql_checks_kept_connections(tmp_path):
-    env = clean_env(tmp_path, SECRET_KEY="k", DATABASE_URL="postgres://u:p@db:5432/evaluation")
+    env = clean_env(tmp_path, SECRET_KEY=KEY, DATABASE_URL="postgres://u:p@db:5432/evaluation")
     database = settings_in(env, "DATABASES")["DATABASES"]["default"]
     assert database["CONN_HEALTH_CHECKS"] is True
 
@@ -183,7 +216,7 @@ def test_request_for_another_host_shows_no_settings_in_production(tmp_path):
     # carries a password that a debug page would show.
     env = clean_env(
         tmp_path,
-        SECRET_KEY="k",
+        SECRET_KEY=KEY,
         DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
         CELERY_BROKER_URL="redis://:broker-password@127.0.0.1:6379/5",
     )

@@ -7,18 +7,20 @@ from tests.factories import make_campaign
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("visitor", ["stranger", "non_staff"])
-def test_home_lists_open_campaigns_not_drafts(request, visitor):
-    make_campaign(name="Visible campaign")
+@pytest.mark.parametrize("visitor", ["stranger", "non_staff", "worker", "clerk"])
+def test_home_shows_no_campaign_to_those_who_may_not_see_campaigns(request, visitor):
+    make_campaign(name="Open campaign", description="Which systems win on E2E")
     make_campaign(name="Hidden draft", status=Campaign.Status.DRAFT)
     page = request.getfixturevalue(visitor).get(reverse("home")).content.decode()
-    assert "Visible campaign" in page and "Hidden draft" not in page
-    assert "/results/" not in page
+    for shown in ("Open campaign", "Which systems win", "Hidden draft", "/results/"):
+        assert shown not in page
+    assert "open a task through the link in your study" in page
 
 
-def test_home_links_staff_to_every_criterion_results_and_drafts(organiser):
+@pytest.mark.parametrize("organiser_kind", ["organiser", "viewer"])
+def test_home_lists_every_campaign_with_its_results_for_organisers(request, organiser_kind):
     campaign = make_campaign(name="Hidden draft", status=Campaign.Status.DRAFT)
-    page = organiser.get(reverse("home")).content.decode()
+    page = request.getfixturevalue(organiser_kind).get(reverse("home")).content.decode()
     assert "Hidden draft" in page
     for criterion in ("quality", "naturalness"):
         assert f'href="{reverse("ranking:results", args=[campaign.slug, criterion])}"' in page

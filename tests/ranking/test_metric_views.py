@@ -103,6 +103,17 @@ def test_compute_outsiders_and_wrong_method(client, organiser):
     assert not MetricRun.objects.exists()
 
 
+def test_metrics_pages_refuse_staff_without_permission_on_campaigns(clerk, viewer):
+    campaign = ranked_and_scored_campaign(names=("sys1", "sys2", "sys3"))
+    compute = reverse("ranking:metrics_compute", args=[campaign.slug])
+    csv_url = reverse("ranking:metrics_csv", args=[campaign.slug])
+    assert clerk.get(csv_url).status_code == 403
+    assert viewer.get(csv_url).status_code == 200
+    for person in (clerk, viewer):  # queueing work needs the change permission
+        assert person.send("POST", compute, {"criterion": "quality"}).status_code == 403
+    assert MetricRun.objects.count() == 1
+
+
 def test_metrics_csv_has_three_tables(organiser):
     campaign = ranked_and_scored_campaign(names=("sys1", "-cmd", "sys3"))
     response = organiser.get(reverse("ranking:metrics_csv", args=[campaign.slug]))

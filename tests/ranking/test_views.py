@@ -145,6 +145,29 @@ def test_results_pages_send_outsiders_to_the_login_page(request, outsider):
     assert RankingRun.objects.count() == 1
 
 
+def test_results_pages_refuse_staff_without_permission_on_campaigns(clerk):
+    campaign, _ = ranked_campaign()
+    data = {"protocol": "bootstrap", "repetitions": 100, "seed": 5}
+    for response in (
+        clerk.get(results_url(campaign)),
+        clerk.get(results_url(campaign, name="csv")),
+        clerk.get(reverse("ranking:campaign", args=[campaign.slug])),
+        clerk.send("POST", results_url(campaign, name="recompute"), data),
+        clerk.send("GET", results_url(campaign, name="recompute")),
+    ):
+        assert response.status_code == 403
+    assert RankingRun.objects.count() == 1
+
+
+def test_results_pages_let_a_viewer_read_but_not_recompute(viewer):
+    campaign, _ = ranked_campaign()
+    assert viewer.get(results_url(campaign)).status_code == 200
+    assert viewer.get(results_url(campaign, name="csv")).status_code == 200
+    data = {"protocol": "bootstrap", "repetitions": 100, "seed": 5}
+    assert viewer.send("POST", results_url(campaign, name="recompute"), data).status_code == 403
+    assert RankingRun.objects.count() == 1
+
+
 def test_results_page_of_an_unknown_campaign_or_criterion_is_404(organiser):
     campaign, _ = ranked_campaign()
     assert organiser.get(results_url(campaign, "fluency")).status_code == 404
