@@ -138,15 +138,27 @@ def request_ranking(
     repetitions: int = DEFAULT_REPETITIONS,
     seed: int = 0,
 ) -> RankingRun:
-    """Create a queued run and send it to a worker once this transaction commits."""
-    run = RankingRun.objects.create(
+    """A queued run of this computation, sent to a worker once this transaction commits;
+    one already queued is returned instead of a second: it has not read the judgments yet,
+    so it covers the newest of them (three clicks of "recompute" make one run)."""
+    computation = dict(
         campaign=campaign,
         criterion=criterion_name,
         protocol=protocol,
         repetitions=repetitions,
         seed=seed,
     )
-    run.send_to_worker()
+    with transaction.atomic():
+        # Two requests at once: the criterion's row serialises them (SQLite's writers are
+        # serialised by its IMMEDIATE transactions).
+        CampaignCriterion.objects.select_for_update(of=("self",)).filter(
+            campaign=campaign, criterion=criterion_name
+        ).order_by("pk").first()
+        waiting = RankingRun.objects.filter(**computation, status=RankingRun.Status.QUEUED)
+        run = waiting.order_by("queued_at", "pk").first()
+        if run is None:
+            run = RankingRun.objects.create(**computation)
+            run.send_to_worker()
     return run
 
 

@@ -228,6 +228,21 @@ def test_recompute_queues_a_run(organiser, django_capture_on_commit_callbacks):
     assert len(callbacks) == 1
 
 
+def test_recompute_clicked_three_times_queues_one_run(
+    organiser, django_capture_on_commit_callbacks
+):
+    campaign, _ = ranked_campaign()
+    asked = {"protocol": "bt", "repetitions": 100, "seed": 5}
+    with django_capture_on_commit_callbacks() as callbacks:
+        for _ in range(3):
+            assert recompute(organiser, campaign, asked).status_code == 302
+    assert RankingRun.objects.filter(protocol="bt", status="queued").count() == 1
+    assert len(callbacks) == 1  # one message to the workers
+    # Another computation is another run.
+    recompute(organiser, campaign, {**asked, "seed": 6})
+    assert RankingRun.objects.filter(protocol="bt", status="queued").count() == 2
+
+
 @pytest.mark.parametrize("protocol", ["bt", "wmt"])
 def test_recompute_queues_a_run_of_a_significance_view(organiser, protocol):
     campaign, _ = ranked_campaign()
