@@ -12,7 +12,7 @@ from evalsite.jobs import Heartbeat, work_as_holder
 from ranking import metrics
 
 from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricResult, MetricRun
-from .models import RankingRun, SystemResult
+from .models import Protocol, RankingRun, SystemResult
 
 
 class NothingToScore(ValueError):
@@ -191,10 +191,12 @@ def metric_table(run: MetricRun) -> MetricTable:
     return MetricTable(run, [str(m) for m in order], rows)
 
 
-def latest_rankings(campaign: Campaign) -> dict[str, RankingRun]:
-    """criterion -> its latest finished ranking run, whichever protocol."""
+def latest_rankings(campaign: Campaign, protocol: str = Protocol.E2E) -> dict[str, RankingRun]:
+    """criterion -> its latest finished ranking run of `protocol`: by default the E2E
+    protocol's, whose mu the results page shows first, so the CSV's correlations are
+    the page's whichever protocol last finished."""
     latest: dict[str, RankingRun] = {}
-    for run in RankingRun.objects.filter(campaign=campaign).finished():
+    for run in RankingRun.objects.filter(campaign=campaign, protocol=protocol).finished():
         latest.setdefault(run.criterion, run)
     return dict(sorted(latest.items()))
 

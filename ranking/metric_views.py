@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.models import Campaign, Criterion
 
 from .metric_charts import Scatter, scatter_chart
-from .metric_export import write_metrics_csv
+from .metric_export import write_correlations_csv, write_metrics_csv
 from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
 from .metric_service import (
     MetricCorrelation,
@@ -120,12 +120,31 @@ def compute(request, slug: str):
     return redirect("ranking:campaign", slug)
 
 
+def _finished_table(slug: str) -> tuple[Campaign, MetricTable]:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    run = get_object_or_404(MetricRun.objects.filter(campaign=campaign).finished()[:1])
+    return campaign, metric_table(run)
+
+
+def _csv_response(name: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
 @staff_member_required
 @require_GET
 def metrics_csv(request, slug: str):
-    campaign = get_object_or_404(Campaign, slug=slug)
-    run = get_object_or_404(MetricRun.objects.filter(campaign=campaign).finished()[:1])
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slug}-metrics.csv"'
-    write_metrics_csv(response, metric_table(run), latest_rankings(campaign))
+    _, table = _finished_table(slug)
+    response = _csv_response(f"{slug}-metrics.csv")
+    write_metrics_csv(response, table)
+    return response
+
+
+@staff_member_required
+@require_GET
+def correlations_csv(request, slug: str):
+    campaign, table = _finished_table(slug)
+    response = _csv_response(f"{slug}-metric-correlations.csv")
+    write_correlations_csv(response, table, latest_rankings(campaign))
     return response
