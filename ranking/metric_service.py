@@ -80,7 +80,7 @@ def request_metrics(campaign: Campaign) -> MetricRun:
 
 def execute_metric_run(run: MetricRun) -> bool:
     """Compute a run and store its results; False if another worker has it or took it."""
-    token = run.claim()
+    token = run.claim(progress=0)
     if token is None:
         return False
     return work_as_holder(
@@ -98,12 +98,28 @@ def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
         raise NothingToScore("no outputs yet: import or generate some first")
     slots = slot_results(data)
     heartbeat.check()
+    run.update_as_holder(token, progress=0, progress_total=len(data.outputs))
     overlap = metrics.score_systems(
-        data.references,
-        data.outputs,
-        progress=lambda done, total: heartbeat.check(),
+        data.references, data.outputs, progress=ProgressWriter(run, token, heartbeat)
     )
     store_results(run, token, data, overlap, slots, time.perf_counter() - started)
+
+
+@dataclass
+class ProgressWriter:
+    """Stores the systems scored so far on the run as they move (a write per system), and
+    stops the work once another worker holds the run."""
+
+    run: MetricRun
+    token: str
+    heartbeat: Heartbeat
+    written: int = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.heartbeat.check()
+        if done != self.written:
+            self.run.update_as_holder(self.token, progress=done, progress_total=total)
+            self.written = done
 
 
 @transaction.atomic

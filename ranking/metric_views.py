@@ -9,6 +9,7 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, Criterion
@@ -57,6 +58,17 @@ class MetricsSection:
     overlap_rows: list[MetricsRow]
     slot_rows: list[MetricsRow]
     correlations: list[CorrelationView]
+    time_left: str = ""  # of the pending run, once it has scored a system
+
+
+def time_left(run: MetricRun | None) -> str:
+    """'about 3 min left' at the pace of the systems scored so far; '' before the first."""
+    seconds = None if run is None else run.seconds_left(timezone.now())
+    if seconds is None:
+        return ""
+    if seconds >= 90:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {max(5, round(seconds / 5) * 5)} s left"
 
 
 def _columns(table: MetricTable, wanted) -> list[tuple[str, str]]:
@@ -89,7 +101,8 @@ def metrics_section(campaign: Campaign, ranking: RankingRun | None) -> MetricsSe
     failed = runs.filter(status=MetricRun.Status.FAILED).first()
     if failed and run and failed.queued_at < run.queued_at:
         failed = None
-    section = MetricsSection(run, runs.pending().first(), failed, [], [], [], [], [])
+    pending = runs.pending().first()
+    section = MetricsSection(run, pending, failed, [], [], [], [], [], time_left(pending))
     if run is None:
         return section
     table = metric_table(run)

@@ -1,8 +1,10 @@
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import Output
 from ranking.metric_export import CORRELATION_COLUMNS
@@ -91,6 +93,34 @@ def test_compute_queues_a_metric_run(organiser, django_capture_on_commit_callbac
     assert len(callbacks) == 1
     page = organiser.get(response["Location"]).content.decode()
     assert "Metric run #" in page and 'http-equiv="refresh"' in page
+
+
+def test_results_page_shows_a_running_metric_runs_progress_and_time_left(organiser):
+    campaign = make_campaign()
+    started = timezone.now() - timedelta(seconds=60)
+    run = MetricRun.objects.create(
+        campaign=campaign,
+        status="running",
+        started_at=started,
+        heartbeat_at=timezone.now(),
+        progress=2,
+        progress_total=6,
+    )
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    status = page.content.decode().split('id="metrics-progress"')[1].split("</div>")[0]
+    assert f"Metric run #{run.pk} is running" in status
+    assert '<progress max="6" value="2">' in status
+    assert "2 of 6 systems scored, about 2 min left." in " ".join(status.split())
+
+
+def test_results_page_says_what_a_metric_run_does_before_its_first_system(organiser):
+    campaign = make_campaign()
+    MetricRun.objects.create(
+        campaign=campaign, status="running", started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    assert "reading the outputs and starting the scorers" in page.content.decode()
+    assert "<progress" not in page.content.decode().split('id="metrics"')[1]
 
 
 def test_compute_outsiders_and_wrong_method(client, organiser):
