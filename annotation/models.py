@@ -705,3 +705,7 @@ class DataFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.name}"
+
+
+# Uploads imported by a worker live in their own module; imported here so Django sees them.
+from .upload_models import UploadJob  # noqa: E402, F401

@@ -1,10 +1,24 @@
 from celery import shared_task
 
+from evalsite.jobs import send_jobs_needing_a_worker
+
 from .attention import record_due_verdicts
+from .upload_models import UploadJob
+from .uploads import execute_upload
 
 
 @shared_task(name="annotation.sweep")
 def sweep() -> None:
     """Periodic (Celery beat): bring the attention checks' verdicts up to date, leaving
-    out of rankings the annotators who failed them."""
+    out of rankings the annotators who failed them; send again the uploads whose message or
+    worker was lost."""
     record_due_verdicts()
+    send_jobs_needing_a_worker(UploadJob)
+
+
+@shared_task(name="annotation.import_upload")
+def import_upload(*, job_id: int) -> None:
+    job = UploadJob.objects.select_related("campaign", "created_by").filter(pk=job_id).first()
+    if job is None:
+        return
+    execute_upload(job)

@@ -208,6 +208,9 @@ LOGIN_URL = "admin:login"
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 5 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = env_int("FILE_UPLOAD_MAX_MEMORY_SIZE", 2_621_440)
 IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
+# The admin's uploads wait here for the worker that imports them (annotation/uploads.py):
+# web and worker processes must share it.
+UPLOAD_DIR = Path(os.environ.get("UPLOAD_DIR", VAR_DIR / "uploads"))
 MAX_OUTPUT_CHARS = env_int("MAX_OUTPUT_CHARS", 5000)
 MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 
