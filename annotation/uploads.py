@@ -138,6 +138,7 @@ class Progress:
     files: int = 0
     file_name: str = ""
     lines: int = 0
+    total_lines: int = 0  # of the file being read, once its first pass has counted them
 
 
 class ProgressFile:
@@ -149,11 +150,12 @@ class ProgressFile:
         self.state = Progress(files=files)
 
     def start(self, number: int, name: str) -> None:
-        self.state.file_number, self.state.file_name, self.state.lines = number, name, 0
+        self.state.file_number, self.state.file_name = number, name
+        self.state.lines = self.state.total_lines = 0
         self.write()
 
-    def lines_read(self, lines: int) -> None:
-        self.state.lines = lines
+    def lines_read(self, lines: int, total: int) -> None:
+        self.state.lines, self.state.total_lines = lines, total
         self.write()
 
     def write(self) -> None:
@@ -171,25 +173,32 @@ def read_progress(job: UploadJob) -> Progress | None:
 
 
 class CountingFile:
-    """A binary file that counts the lines read from it (the importers read line by line
-    after a first pass that hashes it; that pass ends with a seek to the start, which
-    starts the count again)."""
+    """A binary file that counts the lines read from it. The importers read it twice: a
+    first pass in chunks that checks and hashes it, ending with a seek to the start, which
+    gives the file's lines; then line by line, whose count is reported as it goes."""
 
-    def __init__(self, file: BinaryIO, report: Callable[[int], None]) -> None:
-        self.file, self.report, self.lines = file, report, 0
+    def __init__(self, file: BinaryIO, report: Callable[[int, int], None]) -> None:
+        self.file, self.report = file, report
+        self.lines, self.total, self.counting_total = 0, 0, True
 
     def read(self, size: int = -1) -> bytes:
-        return self.file.read(size)
+        data = self.file.read(size)
+        if self.counting_total:
+            self.total += data.count(b"\n")
+        return data
 
     def readline(self, size: int = -1) -> bytes:
         line = self.file.readline(size)
         if line:
             self.lines += 1
             if self.lines % REPORT_EVERY_LINES == 0:
-                self.report(self.lines)
+                self.report(self.lines, self.total)
         return line
 
     def seek(self, offset: int, whence: int = 0) -> int:
+        if self.counting_total:
+            self.counting_total = False
+            self.report(0, self.total)
         self.lines = 0
         return self.file.seek(offset, whence)
 

@@ -127,10 +127,16 @@ def test_upload_job_page_shows_the_workers_progress(organiser):
     upload(organiser, campaign, {"items.csv": ITEMS})
     job = UploadJob.objects.get(campaign=campaign)
     assert job.claim() is not None  # a worker has it
-    progress = {"file_number": 1, "files": 1, "file_name": "items.csv", "lines": 4000}
+    progress = {
+        "file_number": 1,
+        "files": 1,
+        "file_name": "items.csv",
+        "lines": 4000,
+        "total_lines": 6000,
+    }
     (job_folder(job) / PROGRESS).write_text(json.dumps(progress))
     page = text_of(organiser.get(job_url(job)))
-    assert "Importing file 1 of 1, items.csv : 4000 lines read" in page
+    assert "Importing file 1 of 1, items.csv : 4,000 of 6,000 lines read" in page
 
 
 def test_upload_form_refuses_a_system_for_several_files_and_unnamable_files(organiser):

@@ -9,15 +9,15 @@ from annotation.uploads import CountingFile, ProgressFile, read_progress, system
 from nlgdata.datafiles import DataFileError
 
 
-def test_counting_file_reports_lines_read_and_starts_again_after_a_seek(monkeypatch):
+def test_counting_file_reports_lines_read_of_those_its_first_pass_counted(monkeypatch):
     monkeypatch.setattr("annotation.uploads.REPORT_EVERY_LINES", 2)
     reports = []
-    file = CountingFile(io.BytesIO(b"a\nb\nc\nd\ne\n"), reports.append)
-    assert file.read(100) == b"a\nb\nc\nd\ne\n"  # the hashing pass counts nothing
+    file = CountingFile(io.BytesIO(b"a\nb\nc\nd\ne\n"), lambda *r: reports.append(r))
+    assert file.read(4) + file.read(100) == b"a\nb\nc\nd\ne\n"  # the checking pass
     assert file.seek(0) == 0
     while file.readline():
         pass
-    assert reports == [2, 4] and file.lines == 5
+    assert reports == [(0, 5), (2, 5), (4, 5)] and file.lines == 5
 
 
 def test_progress_file_is_read_back_by_the_page(tmp_path, settings):
@@ -30,15 +30,11 @@ def test_progress_file_is_read_back_by_the_page(tmp_path, settings):
     assert read_progress(Job()) is None  # the worker has not started reading
     progress = ProgressFile(tmp_path / "7" / "progress.json", files=3)
     progress.start(2, "slug.tsv")
-    progress.lines_read(4000)
+    progress.lines_read(4000, 6000)
     shown = read_progress(Job())
     assert shown is not None
-    assert (shown.file_number, shown.files, shown.file_name, shown.lines) == (
-        2,
-        3,
-        "slug.tsv",
-        4000,
-    )
+    assert (shown.file_number, shown.files) == (2, 3)
+    assert (shown.file_name, shown.lines, shown.total_lines) == ("slug.tsv", 4000, 6000)
 
 
 def test_system_name_of_an_outputs_file_is_its_name_without_the_extension():
