@@ -4,27 +4,26 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.forms.models import BaseInlineFormSet
 from django.http import StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
-from nlgdata.datafiles import DataFileError
-
-from . import admin_work  # noqa: F401  (registers the admins of annotators, HITs, judgments)
+from . import (
+    admin_uploads,
+    admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
+)
 from .admin_base import AnnotationAdmin, RecountAfterEdits, count_of
 from .exporters import ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
     CriterionAdminForm,
-    DataFileUploadForm,
     InvitationForm,
     JudgmentExportForm,
 )
 from .identity import invite, invite_path, prolific_entry_url, site_url
-from .importers import import_items, import_outputs
 from .models import (
     Campaign,
     CampaignCriterion,
@@ -38,7 +37,6 @@ from .models import (
 from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
 from .permissions import accepts_upload
 from .prolific import ProlificError, review_submissions
-from .ratings_import import import_ratings
 from .removal import campaign_rows, delete_campaign
 
 
@@ -242,8 +240,13 @@ class CampaignAdmin(RecountAfterEdits):
     def get_urls(self):
         upload = path(
             "<int:campaign_id>/upload/",
-            self.admin_site.admin_view(self.upload_view),
+            self.admin_site.admin_view(require_http_methods(["GET", "POST"])(self.upload_view)),
             name="annotation_campaign_upload",
+        )
+        upload_job = path(
+            "<int:campaign_id>/upload/<int:job_id>/",
+            self.admin_site.admin_view(require_GET(self.upload_job_view)),
+            name="annotation_campaign_upload_job",
         )
         export = path(
             "<int:campaign_id>/export/",
@@ -260,7 +263,7 @@ class CampaignAdmin(RecountAfterEdits):
             self.admin_site.admin_view(self.invite_view),
             name="annotation_campaign_invite",
         )
-        return [upload, export, monitor, invite, *super().get_urls()]
+        return [upload, upload_job, export, monitor, invite, *super().get_urls()]
 
     def invite_view(self, request, campaign_id):
         """Named annotators and their private links, one per criterion."""
@@ -316,20 +319,10 @@ class CampaignAdmin(RecountAfterEdits):
 
     @accepts_upload
     def upload_view(self, request, campaign_id):
-        campaign = get_object_or_404(Campaign, pk=campaign_id)
-        if not self.has_change_permission(request, campaign):
-            raise PermissionDenied
-        form = DataFileUploadForm(request.POST or None, request.FILES or None, campaign=campaign)
-        if request.method == "POST" and form.is_valid():
-            try:
-                summary = import_uploaded(campaign, form.cleaned_data, request.user)
-            except DataFileError as error:
-                messages.error(request, f"{error} Nothing was imported.")
-            else:
-                messages.success(request, str(summary))
-                return redirect("admin:annotation_campaign_change", campaign.pk)
-        title = f"Upload data to {campaign}"
-        return self._campaign_page(request, campaign, "upload.html", title, form=form)
+        return admin_uploads.upload_view(self, request, campaign_id)
+
+    def upload_job_view(self, request, campaign_id, job_id):
+        return admin_uploads.upload_job_view(self, request, campaign_id, job_id)
 
     def export_view(self, request, campaign_id):
         """The export form; once filled in, the file, streamed as it is written."""
@@ -364,20 +357,6 @@ def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
     response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
-
-
-def import_uploaded(campaign: Campaign, data: dict, user):
-    # The importers read the upload as a stream: memory follows a batch of rows, not the file.
-    upload = data["file"]
-    name = upload.name
-    kind = data["kind"]
-    with transaction.atomic():
-        if kind == DataFile.Kind.ITEMS:
-            return import_items(campaign, upload, name, user=user)
-        if kind == DataFile.Kind.RATINGS:
-            return import_ratings(campaign, upload, name, data["criterion"] or None, user=user)
-        system = data["system"] or System.objects.create(campaign=campaign, name=data["new_system"])
-        return import_outputs(campaign, system, upload, name, user=user)
 
 
 @admin.register(Item)

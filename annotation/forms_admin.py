@@ -2,55 +2,11 @@ import json
 from typing import cast
 
 from django import forms
-from django.conf import settings
 
 from nlgdata.inputs import InputError, check_input, format_mr, parse_mr
 
 from .exporters import FORMATS
-from .models import Campaign, CampaignCriterion, Criterion, DataFile, System
-
-
-class DataFileUploadForm(forms.Form):
-    kind = forms.ChoiceField(choices=DataFile.Kind.choices)
-    file = forms.FileField(help_text="CSV, TSV or JSON Lines, UTF-8.")
-    system = forms.ModelChoiceField(
-        queryset=System.objects.none(), required=False, help_text="For system outputs."
-    )
-    new_system = forms.SlugField(
-        required=False, help_text="Or the name of a new system for these outputs."
-    )
-    criterion = forms.ChoiceField(
-        choices=[("", "from the columns")] + Criterion.choices,
-        required=False,
-        help_text="For ratings files with both quality and naturalness columns.",
-    )
-
-    def __init__(self, *args, campaign, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.campaign = campaign
-        system = cast(forms.ModelChoiceField, self.fields["system"])
-        system.queryset = campaign.systems.all()
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if upload.size > settings.IMPORT_MAX_BYTES:
-            raise forms.ValidationError(f"The limit is {settings.IMPORT_MAX_BYTES:,} bytes.")
-        return upload
-
-    def clean_new_system(self):
-        name = self.cleaned_data["new_system"]
-        if name and self.campaign.systems.filter(name=name).exists():
-            raise forms.ValidationError(f"The campaign already has a system '{name}'.")
-        return name
-
-    def clean(self):
-        super().clean()
-        cleaned = self.cleaned_data
-        is_outputs = cleaned.get("kind") == DataFile.Kind.OUTPUTS
-        has_system = cleaned.get("system") or cleaned.get("new_system")
-        if is_outputs and not has_system:
-            raise forms.ValidationError("Outputs need a system: pick one or name a new one.")
-        return cleaned
+from .models import Campaign, CampaignCriterion
 
 
 class JudgmentExportForm(forms.Form):

@@ -533,6 +533,15 @@ class AssignmentQuerySet(models.QuerySet):
     def flagged(self):
         return self.exclude(flag=Assignment.Flag.NONE)
 
+    def imported(self):
+        """Assignments made from imported ratings (ratings_import.py): their HITs were
+        done elsewhere, and their times say how long they took there."""
+        return self.filter(annotator__source=Annotator.Source.CROWDFLOWER)
+
+    def done_here(self):
+        """Assignments given out on the platform's own HIT pages: not imported."""
+        return self.exclude(annotator__source=Annotator.Source.CROWDFLOWER)
+
     def expired_by(self, now=None):
         now = now or timezone.now()
         return self.active().filter(expires_at__lt=now)
@@ -765,3 +774,7 @@ class DataFile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.name}"
+
+
+# Uploads imported by a worker live in their own module; imported here so Django sees them.
+from .upload_models import UploadJob  # noqa: E402, F401

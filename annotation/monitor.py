@@ -3,6 +3,10 @@ at work now, how long a HIT takes, how many are flagged or by annotators who fai
 attention checks, what it costs so far and at the
 target, and when the target will be reached at the last hour's rate.
 
+Every figure is of the HITs done on the platform's pages. Imported ratings' HITs
+(Assignment.objects.imported()) are counted apart: they were done elsewhere, their times
+are another platform's, they cost nothing here and say nothing of the current rate.
+
 What a refresh reads is bounded by the window, not by the campaign: the last hour's count,
 the newest SAMPLE submissions for the median time and the flagged share, the open
 assignments, and 24 hourly counts grouped in the database. Only "done" counts the
@@ -27,7 +31,8 @@ HOURS = 24  # of the chart
 @dataclass(frozen=True)
 class Progress:
     criterion: CampaignCriterion
-    done: int
+    done: int  # on the platform's pages
+    imported: int  # HITs of imported ratings, in none of the other figures
     target: int
     active_now: int
     last_hour: int
@@ -53,7 +58,7 @@ def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
     mine = Assignment.objects.filter(
         hit__campaign_id=campaign.pk, hit__criterion=criterion.criterion
     )
-    submitted = mine.filter(status=Assignment.Status.SUBMITTED)
+    submitted = mine.submitted().done_here()
     done = submitted.count()
     last_hour = submitted.filter(submitted_at__gt=now - timedelta(hours=1)).count()
     newest = list(
@@ -66,6 +71,7 @@ def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
     return Progress(
         criterion=criterion,
         done=done,
+        imported=mine.submitted().imported().count(),
         target=target,
         active_now=mine.filter(status=Assignment.Status.ASSIGNED, expires_at__gt=now).count(),
         last_hour=last_hour,

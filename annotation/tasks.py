@@ -1,13 +1,27 @@
 from celery import shared_task
 
+from evalsite.jobs import send_jobs_needing_a_worker
+
 from .attention import record_due_verdicts
 from .prolific import poll_studies
+from .upload_models import UploadJob
+from .uploads import execute_upload
 
 
 @shared_task(name="annotation.sweep")
 def sweep() -> None:
     """Periodic (Celery beat): bring the attention checks' verdicts up to date, leaving
     out of rankings the annotators who failed them; ask Prolific which new participants
-    are in their studies, so that their work counts."""
+    are in their studies, so that their work counts; send again the uploads whose message
+    or worker was lost."""
     record_due_verdicts()
     poll_studies()
+    send_jobs_needing_a_worker(UploadJob)
+
+
+@shared_task(name="annotation.import_upload")
+def import_upload(*, job_id: int) -> None:
+    job = UploadJob.objects.select_related("campaign", "created_by").filter(pk=job_id).first()
+    if job is None:
+        return
+    execute_upload(job)

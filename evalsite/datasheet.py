@@ -9,11 +9,13 @@ It lives in the project, not in an app: it reads annotation, ranking and generat
 """
 
 import json
+import statistics
 from typing import Any
 
 from django.db.models import Count, Q
 from django.utils import timezone
 
+from annotation.attention import attention_summary
 from annotation.models import (
     Annotator,
     Assignment,
@@ -22,9 +24,11 @@ from annotation.models import (
     DataFile,
     Judgment,
     Output,
+    Screening,
     counted_q,
 )
 from generation.models import HostedSystem
+from nlgdata.attention import checks_needed
 from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
 from ranking.models import RankingRun, RunAgreement
 from ranking.protocols import PROTOCOLS
@@ -124,12 +128,12 @@ def sample_and_design_questions(
     questions = {
         **sample_questions(campaign, criteria, imported),
         **evaluator_questions(campaign, criteria),
-        **design_questions(campaign, imported),
+        **design_questions(campaign, criteria, imported),
     }
     if imported:
         # What these answers describe is the platform's own HIT pages; imported ratings
         # were collected elsewhere, by a process only the organiser can describe.
-        for qid in ("3.2.4", "3.3.3", "3.3.4", "3.3.5"):
+        for qid in ("3.2.2", "3.2.4", "3.3.3", "3.3.4", "3.3.5"):
             entry = questions[qid]
             entry["by_hand"] = "; ".join(filter(None, [entry["by_hand"], IMPORTED_NOTE]))
     return questions
@@ -291,17 +295,13 @@ def evaluator_questions(campaign: Campaign, criteria: list[CampaignCriterion]) -
             evaluators.distinct().count(),
             per_criterion={c.criterion: evaluator_count(c) for c in criteria},
         ),
-        "3.2.2": question(
-            "3.2.2",
-            by_hand="expert or not, paid or not, known to the authors or not; the pay per "
-            "HIT or per hour (the campaign records no pay)",
-            evaluators_by_source=by_source,
-        ),
+        "3.2.2": pay_question(campaign, by_source),
         "3.2.3": question(
             "3.2.3",
-            recruitment or None,
+            recruitment + comprehension_checks(criteria) or None,
             by_hand="screening: the recruiting platform's filters (e.g. Prolific's "
             "prescreeners, native speakers), inclusion and exclusion criteria",
+            **screening_facts(criteria),
         ),
         "3.2.4": question(
             "3.2.4",
@@ -314,18 +314,84 @@ def evaluator_questions(campaign: Campaign, criteria: list[CampaignCriterion]) -
     }
 
 
+def pay_question(campaign: Campaign, by_source: dict[str, int]) -> dict:
+    """HEDS 3.2.2 with the campaign's pay per HIT, and what it makes per hour at the
+    median time of the HITs done on the platform's pages (imported ones took their time
+    elsewhere)."""
+    nature = "expert or not, known to the authors or not"
+    if not campaign.pay_per_hit:
+        return question(
+            "3.2.2",
+            by_hand=f"{nature}; paid or not, and how much (the campaign's pay per HIT is 0)",
+            evaluators_by_source=by_source,
+            pay_per_hit="0",
+        )
+    seconds = median_seconds_here(campaign)
+    answer = f"paid {campaign.pay_per_hit} per HIT (in the study's currency)"
+    if seconds:
+        hourly = float(campaign.pay_per_hit) * 3600 / seconds
+        answer += f", about {hourly:.2f} per hour at the median {seconds:.0f} s per HIT"
+    return question(
+        "3.2.2",
+        answer,
+        by_hand=f"{nature}; the currency; whether every evaluator was paid so",
+        evaluators_by_source=by_source,
+        pay_per_hit=str(campaign.pay_per_hit),
+        median_seconds_per_hit=seconds,
+    )
+
+
+def median_seconds_here(campaign: Campaign) -> float | None:
+    """The median time of the campaign's HITs submitted on the platform's pages."""
+    hits = Assignment.objects.submitted().done_here().filter(hit__campaign=campaign)
+    times = hits.values_list("started_at", "submitted_at")
+    seconds = [(end - start).total_seconds() for start, end in times if end]
+    return round(statistics.median(seconds), 1) if seconds else None
+
+
+def comprehension_checks(criteria: list[CampaignCriterion]) -> list[str]:
+    return [
+        f"comprehension check ({c.criterion}): before the first HIT, a sentence and a "
+        "degraded copy of it (words dropped and shuffled) scored against the standard; "
+        "two attempts that do not score the copy lower screen the evaluator out (no HITs)"
+        for c in criteria
+        if c.comprehension_check
+    ]
+
+
+def screening_facts(criteria: list[CampaignCriterion]) -> dict:
+    """Evaluators who passed the comprehension check, or were screened out, per criterion."""
+    checked = [c for c in criteria if c.comprehension_check]
+    if not checked:
+        return {}
+    screened_out = Q(passed=False, attempts__gte=Screening.MAX_ATTEMPTS)
+    counts = {}
+    for criterion in checked:
+        found = Screening.objects.filter(criterion=criterion).aggregate(
+            n_passed=Count("pk", filter=Q(passed=True)),
+            n_screened_out=Count("pk", filter=screened_out),
+        )
+        counts[criterion.criterion] = {
+            "passed": found["n_passed"],
+            "screened_out": found["n_screened_out"],
+        }
+    return {"comprehension_checks": counts}
+
+
 def evaluator_count(criterion: CampaignCriterion) -> int:
     return submitted_hits(criterion).values("annotator").distinct().count()
 
 
-def design_questions(campaign: Campaign, imported: list[str]) -> dict:
+def design_questions(
+    campaign: Campaign, criteria: list[CampaignCriterion], imported: list[str]
+) -> dict:
     collected = "online, on the platform's RankME HIT pages"
     if imported:
         collected += "; imported ratings were collected elsewhere (see 3.1.2)"
     return {
         "3.3.1": question("3.3.1"),
         "3.3.2": question("3.3.2", collected),
-        "3.3.3": quality_assurance(campaign),
+        "3.3.3": quality_assurance(campaign, criteria),
         "3.3.4": question(
             "3.3.4",
             "one HIT per page: the standard with its score of 100, then the outputs of k "
@@ -348,24 +414,70 @@ def design_questions(campaign: Campaign, imported: list[str]) -> dict:
     }
 
 
-def quality_assurance(campaign: Campaign) -> dict:
+def quality_assurance(campaign: Campaign, criteria: list[CampaignCriterion]) -> dict:
     hits = Assignment.objects.submitted().filter(hit__campaign=campaign)
     methods = [
         f"automatic: a HIT submitted in under {campaign.min_seconds_per_hit} s is flagged "
         "and left out of rankings (an organiser may clear the flag)",
+        *attention_method(campaign),
+        *[f"screening: {check}" for check in comprehension_checks(criteria)],
         "manual: organisers may exclude an evaluator, whose judgments are then left out",
         "the coverage boxes: 'reflects the input perfectly' cannot be ticked with another",
     ]
     return question(
         "3.3.3",
         methods,
-        by_hand="other checks, if any (native speakers, attention checks)",
+        by_hand="other checks, if any (e.g. native speakers screened by the recruiting platform)",
         flagged_hits=dict(
             sorted(hits.flagged().order_by().values_list("flag").annotate(n=Count("pk")))
         ),
-        excluded_evaluators=campaign.annotators.filter(is_excluded=True).count(),
+        **attention_facts(campaign),
+        **exclusion_facts(campaign),
         **judgment_counts(campaign),
     )
+
+
+def attention_method(campaign: Campaign) -> list[str]:
+    every = campaign.attention_check_every
+    if not every:
+        return []
+    threshold = campaign.attention_p_threshold
+    return [
+        f"automatic: attention checks: an evaluator's first HIT and one in every {every} "
+        "after it show a degraded copy of one of its outputs, never ranked; an evaluator "
+        "whose scores do not put the outputs above their copies (one-sided Mann-Whitney "
+        f"test, p above {threshold:g} after at least {checks_needed(threshold)} checks) is "
+        "left out of rankings"
+    ]
+
+
+def attention_facts(campaign: Campaign) -> dict:
+    summary = attention_summary(campaign)
+    if not (summary.every or summary.checked):
+        return {}
+    counts = {
+        "evaluators_checked": summary.checked,
+        "failed": summary.failed,
+        "failed_and_left_out": summary.left_out,
+    }
+    return {"attention_checks": counts}
+
+
+def exclusion_facts(campaign: Campaign) -> dict:
+    """Evaluators left out of rankings, and why: the attention checks, or an organiser."""
+    failed = Q(failed_attention_at__isnull=False)
+    counts = campaign.annotators.filter(is_excluded=True).aggregate(
+        all=Count("pk"),
+        attention=Count("pk", filter=failed),
+        organiser=Count("pk", filter=~failed),
+    )
+    return {
+        "excluded_evaluators": counts["all"],
+        "excluded_because": {
+            "failed the attention checks": counts["attention"],
+            "excluded by an organiser": counts["organiser"],
+        },
+    }
 
 
 def judgment_counts(campaign: Campaign) -> dict[str, int]:

@@ -240,6 +240,9 @@ IMPORT_MAX_BYTES = env_int("IMPORT_MAX_BYTES", 200 * 1024 * 1024)
 # front should refuse bodies over UPLOAD_MAX_BYTES itself (nginx: client_max_body_size).
 REQUEST_MAX_BYTES = env_int("REQUEST_MAX_BYTES", DATA_UPLOAD_MAX_MEMORY_SIZE)
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", IMPORT_MAX_BYTES + 1024 * 1024)
+# The admin's uploads wait here for the worker that imports them (annotation/uploads.py):
+# web and worker processes must share it.
+UPLOAD_DIR = Path(os.environ.get("UPLOAD_DIR", VAR_DIR / "uploads"))
 MAX_OUTPUT_CHARS = env_int("MAX_OUTPUT_CHARS", 5000)
 MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 
@@ -288,6 +291,8 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # names; one machine's worker serves all three (evalsite.celery.ALL_QUEUES).
 CELERY_TASK_ROUTES = {
     "ranking.compute_metrics": {"queue": "long"},
+    # An upload of up to UPLOAD_MAX_BYTES is imported in one transaction: seconds to minutes.
+    "annotation.import_upload": {"queue": "long"},
     "generation.generate_outputs": {"queue": "generation"},
 }
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a

@@ -1,30 +1,34 @@
-"""The metrics of a campaign as CSV, for `manage.py metrics --csv` and the results page.
+"""The metrics of a campaign as CSV files, for `manage.py metrics` and the results page.
 
-Up to three tables, each with its own header row, separated by one empty line:
-1. `system,bleu,nist,meteor,rouge_l,cider,chrf,normalised_average`, one row per system
-   with outputs, best normalised average first (E2E Table 8's order); an empty cell where
-   a metric was not computed (the run's `missing` says why);
-2. for campaigns with E2E MR items: `system,outputs,all_realised,added,missing,
-   wrong_value,ser` (shares of the system's outputs, and the slot error rate);
-3. where the campaign has finished rankings: `criterion,ranking_run,protocol,metric,
-   systems,spearman,spearman_p,kendall,kendall_p`, the system-level correlation of each
-   metric with TrueSkill mu from the latest finished ranking run of each criterion.
+Two files, each one table with one header row:
+1. the metrics: `system,bleu,nist,meteor,rouge_l,cider,chrf,normalised_average,
+   slot_outputs,all_realised,added,missing,wrong_value,ser`, one row per system with
+   outputs, best normalised average first (E2E Table 8's order); an empty cell where a
+   metric was not computed (the run's `missing` says why; the slot columns are empty for
+   campaigns without E2E MR items, and `slot_outputs` counts the outputs they checked);
+2. the correlations: `criterion,ranking_run,protocol,score,metric,systems,spearman,
+   spearman_p,kendall,kendall_p`, the system-level correlation of each metric with the
+   score the results page shows by default, the mean TrueSkill mu of the latest finished
+   E2E protocol run of each criterion (named in `protocol` and `score`).
 """
 
 from decimal import Decimal
 
 from annotation import csvsafe
 
-from .metric_models import SLOT_METRICS, Metric
+from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric
 from .metric_service import MetricTable, correlations
 from .models import RankingRun
+from .protocols import PROTOCOLS
 
-OVERLAP_COLUMNS = ["bleu", "nist", "meteor", "rouge_l", "cider", "chrf", "normalised_average"]
-SLOT_COLUMNS = ["outputs", *[str(m) for m in SLOT_METRICS]]
+OVERLAP_COLUMNS = [str(m) for m in WORD_OVERLAP_METRICS]
+SLOT_COLUMNS = [str(m) for m in SLOT_METRICS]
+METRICS_COLUMNS = ["system", *OVERLAP_COLUMNS, "slot_outputs", *SLOT_COLUMNS]
 CORRELATION_COLUMNS = [
     "criterion",
     "ranking_run",
     "protocol",
+    "score",
     "metric",
     "systems",
     "spearman",
@@ -39,36 +43,29 @@ def number(value: float | None) -> Decimal | str:
     return "" if value is None else Decimal(f"{value:.6f}")
 
 
-def write_metrics_csv(out, table: MetricTable, rankings: dict[str, RankingRun]) -> None:
+def write_metrics_csv(out, table: MetricTable) -> None:
     # System names are slugs and may start with '-': csvsafe keeps spreadsheets from running
     # them as formulas.
     writer = csvsafe.SafeWriter(out)
-    writer.writerow(["system", *OVERLAP_COLUMNS])
+    writer.writerow(METRICS_COLUMNS)
     for system in table.rows:
-        writer.writerow([system.system, *[number(system.get(m)) for m in OVERLAP_COLUMNS]])
-    slot_rows = [system for system in table.rows if Metric.SER in system.values]
-    if slot_rows:
-        writer.writerow([])
-        writer.writerow(["system", *SLOT_COLUMNS])
-        for system in slot_rows:
-            values = [number(system.get(m)) for m in SLOT_COLUMNS[1:]]
-            writer.writerow([system.system, system.outputs[Metric.SER], *values])
-    if rankings:
-        writer.writerow([])
-        writer.writerow(CORRELATION_COLUMNS)
-        for criterion, ranking in rankings.items():
-            for found in correlations(table, ranking):
-                c = found.correlation
-                writer.writerow(
-                    [
-                        criterion,
-                        ranking.pk,
-                        ranking.protocol,
-                        found.metric,
-                        len(found.points),
-                        *[
-                            number(getattr(c, name) if c else None)
-                            for name in ("spearman", "spearman_p", "kendall", "kendall_p")
-                        ],
-                    ]
-                )
+        overlap = [number(system.get(m)) for m in OVERLAP_COLUMNS]
+        slots = [number(system.get(m)) for m in SLOT_COLUMNS]
+        writer.writerow([system.system, *overlap, system.outputs.get(Metric.SER, ""), *slots])
+
+
+def write_correlations_csv(out, table: MetricTable, rankings: dict[str, RankingRun]) -> None:
+    """`rankings`: criterion -> the ranking run to correlate with (latest_rankings)."""
+    writer = csvsafe.SafeWriter(out)
+    writer.writerow(CORRELATION_COLUMNS)
+    for criterion, ranking in rankings.items():
+        known = PROTOCOLS.get(ranking.protocol)
+        score = known.score_name if known else "mu"
+        for found in correlations(table, ranking):
+            c = found.correlation
+            stats = [
+                number(getattr(c, name) if c else None)
+                for name in ("spearman", "spearman_p", "kendall", "kendall_p")
+            ]
+            head = [criterion, ranking.pk, ranking.protocol, score, found.metric]
+            writer.writerow([*head, len(found.points), *stats])

@@ -4,6 +4,8 @@ Like a ranking run, a metric run writes its results in the transaction that mark
 so pages show the newest finished run whole or not at all.
 """
 
+from datetime import datetime
+
 from django.db import models
 
 from annotation.models import Campaign, System
@@ -54,6 +56,9 @@ class MetricRun(BackgroundJob):
         default=dict, blank=True, help_text="metric -> what computed it (versions, options)"
     )
     compute_seconds = models.FloatField(null=True, blank=True)
+    # Kept up to date by the worker while it runs, for the page's progress bar and estimate.
+    progress = models.PositiveIntegerField(default=0, help_text="systems scored so far")
+    progress_total = models.PositiveIntegerField(default=0, help_text="systems to score")
 
     objects = MetricRunQuerySet.as_manager()
 
@@ -66,6 +71,14 @@ class MetricRun(BackgroundJob):
 
     def __str__(self) -> str:
         return f"{self.campaign.slug} metrics ({self.status})"
+
+    def seconds_left(self, now: datetime) -> float | None:
+        """When it will be done at the pace of the systems scored so far; None before the
+        first (the start, tokenising and Java's, has no pace to go by)."""
+        if self.status != self.Status.RUNNING or not self.progress or self.started_at is None:
+            return None
+        elapsed = (now - self.started_at).total_seconds()
+        return max(0.0, elapsed / self.progress * (self.progress_total - self.progress))
 
 
 class MetricResult(models.Model):

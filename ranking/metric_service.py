@@ -13,6 +13,7 @@ from ranking import metrics
 
 from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricResult, MetricRun
 from .models import RankingRun, SystemResult
+from .protocols import STABILITY_PROTOCOL
 
 
 class NothingToScore(ValueError):
@@ -89,7 +90,7 @@ def request_metrics(campaign: Campaign) -> MetricRun:
 
 def execute_metric_run(run: MetricRun) -> bool:
     """Compute a run and store its results; False if another worker has it or took it."""
-    token = run.claim()
+    token = run.claim(progress=0)
     if token is None:
         return False
     return work_as_holder(
@@ -107,12 +108,28 @@ def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
         raise NothingToScore("no outputs yet: import or generate some first")
     slots = slot_results(data)
     heartbeat.check()
+    run.update_as_holder(token, progress=0, progress_total=len(data.outputs))
     overlap = metrics.score_systems(
-        data.references,
-        data.outputs,
-        progress=lambda done, total: heartbeat.check(),
+        data.references, data.outputs, progress=ProgressWriter(run, token, heartbeat)
     )
     store_results(run, token, data, overlap, slots, time.perf_counter() - started)
+
+
+@dataclass
+class ProgressWriter:
+    """Stores the systems scored so far on the run as they move (a write per system), and
+    stops the work once another worker holds the run."""
+
+    run: MetricRun
+    token: str
+    heartbeat: Heartbeat
+    written: int = 0
+
+    def __call__(self, done: int, total: int) -> None:
+        self.heartbeat.check()
+        if done != self.written:
+            self.run.update_as_holder(self.token, progress=done, progress_total=total)
+            self.written = done
 
 
 @transaction.atomic
@@ -200,10 +217,14 @@ def metric_table(run: MetricRun) -> MetricTable:
     return MetricTable(run, [str(m) for m in order], rows)
 
 
-def latest_rankings(campaign: Campaign) -> dict[str, RankingRun]:
-    """criterion -> its latest finished ranking run, whichever protocol."""
+def latest_rankings(
+    campaign: Campaign, protocol: str = STABILITY_PROTOCOL
+) -> dict[str, RankingRun]:
+    """criterion -> its latest finished ranking run of `protocol`: by default the E2E
+    protocol's, whose mu the results page shows first, so the CSV's correlations are
+    the page's whichever protocol last finished."""
     latest: dict[str, RankingRun] = {}
-    for run in RankingRun.objects.filter(campaign=campaign).finished():
+    for run in RankingRun.objects.filter(campaign=campaign, protocol=protocol).finished():
         latest.setdefault(run.criterion, run)
     return dict(sorted(latest.items()))
 

@@ -8,13 +8,14 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, Criterion
 from annotation.permissions import campaign_permission_required
 
 from .metric_charts import Scatter, scatter_chart
-from .metric_export import write_metrics_csv
+from .metric_export import write_correlations_csv, write_metrics_csv
 from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
 from .metric_service import (
     MetricCorrelation,
@@ -57,6 +58,17 @@ class MetricsSection:
     overlap_rows: list[MetricsRow]
     slot_rows: list[MetricsRow]
     correlations: list[CorrelationView]
+    time_left: str = ""  # of the pending run, once it has scored a system
+
+
+def time_left(run: MetricRun | None) -> str:
+    """'about 3 min left' at the pace of the systems scored so far; '' before the first."""
+    seconds = None if run is None else run.seconds_left(timezone.now())
+    if seconds is None:
+        return ""
+    if seconds >= 90:
+        return f"about {round(seconds / 60)} min left"
+    return f"about {max(5, round(seconds / 5) * 5)} s left"
 
 
 def _columns(table: MetricTable, wanted) -> list[tuple[str, str]]:
@@ -89,7 +101,8 @@ def metrics_section(campaign: Campaign, ranking: RankingRun | None) -> MetricsSe
     failed = runs.filter(status=MetricRun.Status.FAILED).first()
     if failed and run and failed.queued_at < run.queued_at:
         failed = None
-    section = MetricsSection(run, runs.pending().first(), failed, [], [], [], [], [])
+    pending = runs.pending().first()
+    section = MetricsSection(run, pending, failed, [], [], [], [], [], time_left(pending))
     if run is None:
         return section
     table = metric_table(run)
@@ -120,12 +133,31 @@ def compute(request, slug: str):
     return redirect("ranking:campaign", slug)
 
 
+def _finished_table(slug: str) -> tuple[Campaign, MetricTable]:
+    campaign = get_object_or_404(Campaign, slug=slug)
+    run = get_object_or_404(MetricRun.objects.filter(campaign=campaign).finished()[:1])
+    return campaign, metric_table(run)
+
+
+def _csv_response(name: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
 @campaign_permission_required("view")
 @require_GET
 def metrics_csv(request, slug: str):
-    campaign = get_object_or_404(Campaign, slug=slug)
-    run = get_object_or_404(MetricRun.objects.filter(campaign=campaign).finished()[:1])
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="{slug}-metrics.csv"'
-    write_metrics_csv(response, metric_table(run), latest_rankings(campaign))
+    _, table = _finished_table(slug)
+    response = _csv_response(f"{slug}-metrics.csv")
+    write_metrics_csv(response, table)
+    return response
+
+
+@campaign_permission_required("view")
+@require_GET
+def correlations_csv(request, slug: str):
+    campaign, table = _finished_table(slug)
+    response = _csv_response(f"{slug}-metric-correlations.csv")
+    write_correlations_csv(response, table, latest_rankings(campaign))
     return response

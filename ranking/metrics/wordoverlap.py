@@ -8,7 +8,7 @@ METEOR runs in its own Java process, in a thread beside the Python metrics.
 
 import threading
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -33,7 +33,9 @@ IMPLEMENTATIONS = {
 
 Key = TypeVar("Key", bound=Hashable)  # an item: the service's item ids
 System = TypeVar("System", bound=Hashable)  # a system: the service's system ids
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int], None]  # (systems done, systems to score)
+# How often the caller hears of METEOR's progress once the Python metrics are done.
+REPORT_SECONDS = 2.0
 
 
 @dataclass
@@ -71,16 +73,21 @@ def score_systems(
         result.missing = {name: java_reason for name in (*JAVA_METRICS, "normalised_average")}
     tokens = None if java_reason else _tokenise(references, outputs, keys)
     stop = threading.Event()
+    done = _Done(len(keys), with_meteor=tokens is not None, report=progress)
     with ThreadPoolExecutor(max_workers=1) as pool:
-        meteor = None if tokens is None else pool.submit(_meteor_all, tokens, keys, stop)
+        meteor = None if tokens is None else pool.submit(_meteor_all, tokens, keys, stop, done)
         try:
-            _score_in_python(references, outputs, keys, tokens, result, progress)
+            _score_in_python(references, outputs, keys, tokens, result, done)
+            # Reported from this thread, the caller's: a report may write to its database.
+            while meteor is not None and wait([meteor], timeout=REPORT_SECONDS).not_done:
+                done.tell()
         except BaseException:
             stop.set()  # METEOR stops after the system in hand
             raise
         if meteor is not None:
             for system, value in meteor.result().items():
                 result.scores[system]["meteor"] = value
+            done.tell()
     for scores in result.scores.values():
         average = normalised_average(scores)
         if average is not None:
@@ -94,10 +101,10 @@ def _score_in_python(
     keys: Mapping[System, tuple[Key, ...]],
     tokens: "_Tokens[Key, System] | None",
     result: WordOverlap[System],
-    progress: Progress | None,
+    done: "_Done",
 ) -> None:
     corpora: dict[tuple[Key, ...], mteval.Corpus] = {}
-    for done, (system, ks) in enumerate(keys.items(), start=1):
+    for system, ks in keys.items():
         if ks not in corpora:
             corpora[ks] = mteval.Corpus([references[key] for key in ks])
         corpus, hypotheses = corpora[ks], [outputs[system][key] for key in ks]
@@ -110,8 +117,8 @@ def _score_in_python(
             scores["rouge_l"] = coco.rouge_l(hyp_tokens, ref_tokens)
             scores["cider"] = coco.cider(hyp_tokens, ref_tokens)
         result.scores[system] = scores
-        if progress:
-            progress(done, len(keys))
+        done.python += 1
+        done.tell()
 
 
 @dataclass
@@ -144,6 +151,7 @@ def _meteor_all(
     tokens: _Tokens[Key, System],
     keys: Mapping[System, tuple[Key, ...]],
     stop: threading.Event,
+    done: "_Done",
 ) -> dict[System, float]:
     scores: dict[System, float] = {}
     with coco.meteor_scorer() as scorer:
@@ -153,4 +161,25 @@ def _meteor_all(
             scores[system] = coco.meteor(
                 scorer, tokens.hypotheses[system], tokens.references_for(ks)
             )
+            done.meteor += 1  # only this thread writes it; the caller's thread reports it
     return scores
+
+
+@dataclass
+class _Done:
+    """Systems scored so far by the Python metrics and by METEOR (its own thread): a
+    system is done when both have scored it."""
+
+    total: int
+    with_meteor: bool
+    report: Progress | None
+    python: int = 0
+    meteor: int = 0
+
+    @property
+    def systems(self) -> int:
+        return min(self.python, self.meteor) if self.with_meteor else self.python
+
+    def tell(self) -> None:
+        if self.report is not None:
+            self.report(self.systems, self.total)

@@ -68,6 +68,8 @@ class RankingProtocol:
     csv_cells: Callable[[str, ResultLine], list]
     # The first two columns of `manage.py rank`'s table: what `cluster` and `mu` hold.
     table_headers: tuple[str, str] = ("cluster", "mu")
+    # What SystemResult.mu is, in words (the metrics' correlations CSV says what they used).
+    score_name: str = "mu"
     # Whether `repetitions` resample anything (WMT's view does not).
     resamples: bool = True
     resample_word: str = "runs"

@@ -106,6 +106,7 @@ PROTOCOL = RankingProtocol(
     ),
     csv_cells=csv_cells,
     table_headers=("rank", "rating"),
+    score_name="Bradley-Terry rating",
     resample_word="bootstrap resamples",
     note=note,
 )

@@ -67,6 +67,7 @@ PROTOCOL = RankingProtocol(
     csv_columns=("cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"),
     csv_cells=csv_cells,
     table_headers=("cluster", "mean z"),
+    score_name="mean z-score",
     resamples=False,
     nothing_to_rank=nothing_to_rank,
 )

@@ -1,7 +1,6 @@
 import re
 
 import pytest
-from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -12,7 +11,6 @@ from annotation.models import (
     Assignment,
     Campaign,
     CampaignCriterion,
-    DataFile,
     HitOutput,
     Item,
     Judgment,
@@ -30,19 +28,6 @@ from tests.factories import (
 
 pytestmark = pytest.mark.django_db
 
-ITEMS = b'mr,ref\n"name[The Vaults], eatType[pub]","The Vaults is a pub."\n'
-
-
-def upload_url(campaign) -> str:
-    return reverse("admin:annotation_campaign_upload", args=[campaign.pk])
-
-
-def upload(person, campaign, content: bytes, name="items.csv", **fields):
-    """Fill in the campaign's upload page and submit it."""
-    data = {"kind": "items", "file": SimpleUploadedFile(name, content), **fields}
-    page = person.get(upload_url(campaign))
-    return person.submit(page, data, action=upload_url(campaign), follow=True)
-
 
 def changelist(model: str) -> str:
     return reverse(f"admin:annotation_{model}_changelist")
@@ -50,91 +35,6 @@ def changelist(model: str) -> str:
 
 def columns(rows: list[dict[str, str]], *names: str) -> list[tuple[str, ...]]:
     return [tuple(row[name] for name in names) for row in rows]
-
-
-# Uploads -----------------------------------------------------------------------------------
-
-
-def test_admin_upload_imports_items(organiser):
-    campaign = make_campaign()
-    response = upload(organiser, campaign, ITEMS)
-    assert response.status_code == 200
-    assert "1 rows read; created 1 items" in response.content.decode()
-    item = Item.objects.get(campaign=campaign)
-    assert (item.input_key, item.references) == (
-        "name[The Vaults], eatType[pub]",
-        ["The Vaults is a pub."],
-    )
-    assert DataFile.objects.get(campaign=campaign).imported_by == organiser.user
-
-
-def test_admin_upload_without_csrf_token_is_refused(organiser):
-    campaign = make_campaign()
-    data = {"kind": "items", "file": SimpleUploadedFile("items.csv", ITEMS)}
-    assert organiser.post(upload_url(campaign), data).status_code == 403
-    assert not Item.objects.exists() and not DataFile.objects.exists()
-
-
-@pytest.mark.parametrize("outsider", ["non_staff", "stranger"])
-def test_admin_upload_outsider_cannot_import(request, outsider):
-    campaign = make_campaign()
-    data = {"kind": "items", "file": SimpleUploadedFile("items.csv", ITEMS)}
-    response = request.getfixturevalue(outsider).send("POST", upload_url(campaign), data)
-    assert response.status_code == 302
-    assert response.url.startswith(reverse("admin:login"))
-    assert not Item.objects.exists() and not DataFile.objects.exists()
-
-
-def test_admin_upload_of_an_unknown_campaign_is_404(organiser):
-    assert organiser.get(reverse("admin:annotation_campaign_upload", args=[999])).status_code == 404
-
-
-def test_admin_upload_bad_file_shows_error_and_writes_nothing(organiser):
-    campaign = make_campaign()
-    response = upload(organiser, campaign, b"ref\nx\n")
-    # The admin capitalises the first letter of messages.
-    assert "Items.csv, line 1: missing column(s): mr Nothing was imported." in (
-        response.content.decode()
-    )
-    assert not Item.objects.filter(campaign=campaign).exists()
-    assert not DataFile.objects.exists()
-
-
-@pytest.mark.parametrize(
-    ("content", "message"),
-    [
-        (
-            b'{"id": "1", "kind": ["mr"], "input": {}}\n',
-            "Items.jsonl, line 1, column kind: unknown",
-        ),
-        (b'{"id": "1", "kind": "mr", "input": NaN}\n', "Items.jsonl, line 1, column input: NaN"),
-        (b'{"id": "1", "kind": "mr", "x": "\\ud800"}\n', "Items.jsonl, line 1, column x: contains"),
-        (b"[" * 100_000 + b"]" * 100_000, "Items.jsonl, line 1: nested deeper than 32 levels"),
-    ],
-    ids=["kind-list", "nan", "surrogate", "deep"],
-)
-def test_admin_upload_hostile_file_shows_error_and_writes_nothing(organiser, content, message):
-    campaign = make_campaign()
-    response = upload(organiser, campaign, content, name="items.jsonl")
-    assert response.status_code == 200
-    assert message in response.content.decode()
-    assert "Nothing was imported." in response.content.decode()
-    assert not Item.objects.exists() and not DataFile.objects.exists()
-
-
-def test_admin_upload_streams_a_file_spooled_to_disk(organiser, settings):
-    settings.FILE_UPLOAD_MAX_MEMORY_SIZE = 10  # the upload becomes a temporary file
-    campaign = make_campaign()
-    response = upload(organiser, campaign, ITEMS)
-    assert "1 rows read; created 1 items" in response.content.decode()
-    assert Item.objects.filter(campaign=campaign).count() == 1
-
-
-def test_admin_upload_outputs_need_a_system(organiser):
-    campaign = make_campaign()
-    response = upload(organiser, campaign, b"MR\toutput\n", kind="outputs")
-    assert "Outputs need a system" in response.content.decode()
-    assert not DataFile.objects.exists()
 
 
 # Actions -----------------------------------------------------------------------------------
@@ -194,7 +94,7 @@ def test_admin_campaign_list_counts_items_systems_and_hits(organiser, judged):
             "item_count": "3",
             "system_count": "5",
             "hit_count": "1",
-            "links": "Upload data · Export judgments · Monitor · Results · Datasheet",
+            "links": "Upload data · Export judgments · Monitor · Results · Datasheet · Bundle",
         }
     ]
 
@@ -261,14 +161,6 @@ def test_admin_judgment_list_shows_scores_per_system(organiser, judged):
         ("sys2", "50.0", "False"),
         ("sys3", "50.0", "False"),
     ]
-
-
-def test_admin_datafile_list_shows_an_uploaded_file(organiser):
-    campaign = make_campaign()
-    upload(organiser, campaign, ITEMS)
-    rows = changelist_rows(organiser.get(changelist("datafile")))
-    shown = columns(rows, "name", "campaign", "kind", "rows", "imported_by")
-    assert shown == [("items.csv", campaign.name, "Items", "1", "organiser")]
 
 
 def test_campaign_page_gives_the_study_url_for_prolific_per_criterion(organiser, settings):

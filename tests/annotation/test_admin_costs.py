@@ -15,6 +15,8 @@ from tests.factories import make_bulk_judged_campaign
 pytestmark = pytest.mark.django_db
 
 LISTS = ["campaign", "item", "system", "output", "annotator", "hit", "assignment", "judgment"]
+# The campaign's own admin pages beside the monitor.
+OWN = ["upload", "bundle", "datasheet"]
 
 
 def pages(campaign) -> list[str]:
@@ -30,7 +32,8 @@ def pages(campaign) -> list[str]:
     change = [reverse(f"admin:annotation_{n}_change", args=[pk]) for n, pk in changes.items()]
     results = reverse("ranking:results", args=[campaign.slug, "quality"])
     monitor = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
-    return [*lists, *change, results, monitor, f"{monitor}?part=progress"]
+    own = [reverse(f"admin:annotation_campaign_{page}", args=[campaign.pk]) for page in OWN]
+    return [*lists, *change, results, monitor, f"{monitor}?part=progress", *own]
 
 
 def costs(organiser, hits: int) -> dict[str, int]:

@@ -11,6 +11,7 @@ from django.utils import timezone
 from annotation.models import Annotator, Assignment, Criterion
 from annotation.monitor import criterion_progress
 from tests.factories import (
+    make_annotator,
     make_assignment,
     make_campaign,
     make_hit,
@@ -46,7 +47,19 @@ def history():
     submitted(outputs[3], now, minutes_ago=300, seconds=60)
     make_assignment(make_hit(outputs[4]))
     make_assignment(make_hit(outputs[5]), expires_at=now - timedelta(minutes=1))
+    imported_hits(campaign, outputs[0], now)
     return campaign, now
+
+
+def imported_hits(campaign, outputs, now) -> None:
+    """Two HITs of imported ratings, slow and in the last hour: in none of the figures."""
+    crowd = make_annotator(campaign, source=Annotator.Source.CROWDFLOWER, external_id="cf1")
+    for minutes_ago in [5, 15]:
+        assignment = make_judged_hit(outputs, [1] * len(outputs), annotator=crowd)
+        end = now - timedelta(minutes=minutes_ago)
+        Assignment.objects.filter(pk=assignment.pk).update(
+            started_at=end - timedelta(seconds=600), submitted_at=end, flag="too_fast"
+        )
 
 
 def test_progress_of_a_criterion_with_known_history(history):
@@ -58,6 +71,7 @@ def test_progress_of_a_criterion_with_known_history(history):
         1,
         3,
     )
+    assert progress.imported == 2
     assert progress.median_seconds == 45  # of 30, 30, 90 and 60
     assert progress.flagged_share == 0.25 and progress.failed_share == 0.25
     assert (progress.cost, progress.cost_at_target) == (Decimal("2.00"), Decimal("5.00"))
@@ -78,8 +92,8 @@ def test_monitor_page_shows_the_progress_and_refreshes_its_section(organiser, hi
     cells = [
         re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)
     ]
-    assert cells[:10] == ["Quality", "4", "10", "1", "3", "45", "25%", "25%", "2.00", "5.00"]
-    finish = datetime.strptime(cells[10], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+    assert cells[:11] == ["Quality", "4", "2", "10", "1", "3", "45", "25%", "25%", "2.00", "5.00"]
+    finish = datetime.strptime(cells[11], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
     expected = timezone.now() + timedelta(hours=2)  # 6 more at 3 an hour, from the page's now
     assert abs(finish - expected) < timedelta(minutes=2)
     assert section.count("<rect") == 48  # 24 hours, two criteria
@@ -90,3 +104,21 @@ def test_monitor_is_for_staff_only(request, history, outsider):
     url = reverse("admin:annotation_campaign_monitor", args=[history[0].pk])
     response = request.getfixturevalue(outsider).get(url)
     assert response.status_code == 302 and "/admin/login/" in response.url
+
+
+def test_progress_of_imported_ratings_only_has_no_times_rate_or_cost():
+    now = timezone.now()
+    campaign = make_campaign(target_hits=10, pay_per_hit=Decimal("0.50"))
+    _, _, items = make_system_set(campaign, systems=3, items=1)
+    imported_hits(campaign, list(items[0].outputs.all()), now)
+    progress = criterion_progress(campaign.criteria.get(criterion=Criterion.QUALITY), now)
+    assert (progress.done, progress.imported, progress.last_hour) == (0, 2, 0)
+    assert (progress.median_seconds, progress.flagged_share, progress.finish_at) == (None,) * 3
+    assert progress.cost == 0 and sum(n for _, n in progress.per_hour) == 0
+
+
+def test_monitor_wrong_method_and_unknown_campaign(organiser, history):
+    url = reverse("admin:annotation_campaign_monitor", args=[history[0].pk])
+    assert organiser.send("POST", url).status_code == 405
+    missing = reverse("admin:annotation_campaign_monitor", args=[999])
+    assert organiser.get(missing).status_code == 404

@@ -3,12 +3,15 @@
 import io
 import json
 import zipfile
+from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from django.utils import timezone
 
-from annotation.models import DEFAULT_QUESTIONS, Annotator, Assignment, Output
+from annotation.models import DEFAULT_QUESTIONS, Annotator, Assignment, Output, Screening
 from evalsite.datasheet import build_datasheet
 from evalsite.datasheet_markdown import render_markdown
 from generation.models import HostedSystem
@@ -103,6 +106,86 @@ def test_datasheet_lists_what_is_to_be_filled_by_hand():
     assert ("4.3.11", "quality") in to_fill and ("4.3.2", "quality") in to_fill
     assert ("4.3.7", "quality") not in to_fill and ("3.2.1", None) not in to_fill
     assert "pay" in questions(sheet, "3")["3.2.2"]["by_hand"]
+
+
+def test_datasheet_gives_the_pay_per_hit_and_per_hour_of_the_hits_done_here():
+    campaign, _ = evaluated_campaign(pay_per_hit=Decimal("0.30"))
+    here = Assignment.objects.filter(hit__campaign=campaign)
+    for assignment in here:
+        Assignment.objects.filter(pk=assignment.pk).update(
+            submitted_at=assignment.started_at + timedelta(seconds=40)
+        )
+    # An imported HIT's time was spent elsewhere: it does not move the median.
+    imported = make_annotator(campaign, source=Annotator.Source.CROWDFLOWER, external_id="cf")
+    slow = make_judged_hit(list(campaign.items.first().outputs.all()), [1, 2, 3], imported)
+    Assignment.objects.filter(pk=slow.pk).update(
+        submitted_at=slow.started_at + timedelta(seconds=600)
+    )
+    pay = questions(build_datasheet(campaign), "3")["3.2.2"]
+    assert pay["answer"] == (
+        "paid 0.30 per HIT (in the study's currency), about 27.00 per hour at the median "
+        "40 s per HIT"
+    )
+    assert (pay["facts"]["pay_per_hit"], pay["facts"]["median_seconds_per_hit"]) == ("0.30", 40)
+    assert "currency" in pay["by_hand"] and "is 0" not in pay["by_hand"]
+    assert "paid 0.30 per HIT" in render_markdown(build_datasheet(campaign))
+
+
+def test_datasheet_without_pay_leaves_it_to_a_person():
+    campaign, _ = evaluated_campaign()
+    pay = questions(build_datasheet(campaign), "3")["3.2.2"]
+    assert pay["answer"] is None and pay["facts"]["pay_per_hit"] == "0"
+    assert "paid or not, and how much (the campaign's pay per HIT is 0)" in pay["by_hand"]
+
+
+def test_datasheet_names_the_checks_the_campaign_runs_and_who_they_left_out():
+    campaign, _ = evaluated_campaign(attention_check_every=4, attention_p_threshold=0.1)
+    quality = campaign.criteria.get(criterion="quality")
+    quality.comprehension_check = True
+    quality.save(update_fields=["comprehension_check"])
+    passed, failed = (make_annotator(campaign, external_id=name) for name in ["p1", "p2"])
+    Screening.objects.create(annotator=passed, criterion=quality, attempts=1, passed=True)
+    Screening.objects.create(annotator=failed, criterion=quality, attempts=2)
+    Annotator.objects.filter(external_id="worker-1").update(
+        attention_checks=3, attention_p=0.4, failed_attention_at=timezone.now(), is_excluded=True
+    )
+    sheet = build_datasheet(campaign)
+    checks = questions(sheet, "3")["3.3.3"]
+    attention, screening = checks["answer"][1], checks["answer"][2]
+    assert attention.startswith("automatic: attention checks: an evaluator's first HIT and one")
+    assert "one in every 4" in attention and "p above 0.1 after at least 3 checks" in attention
+    assert screening.startswith("screening: comprehension check (quality): before the first")
+    assert "attention" not in checks["by_hand"]
+    facts = checks["facts"]
+    assert facts["attention_checks"] == {
+        "evaluators_checked": 1,
+        "failed": 1,
+        "failed_and_left_out": 1,
+    }
+    assert facts["excluded_evaluators"] == 2
+    assert facts["excluded_because"] == {
+        "failed the attention checks": 1,
+        "excluded by an organiser": 1,
+    }
+    recruitment = questions(sheet, "3")["3.2.3"]
+    assert recruitment["answer"][-1].startswith("comprehension check (quality)")
+    assert recruitment["facts"] == {
+        "comprehension_checks": {"quality": {"passed": 1, "screened_out": 1}}
+    }
+    markdown = render_markdown(sheet)
+    assert r"- excluded\_because: failed the attention checks: 1, excluded by an organiser: 1" in (
+        markdown
+    )
+
+
+def test_datasheet_of_a_campaign_without_checks_claims_none():
+    campaign, _ = evaluated_campaign(attention_check_every=0)
+    sheet = build_datasheet(campaign)
+    checks = questions(sheet, "3")["3.3.3"]
+    methods = " ".join(checks["answer"])
+    assert "attention" not in methods and "comprehension" not in methods
+    assert "attention_checks" not in checks["facts"]
+    assert "facts" not in questions(sheet, "3")["3.2.3"]
 
 
 def test_datasheet_written_before_any_hit_covers_every_criterion():

@@ -9,29 +9,12 @@ from django.core.management import CommandError, call_command
 from ranking.metric_models import MetricRun
 from ranking.metrics import coco
 from tests.factories import make_campaign
+from tests.ranking.test_metric_views import METRICS_CSV_COLUMNS, ranked_and_scored_campaign
 
 pytestmark = pytest.mark.django_db
 
 # Table 8 prints four decimals; the issue asks for these tolerances.
 TOLERANCE = {"bleu": 0.002, "nist": 0.02, "meteor": 0.002, "rouge_l": 0.002, "cider": 0.01}
-
-# The columns the metrics CSV promises, one row per system.
-METRICS_CSV_COLUMNS = [
-    "system",
-    "bleu",
-    "nist",
-    "meteor",
-    "rouge_l",
-    "cider",
-    "chrf",
-    "normalised_average",
-]
-
-
-def csv_tables(text: str) -> list[list[dict]]:
-    """The CSV's tables (separated by empty lines), each read with its own header."""
-    tables = [block for block in text.replace("\r\n", "\n").split("\n\n") if block.strip()]
-    return [list(csv.DictReader(io.StringIO(block))) for block in tables]
 
 
 def test_metrics_reproduces_e2e_table_8(e2e_data, tmp_path, capsys):
@@ -43,7 +26,7 @@ def test_metrics_reproduces_e2e_table_8(e2e_data, tmp_path, capsys):
     out = tmp_path / "metrics.csv"
     call_command("metrics", "e2e", "--csv", str(out))
     assert "21 systems, 13230 outputs" in capsys.readouterr().out
-    overlap, slots = csv_tables(out.read_text(encoding="utf-8"))
+    overlap = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert list(overlap[0]) == METRICS_CSV_COLUMNS
     published = list(csv.DictReader((e2e_data / "table8_word_overlap.csv").open()))
     ours = {row["system"]: row for row in overlap}
@@ -57,7 +40,7 @@ def test_metrics_reproduces_e2e_table_8(e2e_data, tmp_path, capsys):
     for row in published:
         got = float(ours[row["system"]]["normalised_average"])
         assert got == pytest.approx(float(row["normalised_average"]), abs=1e-4)
-    assert len(slots) == 21 and all(row["outputs"] == "630" for row in slots)
+    assert all(row["slot_outputs"] == "630" and row["ser"] for row in overlap)
     run = MetricRun.objects.get()
     assert run.status == "done" and run.missing == {}
 
@@ -72,3 +55,25 @@ def test_metrics_without_outputs_reports_why():
     with pytest.raises(CommandError, match="no outputs yet"):
         call_command("metrics", campaign.slug)
     assert MetricRun.objects.get().status == "failed"
+
+
+def test_metrics_writes_the_metrics_and_the_correlations_csv(monkeypatch, tmp_path, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))  # Java metrics missing: no JVM start
+    campaign = ranked_and_scored_campaign()
+    metrics_out, correlations_out = tmp_path / "m.csv", tmp_path / "c.csv"
+    call_command(
+        "metrics",
+        campaign.slug,
+        "--csv",
+        str(metrics_out),
+        "--correlations-csv",
+        str(correlations_out),
+    )
+    rows = list(csv.DictReader(metrics_out.open(encoding="utf-8")))
+    assert list(rows[0]) == METRICS_CSV_COLUMNS and len(rows) == 3
+    correlations = list(csv.DictReader(correlations_out.open(encoding="utf-8")))
+    assert {(row["protocol"], row["score"]) for row in correlations} == {
+        ("e2e", "TrueSkill mu (mean over runs)")
+    }
+    assert capsys.readouterr().out.count("CSV written to") == 2
+    assert MetricRun.objects.filter(campaign=campaign).count() == 2

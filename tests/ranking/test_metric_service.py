@@ -1,4 +1,7 @@
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from ranking.metric_models import MetricResult, MetricRun
 from ranking.metric_service import execute_metric_run, latest_metric_run, metric_table
@@ -39,6 +42,7 @@ def test_execute_metric_run_stores_a_row_per_system_and_metric(no_java):
     assert execute_metric_run(run)
     run.refresh_from_db()
     assert run.status == "done" and (run.systems, run.outputs) == (2, 6)
+    assert (run.progress, run.progress_total) == (2, 2)
     assert set(run.missing) == {"meteor", "rouge_l", "cider", "normalised_average"}
     assert "sacrebleu BLEU" in run.implementations["bleu"]
     stored = {
@@ -83,3 +87,25 @@ def test_execute_metric_run_without_outputs_fails_with_the_reason():
     assert execute_metric_run(run)
     run.refresh_from_db()
     assert run.status == "failed" and "no outputs yet" in run.error
+
+
+def test_metric_run_taken_over_starts_its_progress_again(no_java):
+    campaign = scored_campaign()
+    run = MetricRun.objects.create(campaign=campaign)
+    stale = timezone.now() - timedelta(hours=1)
+    MetricRun.objects.filter(pk=run.pk).update(
+        status="running", heartbeat_at=stale, progress=1, progress_total=2
+    )
+    assert execute_metric_run(MetricRun.objects.get(pk=run.pk))
+    run.refresh_from_db()
+    assert (run.status, run.progress, run.progress_total, run.attempts) == ("done", 2, 2, 1)
+
+
+def test_metric_run_time_left_at_the_pace_of_the_systems_scored():
+    now = timezone.now()
+    run = MetricRun(status="running", started_at=now - timedelta(seconds=60), progress_total=6)
+    assert run.seconds_left(now) is None  # no system scored yet: no pace
+    run.progress = 2
+    assert run.seconds_left(now) == 120
+    run.status = "done"
+    assert run.seconds_left(now) is None

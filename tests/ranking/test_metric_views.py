@@ -1,18 +1,38 @@
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from annotation.models import Output
+from ranking.metric_export import CORRELATION_COLUMNS
 from ranking.metric_models import MetricRun
 from ranking.metric_service import execute_metric_run
 from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.factories import make_campaign, make_judged_hit, make_system_set
-from tests.ranking.test_metric_commands import METRICS_CSV_COLUMNS
 
 pytestmark = pytest.mark.django_db
+
+# The columns the metrics CSV promises, one row per system.
+METRICS_CSV_COLUMNS = [
+    "system",
+    "bleu",
+    "nist",
+    "meteor",
+    "rouge_l",
+    "cider",
+    "chrf",
+    "normalised_average",
+    "slot_outputs",
+    "all_realised",
+    "added",
+    "missing",
+    "wrong_value",
+    "ser",
+]
 
 
 @pytest.fixture(autouse=True)
@@ -91,6 +111,34 @@ def test_compute_three_clicks_make_one_metric_run(organiser, django_capture_on_c
     assert MetricRun.objects.filter(campaign=campaign).count() == 2
 
 
+def test_results_page_shows_a_running_metric_runs_progress_and_time_left(organiser):
+    campaign = make_campaign()
+    started = timezone.now() - timedelta(seconds=60)
+    run = MetricRun.objects.create(
+        campaign=campaign,
+        status="running",
+        started_at=started,
+        heartbeat_at=timezone.now(),
+        progress=2,
+        progress_total=6,
+    )
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    status = page.content.decode().split('id="metrics-progress"')[1].split("</div>")[0]
+    assert f"Metric run #{run.pk} is running" in status
+    assert '<progress max="6" value="2">' in status
+    assert "2 of 6 systems scored, about 2 min left." in " ".join(status.split())
+
+
+def test_results_page_says_what_a_metric_run_does_before_its_first_system(organiser):
+    campaign = make_campaign()
+    MetricRun.objects.create(
+        campaign=campaign, status="running", started_at=timezone.now(), heartbeat_at=timezone.now()
+    )
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    assert "reading the outputs and starting the scorers" in page.content.decode()
+    assert "<progress" not in page.content.decode().split('id="metrics"')[1]
+
+
 def test_compute_outsiders_and_wrong_method(client, organiser):
     campaign = make_campaign()
     url = reverse("ranking:metrics_compute", args=[campaign.slug])
@@ -114,25 +162,71 @@ def test_metrics_pages_refuse_staff_without_permission_on_campaigns(clerk, viewe
     assert MetricRun.objects.count() == 1
 
 
-def test_metrics_csv_has_three_tables(organiser):
+def read_csv(response) -> list[list[str]]:
+    assert response["Content-Type"].startswith("text/csv")
+    return list(csv.reader(io.StringIO(response.content.decode())))
+
+
+def test_metrics_csv_is_one_table_with_the_slot_errors_as_columns(organiser):
     campaign = ranked_and_scored_campaign(names=("sys1", "-cmd", "sys3"))
     response = organiser.get(reverse("ranking:metrics_csv", args=[campaign.slug]))
-    assert response["Content-Type"].startswith("text/csv")
-    blocks = response.content.decode().replace("\r\n", "\n").strip().split("\n\n")
-    overlap, slots, correlations = [list(csv.reader(io.StringIO(b))) for b in blocks]
-    assert overlap[0] == METRICS_CSV_COLUMNS
-    rows = {row[0]: row for row in overlap[1:]}
-    assert set(rows) == {"sys1", "'-cmd", "sys3"}  # a formula-like name is quoted
-    assert rows["sys1"][1] == "1.000000" and rows["sys1"][3] == ""  # METEOR: no Java
-    assert slots[0] == ["system", "outputs", "all_realised", "added", "missing"] + [
-        "wrong_value",
-        "ser",
-    ]
-    assert correlations[0][:4] == ["criterion", "ranking_run", "protocol", "metric"]
-    bleu = next(row for row in correlations[1:] if row[3] == "bleu")
-    assert bleu[0] == "quality" and bleu[4] == "3" and float(bleu[5]) == pytest.approx(1.0)
-    ser = next(row for row in correlations[1:] if row[3] == "ser")
-    assert ser[5] == "-0.866025"  # numbers stay numbers, negative or not
+    assert response["Content-Disposition"] == f'attachment; filename="{campaign.slug}-metrics.csv"'
+    header, *rows = read_csv(response)
+    assert header == METRICS_CSV_COLUMNS
+    assert all(len(row) == len(header) for row in rows)  # no blank line, no second table
+    by_system = {row[0]: dict(zip(header, row, strict=True)) for row in rows}
+    assert set(by_system) == {"sys1", "'-cmd", "sys3"}  # a formula-like name is quoted
+    sys1 = by_system["sys1"]
+    assert sys1["bleu"] == "1.000000" and sys1["meteor"] == ""  # METEOR: no Java
+    assert sys1["slot_outputs"] == "6" and sys1["ser"] == "0.000000"
+
+
+def test_metrics_csv_leaves_slot_columns_empty_without_mr_items(organiser):
+    campaign = ranked_and_scored_campaign()
+    campaign.items.update(input_kind="document", input_data={"text": "A text.", "question": "?"})
+    execute_metric_run(MetricRun.objects.create(campaign=campaign))
+    header, *rows = read_csv(organiser.get(reverse("ranking:metrics_csv", args=[campaign.slug])))
+    assert header == METRICS_CSV_COLUMNS and len(rows) == 3
+    assert all(row[header.index("ser")] == "" and row[1] != "" for row in rows)
+
+
+def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(organiser):
+    campaign = ranked_and_scored_campaign()
+    e2e = RankingRun.objects.get(campaign=campaign)
+    # A Bradley-Terry run finishing later is not what the page shows first.
+    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", protocol="bt"))
+    url = reverse("ranking:metrics_correlations_csv", args=[campaign.slug])
+    response = organiser.get(url)
+    disposition = f'attachment; filename="{campaign.slug}-metric-correlations.csv"'
+    assert response["Content-Disposition"] == disposition
+    header, *rows = read_csv(response)
+    assert header[:5] == ["criterion", "ranking_run", "protocol", "score", "metric"]
+    assert {(row[1], row[2], row[3]) for row in rows} == {
+        (str(e2e.pk), "e2e", "TrueSkill mu (mean over runs)")
+    }
+    bleu = next(row for row in rows if row[4] == "bleu")
+    assert bleu[0] == "quality" and bleu[5] == "3" and float(bleu[6]) == pytest.approx(1.0)
+    ser = next(row for row in rows if row[4] == "ser")
+    assert ser[6] == "-0.866025"  # numbers stay numbers, negative or not
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    assert url in page.content.decode()
+
+
+def test_metrics_correlations_csv_without_an_e2e_run_has_only_its_header(organiser):
+    campaign = ranked_and_scored_campaign()
+    RankingRun.objects.filter(campaign=campaign).update(protocol="bt")
+    url = reverse("ranking:metrics_correlations_csv", args=[campaign.slug])
+    assert read_csv(organiser.get(url)) == [CORRELATION_COLUMNS]
+
+
+def test_metrics_correlations_csv_outsiders_and_wrong_method(client, organiser):
+    campaign = make_campaign()
+    url = reverse("ranking:metrics_correlations_csv", args=[campaign.slug])
+    assert organiser.get(url).status_code == 404  # no finished metric run yet
+    assert organiser.send("POST", url).status_code == 405
+    assert client.get(url).status_code == 302
+    missing = reverse("ranking:metrics_correlations_csv", args=["nope"])
+    assert organiser.get(missing).status_code == 404
 
 
 def test_metrics_csv_outsiders(client, organiser):

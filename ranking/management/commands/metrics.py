@@ -1,10 +1,12 @@
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
-from ranking.metric_export import write_metrics_csv
+from ranking.metric_export import write_correlations_csv, write_metrics_csv
 from ranking.metric_models import MetricRun
 from ranking.metric_service import execute_metric_run, latest_rankings, metric_table
 
@@ -30,10 +32,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign slug")
         parser.add_argument(
-            "--csv", help="also write the CSV here ('-' for standard output); see README"
+            "--csv", help="also write the metrics CSV here ('-' for standard output)"
+        )
+        parser.add_argument(
+            "--correlations-csv",
+            help="also write each metric's correlation with the latest E2E protocol ranking "
+            "of each criterion (TrueSkill mu) here ('-' for standard output)",
         )
 
-    def handle(self, campaign, csv, **options):
+    def handle(self, campaign, csv, correlations_csv=None, **options):
         campaign_row = Campaign.objects.filter(slug=campaign).first()
         if campaign_row is None:
             raise CommandError(f"no campaign '{campaign}'")
@@ -45,7 +52,12 @@ class Command(BaseCommand):
         table = metric_table(run)
         self.print_table(run, table)
         if csv:
-            self.write_csv_file(table, csv)
+            self.write_csv_file(csv, lambda out: write_metrics_csv(out, table))
+        if correlations_csv:
+            rankings = latest_rankings(campaign_row)
+            self.write_csv_file(
+                correlations_csv, lambda out: write_correlations_csv(out, table, rankings)
+            )
 
     def print_table(self, run: MetricRun, table) -> None:
         self.stdout.write(
@@ -64,11 +76,10 @@ class Command(BaseCommand):
             ]
             self.stdout.write(f"{row.system:<16}" + "".join(cells))
 
-    def write_csv_file(self, table, target: str) -> None:
-        rankings = latest_rankings(table.run.campaign)
+    def write_csv_file(self, target: str, write: Callable[[TextIO], None]) -> None:
         if target == "-":
-            write_metrics_csv(sys.stdout, table, rankings)
+            write(sys.stdout)
             return
         with Path(target).open("w", newline="", encoding="utf-8") as out:
-            write_metrics_csv(out, table, rankings)
+            write(out)
         self.stdout.write(f"CSV written to {target}")

@@ -22,9 +22,13 @@ def test_normalised_average_is_table_8s():
 
 def test_score_systems_without_java_says_which_metrics_are_missing(monkeypatch, tmp_path):
     monkeypatch.setenv("PATH", str(tmp_path))  # a machine without Java
+    reports = []
     result = score_systems(
-        REFERENCES, {"copy": {k: refs[0] for k, refs in REFERENCES.items() if refs}}
+        REFERENCES,
+        {"copy": {k: refs[0] for k, refs in REFERENCES.items() if refs}},
+        progress=lambda done, total: reports.append((done, total)),
     )
+    assert reports == [(1, 1)]
     assert set(result.missing) == {"meteor", "rouge_l", "cider", "normalised_average"}
     assert "needs Java" in result.missing["meteor"]
     assert result.scores["copy"] == {
@@ -55,7 +59,11 @@ def test_score_systems_scores_each_system_on_its_items():
         "partial": {1: REFERENCES[1][1]},
         "none": {4: "Only an item without references."},
     }
-    result = score_systems(REFERENCES, outputs)
+    reports = []
+    result = score_systems(REFERENCES, outputs, progress=lambda *report: reports.append(report))
+    # A system is done once METEOR, in its own thread, has scored it too.
+    assert reports[-1] == (3, 3) and {total for _, total in reports} == {3}
+    assert [done for done, _ in reports] == sorted(done for done, _ in reports)
     assert result.missing == {}
     assert result.scored == {"copy": 3, "other": 3, "partial": 1}
     copy, other = result.scores["copy"], result.scores["other"]

@@ -1,0 +1,40 @@
+"""Uploads imported by a worker (annotation/uploads.py): the admin's "Upload data" stores
+the files and this row, and a worker imports them, so no request waits on an import.
+Imported by annotation.models, so that Django sees the model."""
+
+from django.conf import settings
+from django.db import models
+
+# The job machinery moves to a top-level `jobs` package (jobs/ in docs/architecture.md),
+# which annotation may use; until then it is evalsite's.
+from evalsite.jobs import BackgroundJob, JobQuerySet
+
+from .models import Campaign, Criterion, DataFile
+
+
+class UploadJob(BackgroundJob):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="uploads")
+    kind = models.CharField(max_length=10, choices=DataFile.Kind.choices)
+    criterion = models.CharField(max_length=20, choices=Criterion.choices, blank=True)
+    # For one outputs file: the system to import into (a new one by this name if the
+    # campaign has none); empty: each file's system is its name without the extension.
+    system_name = models.SlugField(max_length=100, blank=True)
+    # The uploaded files, in the order given: [{"name": as uploaded, "stored": file name in
+    # the job's folder under UPLOAD_DIR}]. Removed once the job is done or failed.
+    files = models.JSONField(default=list)
+    summary = models.TextField(blank=True, help_text="what each file brought in")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    objects = JobQuerySet.as_manager()
+
+    task_name = "annotation.import_upload"
+    task_id_argument = "job_id"
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug} upload {self.pk} ({self.status})"

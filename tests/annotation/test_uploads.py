@@ -1,0 +1,43 @@
+"""annotation/uploads.py: the line count the importers' reading gives, and the progress
+file the job's page reads."""
+
+import io
+
+import pytest
+
+from annotation.uploads import CountingFile, ProgressFile, read_progress, system_name_of
+from nlgdata.datafiles import DataFileError
+
+
+def test_counting_file_reports_lines_read_of_those_its_first_pass_counted(monkeypatch):
+    monkeypatch.setattr("annotation.uploads.REPORT_EVERY_LINES", 2)
+    reports = []
+    file = CountingFile(io.BytesIO(b"a\nb\nc\nd\ne\n"), lambda *r: reports.append(r))
+    assert file.read(4) + file.read(100) == b"a\nb\nc\nd\ne\n"  # the checking pass
+    assert file.seek(0) == 0
+    while file.readline():
+        pass
+    assert reports == [(0, 5), (2, 5), (4, 5)] and file.lines == 5
+
+
+def test_progress_file_is_read_back_by_the_page(tmp_path, settings):
+    settings.UPLOAD_DIR = tmp_path
+
+    class Job:
+        pk = 7
+
+    (tmp_path / "7").mkdir()
+    assert read_progress(Job()) is None  # the worker has not started reading
+    progress = ProgressFile(tmp_path / "7" / "progress.json", files=3)
+    progress.start(2, "slug.tsv")
+    progress.lines_read(4000, 6000)
+    shown = read_progress(Job())
+    assert shown is not None
+    assert (shown.file_number, shown.files) == (2, 3)
+    assert (shown.file_name, shown.lines, shown.total_lines) == ("slug.tsv", 4000, 6000)
+
+
+def test_system_name_of_an_outputs_file_is_its_name_without_the_extension():
+    assert system_name_of("tgen.tsv") == "tgen" and system_name_of("slug-alt.csv") == "slug-alt"
+    with pytest.raises(DataFileError, match="my system.tsv: the file name does not make"):
+        system_name_of("my system.tsv")
