@@ -75,6 +75,7 @@ def arguments(pattern: URLPattern, campaign: Campaign) -> dict | None:
         "object_id": str(found.pk) if found else "",
         "id": found.pk if found else None,  # the user admin's password page
         "app_label": "annotation",
+        "job_id": 1,  # an upload's page checks the campaign's permission before the job
     }
     return {name: values[name] for name in names}
 
