@@ -15,15 +15,17 @@ from django.views.decorators.http import require_GET
 from nlgdata.attention import describe_verdict
 from nlgdata.datafiles import DataFileError
 
-from .exporters import ExportError, export
+from .datafiles.exporters import ExportError, export
+from .datafiles.importers import import_items, import_outputs
+from .datafiles.ratings_import import import_ratings
 from .forms_admin import (
     CampaignAdminForm,
     DataFileUploadForm,
     InvitationForm,
     JudgmentExportForm,
 )
+from .handout.submission import clear_flags
 from .identity import invite, invite_path, prolific_entry_url, set_excluded, site_url
-from .importers import import_items, import_outputs
 from .models import (
     Annotator,
     Assignment,
@@ -39,8 +41,6 @@ from .models import (
 )
 from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
 from .prolific import ProlificError, review_submissions
-from .ratings_import import import_ratings
-from .submission import clear_flags
 
 
 class CriterionFormSet(BaseInlineFormSet):

@@ -17,8 +17,8 @@ from nlgdata.judgments import (
     coverage_allowed,
 )
 
+from .handout.submission import Answer, Shown
 from .models import Annotator
-from .submission import Answer, Shown
 
 # What a score box takes (its maxlength): room for leading zeros, and short enough that
 # nothing typed or posted reaches int()'s 4300-digit limit.

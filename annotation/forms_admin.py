@@ -6,7 +6,7 @@ from django.conf import settings
 
 from nlgdata.inputs import InputError, check_input, format_mr, parse_mr
 
-from .exporters import FORMATS
+from .datafiles.exporters import FORMATS
 from .models import Campaign, CampaignCriterion, Criterion, DataFile, System
 
 

@@ -16,8 +16,11 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from nlgdata.inputs import InputError, check_input
 
-from . import identity, screening, sql
-from .assignment import (
+from . import identity, screening
+from .attention import record_attention_verdict
+from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
+from .handout import sql
+from .handout.assignment import (
     active_assignment,
     hand_back,
     hand_out,
@@ -25,10 +28,8 @@ from .assignment import (
     hits_taken,
     next_assignment,
 )
-from .attention import record_attention_verdict
-from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
+from .handout.submission import Outcome, save_submission, shown_outputs
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
-from .submission import Outcome, save_submission, shown_outputs
 
 # Where a Prolific worker with no code to bring goes back to, to return the study.
 PROLIFIC_HOME = "https://app.prolific.com/"
