@@ -16,7 +16,7 @@ from . import (
     admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
 )
 from .admin_base import AnnotationAdmin, RecountAfterEdits, count_of
-from .exporters import ExportError, export
+from .datafiles.exporters import ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
     CriterionAdminForm,

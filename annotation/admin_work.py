@@ -12,9 +12,9 @@ from django.contrib import admin
 from nlgdata.attention import describe_verdict
 
 from .admin_base import DeletesThroughRemoval, RecountAfterEdits, count_of
+from .handout.submission import clear_flags
 from .identity import set_excluded
 from .models import Annotator, Assignment, Hit, HitOutput, Judgment
-from .submission import clear_flags
 
 
 @admin.register(Annotator)

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.db import transaction
 
-from .importers import import_items, import_outputs
+from .datafiles.importers import import_items, import_outputs
 from .models import Campaign, CampaignCriterion, Criterion, System
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"

@@ -17,8 +17,8 @@ from nlgdata.judgments import (
     coverage_allowed,
 )
 
+from .handout.submission import Answer, Shown
 from .models import Annotator
-from .submission import Answer, Shown
 
 # What a score box takes (its maxlength): room for leading zeros, and short enough that
 # nothing typed or posted reaches int()'s 4300-digit limit.
@@ -157,9 +157,9 @@ class SubmissionKeyForm(forms.Form):
         required=False, max_length=64, widget=KeyInput, validators=[platform_id]
     )
 
-    def is_repeat_of(self, assignment) -> bool:
-        key = self.cleaned_data.get("submission_key") if self.is_valid() else ""
-        return bool(key) and key == assignment.submission_key
+    def sent_key(self) -> str:
+        """The key sent, or "" when none was or it is not a valid one."""
+        return (self.cleaned_data.get("submission_key") or "") if self.is_valid() else ""
 
 
 # Said where a sentence has no coverage box ticked and the criterion requires one.

@@ -5,7 +5,7 @@ from django import forms
 
 from nlgdata.inputs import InputError, check_input, format_mr, parse_mr
 
-from .exporters import FORMATS
+from .datafiles.exporters import FORMATS
 from .models import Campaign, CampaignCriterion
 
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Count, OuterRef, Q, Subquery
 from django.urls import reverse
 
-from .loads import lock_criteria, shift_loads
+from .handout.loads import lock_criteria, shift_loads
 from .models import Annotator, Campaign, CampaignCriterion, ProlificCheck, Screening
 
 SESSION_KEY = "annotators"  # {campaign id: annotator id}

@@ -24,7 +24,7 @@ from urllib.parse import urljoin
 from django.conf import settings
 from django.utils import timezone
 
-from .assignment import release
+from .handout.assignment import release
 from .identity import passes_checks, set_prolific_check
 from .models import COUNTED_CHECKS, Annotator, Assignment, Campaign, ProlificCheck
 from .secret_env import secret_env_policy

@@ -18,7 +18,7 @@ from typing import cast
 from django.db import models, transaction
 from django.db.models import QuerySet
 
-from .loads import lock_criteria
+from .handout.loads import lock_criteria
 from .models import (
     Assignment,
     Campaign,

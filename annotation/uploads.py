@@ -25,9 +25,9 @@ from django.db import transaction
 from evalsite.jobs import Heartbeat, work_as_holder
 from nlgdata.datafiles import DataFileError
 
-from .importers import ImportSummary, import_items, import_outputs
+from .datafiles.importers import ImportSummary, import_items, import_outputs
+from .datafiles.ratings_import import import_ratings
 from .models import Campaign, DataFile, System
-from .ratings_import import import_ratings
 from .upload_models import UploadJob
 
 # progress.json is written after this many lines, and at the start of each file.

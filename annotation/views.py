@@ -7,7 +7,6 @@ annotator can reach only their own assignments.
 
 from django.conf import settings
 from django.contrib import messages
-from django.db import transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
@@ -16,19 +15,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from nlgdata.inputs import InputError, check_input
 
-from . import identity, screening, sql
-from .assignment import (
-    active_assignment,
-    hand_back,
-    hand_out,
-    hits_submitted,
-    hits_taken,
-    next_assignment,
-)
-from .attention import record_attention_verdict
+from . import identity, screening
 from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
+from .handout import flow
+from .handout.assignment import active_assignment, hits_submitted, hits_taken, next_assignment
+from .handout.submission import Outcome, shown_outputs
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
-from .submission import Outcome, save_submission, shown_outputs
+
+# Why a page 404s (said to the log, not to the visitor: the 404 page is the same for all).
+NO_CRITERION = "No such campaign or criterion open to annotators."
+NO_ANNOTATOR = "No annotator known in this browser for this campaign."
+NO_ANNOTATOR_OR_CRITERION = f"{NO_CRITERION} Or: {NO_ANNOTATOR}"
+NO_HIT = "No such HIT of yours."
 
 # Where a Prolific worker with no code to bring goes back to, to return the study.
 PROLIFIC_HOME = "https://app.prolific.com/"
@@ -97,25 +95,18 @@ EXAMPLE_INPUT = {
 }
 
 
-def _criterion_or_404(
-    slug: str, criterion_name: str, lock: bool = False, session=None
-) -> CampaignCriterion:
-    """The criterion, with its campaign; with `lock`, its row lock too (see
-    assignment.lock_criterion), inside the caller's transaction; with `session`, the id of
-    the annotator it remembers for the campaign (`remembered_annotator_id`, None if none):
-    all in one query (sql.py: every annotator page reads it)."""
-    remembered = identity.remembered_ids(session) if session is not None else []
-    criterion, annotator_id = sql.criterion_by_slug(slug, criterion_name, lock, remembered)
+def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
+    """The criterion, with its campaign, in one query (every annotator page reads it)."""
+    criterion = flow.find_criterion(slug, criterion_name)
     if criterion is None:
-        raise Http404("No such campaign or criterion open to annotators.")
-    criterion.remembered_annotator_id = annotator_id  # type: ignore[attr-defined]
+        raise Http404(NO_CRITERION)
     return criterion
 
 
 def _annotator_or_404(request, criterion: CampaignCriterion) -> Annotator:
     annotator = identity.remembered(request.session, criterion.campaign)
     if annotator is None:
-        raise Http404("No annotator known in this browser for this campaign.")
+        raise Http404(NO_ANNOTATOR)
     return annotator
 
 
@@ -124,13 +115,11 @@ def _assignment_or_404(request, criterion: CampaignCriterion, pk: int) -> Assign
     annotator, HIT and item, in one query."""
     annotator_id = identity.remembered_id(request.session, criterion.campaign)
     if annotator_id is None:
-        raise Http404("No annotator known in this browser for this campaign.")
+        raise Http404(NO_ANNOTATOR)
     campaign = criterion.campaign
-    assignment, _ = sql.annotators_assignment(
-        pk, [annotator_id], campaign.slug, criterion.criterion
-    )
+    assignment = flow.own_assignment(pk, [annotator_id], campaign.slug, criterion.criterion)
     if assignment is None:
-        raise Http404("No such HIT of yours.")
+        raise Http404(NO_HIT)
     return assignment
 
 
@@ -145,7 +134,7 @@ def _notice(request, title: str, text: str, status: int = 200):
 @require_GET
 def entry(request, slug: str, criterion_name: str):
     form = EntryForm(request.GET)
-    criterion, _ = sql.criterion_by_slug(slug, criterion_name)
+    criterion = flow.find_criterion(slug, criterion_name)
     if criterion is None:  # a draft, or no such study: said on a page, not a bare 404
         return _not_open(request, form, "This study is not open yet", status=404)
     if not form.is_valid():
@@ -227,15 +216,12 @@ def _can_take_more(annotator: Annotator, criterion: CampaignCriterion) -> bool:
 
 @require_POST
 def start(request, slug: str, criterion_name: str):
-    with transaction.atomic():
-        criterion = _criterion_or_404(slug, criterion_name, lock=True, session=request.session)
-        annotator_id = criterion.remembered_annotator_id  # type: ignore[attr-defined]
-        if annotator_id is None:
-            raise Http404("No annotator known in this browser for this campaign.")
-        if not screening.has_passed(annotator_id, criterion):
-            return redirect(_url("check", criterion))
-        assignment = hand_out(annotator_id, criterion)
-    return _go_to(assignment, criterion)
+    started = flow.start(slug, criterion_name, identity.remembered_ids(request.session))
+    if started is None:
+        raise Http404(NO_ANNOTATOR_OR_CRITERION)
+    if started.needs_check:
+        return redirect(_url("check", started.criterion))
+    return _go_to(started.assignment, started.criterion)
 
 
 @require_http_methods(["GET", "POST"])
@@ -302,39 +288,36 @@ def hit(request, slug: str, criterion_name: str, assignment_id: int):
 
 
 def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
-    """Save the answers and hand out the next HIT in one transaction. The assignment, the
-    sentences and the answers are read and checked first; the criterion's lock is taken
-    (with the criterion's read) only for the writes: save_submission checks that what was
-    read of the assignment still holds."""
-    assignment = _submitted_assignment_or_404(request, slug, criterion_name, assignment_id)
-    shown = shown_outputs(assignment.hit)
+    """Save the answers and hand out the next HIT (flow.submit). The assignment, the
+    sentences and the answers are read and checked first, before the criterion's lock is
+    taken. A page already submitted is not checked again: only its key is read, to tell
+    the same submission sent again from another."""
+    remembered = identity.remembered_ids(request.session)
+    posted = flow.posted_hit(assignment_id, remembered, slug, criterion_name)
+    if posted is None:
+        raise Http404(NO_HIT)
     form = HitForm(
         request.POST,
-        shown=shown,
+        shown=posted.shown,
         coverage=shows_input(criterion_name),
-        coverage_required=assignment.coverage_required,  # type: ignore[attr-defined]
+        coverage_required=posted.coverage_required,
     )
-    if assignment.status != Assignment.Status.SUBMITTED and not form.is_valid():
+    if posted.submitted:
+        answers, key = {}, SubmissionKeyForm(request.POST).sent_key()
+    elif form.is_valid():
+        answers, key = form.answers(), form.key()
+    else:
         criterion = _criterion_or_404(slug, criterion_name)
-        return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
-    with transaction.atomic():
-        criterion = _criterion_or_404(slug, criterion_name, lock=True)
-        if assignment.status == Assignment.Status.SUBMITTED:
-            repeat = SubmissionKeyForm(request.POST).is_repeat_of(assignment)
-            outcome = Outcome.REPEATED if repeat else Outcome.ALREADY_SUBMITTED
-        else:
-            outcome = save_submission(assignment, criterion, shown, form.answers(), form.key())
-        # Excluded (by an organiser or the attention checks): their code is the failed one
-        # whatever they do next, so no more work; the completion page says why.
-        excluded = assignment.annotator.is_excluded
-        following = None if excluded else hand_out(assignment.annotator_id, criterion)
-    if following is None:  # their last HIT: the completion code comes next (see finish)
-        record_attention_verdict(assignment.annotator)
-    elif outcome is Outcome.SAVED and assignment.flag == Assignment.Flag.TOO_FAST:
-        _warn_too_fast(request, assignment, criterion)
-    if outcome in OUTCOME_MESSAGES:
-        _say_where(request, OUTCOME_MESSAGES[outcome], following)
-    return _go_to(following, criterion)
+        context = _hit_context(criterion, posted.assignment, form)
+        return render(request, "annotation/hit.html", context)
+    submitted = flow.submit(posted, slug, criterion_name, answers, key)
+    if submitted is None:
+        raise Http404(NO_CRITERION)
+    if submitted.too_fast:
+        _warn_too_fast(request, posted.assignment, submitted.criterion)
+    if submitted.outcome in OUTCOME_MESSAGES:
+        _say_where(request, OUTCOME_MESSAGES[submitted.outcome], submitted.following)
+    return _go_to(submitted.following, submitted.criterion)
 
 
 def _warn_too_fast(request, assignment: Assignment, criterion: CampaignCriterion) -> None:
@@ -349,18 +332,6 @@ def _say_where(request, what: str, following: Assignment | None) -> None:
     """Tell the worker what became of the page they sent or went back to, and where they
     are now."""
     messages.warning(request, f"{what} {NEXT_PAGE if following else NO_MORE_PAGES}")
-
-
-def _submitted_assignment_or_404(request, slug: str, criterion_name: str, pk: int) -> Assignment:
-    """The assignment a HIT page posts to, one of the session's annotator's own, found by
-    the campaign's slug, with its annotator, HIT and item, and its criterion's
-    `coverage_required` (the form needs it before the criterion's row is locked)."""
-    remembered = identity.remembered_ids(request.session)
-    assignment, coverage_required = sql.annotators_assignment(pk, remembered, slug, criterion_name)
-    if assignment is None:
-        raise Http404("No such HIT of yours.")
-    assignment.coverage_required = coverage_required  # type: ignore[attr-defined]
-    return assignment
 
 
 def _hit_context(criterion, assignment, form) -> dict:
@@ -403,15 +374,9 @@ def _standard(campaign: Campaign) -> dict | None:
 
 @require_POST
 def finish(request, slug: str, criterion_name: str):
-    with transaction.atomic():
-        criterion = _criterion_or_404(slug, criterion_name, lock=True, session=request.session)
-        annotator_id = criterion.remembered_annotator_id  # type: ignore[attr-defined]
-        if annotator_id is None:
-            raise Http404("No annotator known in this browser for this campaign.")
-        hand_back(annotator_id, criterion)
-    # The completion code carries the attention checks' verdict as of now, not of the last
-    # sweep (tasks.py).
-    record_attention_verdict(sql.annotator(annotator_id, criterion.campaign))
+    criterion = flow.finish(slug, criterion_name, identity.remembered_ids(request.session))
+    if criterion is None:
+        raise Http404(NO_ANNOTATOR_OR_CRITERION)
     return redirect(_url("done", criterion))
 
 

@@ -4,8 +4,8 @@ Writes a JSON Lines file of `document` items (default 100 MB) and a fresh SQLite
 temporary directory, then imports the file in a child process per variant, so that each peak
 is the import's own:
 
-- after: annotation.importers.import_items on the open file, as the admin upload and the
-  import command now call it;
+- after: annotation.datafiles.importers.import_items on the open file, as the admin upload
+  and the import command now call it;
 - before: the importer of an earlier commit (--before REV, e.g. main), extracted from git into
   a temporary package, given the file's bytes as the admin upload gave them (upload.read()).
 
@@ -108,7 +108,7 @@ def child(variant: str, items: Path, work: Path, rev: str, trace: bool) -> dict:
     if variant == "before":
         module = importlib.import_module(f"{before_package(rev, work)}.importers")
     else:
-        from annotation import importers as module  # noqa: PLC0415
+        from annotation.datafiles import importers as module  # noqa: PLC0415
     return measure(lambda: run_import(module, variant, campaign, items), trace)
 
 

@@ -97,8 +97,8 @@ django.setup()
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
-from annotation.assignment import lock_criterion  # noqa: E402
-from annotation.loads import sync_pool  # noqa: E402
+from annotation.handout.assignment import lock_criterion  # noqa: E402
+from annotation.handout.loads import sync_pool  # noqa: E402
 from annotation.models import (  # noqa: E402
     Annotator,
     Assignment,

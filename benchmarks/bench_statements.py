@@ -1,5 +1,5 @@
 """The statements of a HIT page, its submission and the next hand-out: CPU per call as the
-ORM built them (the baseline, the querysets as they were) and through annotation/sql.py,
+ORM built them (the baseline, the querysets as they were) and through annotation/handout/sql.py,
 side by side in one process, on the same rows.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench \
@@ -33,8 +33,8 @@ from django.db import connection, transaction  # noqa: E402
 from django.db.models import Exists, F, OuterRef, Subquery  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 
-from annotation import sql  # noqa: E402
-from annotation.assignment import next_assignment  # noqa: E402
+from annotation.handout import sql  # noqa: E402
+from annotation.handout.assignment import next_assignment  # noqa: E402
 from annotation.models import (  # noqa: E402
     Assignment,
     Campaign,

@@ -82,7 +82,7 @@ def main() -> None:
         truth_of,
     )
 
-    from annotation.ratings_import import read_pages  # noqa: PLC0415
+    from annotation.datafiles.ratings_import import read_pages  # noqa: PLC0415
     from ranking.engine.bradley_terry import bradley_terry_protocol  # noqa: PLC0415
 
     oracle = Oracle.read(args.ratings, args.criterion)

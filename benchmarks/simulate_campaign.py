@@ -8,8 +8,9 @@ from published ratings, and measure how fast each composition policy gets the ra
 The campaign: the file's items (MRs), systems and outputs (every (item, system) pair that
 the file judges, with its text), in a fresh SQLite database migrated as production is; HITs
 of k = the file's page size, at most 20 per annotator, no minimum time. Each HIT is handed
-out by `annotation.assignment.next_assignment` and submitted by `annotation.submission.submit`
-(the criterion's policy set as an organiser would set it), so the online estimate, the
+out by `annotation.handout.assignment.next_assignment` and submitted by
+`annotation.handout.submission.submit` (the criterion's policy set as an organiser would set
+it), so the online estimate, the
 loads and the policies are the platform's own.
 
 The oracle answers each HIT independently: for each system shown, a score drawn uniformly
@@ -103,7 +104,9 @@ from scipy.stats import spearmanr  # noqa: E402
 from simulation_tools import hits_for, ratings_parser  # noqa: E402
 
 import nlgdata.composition  # noqa: E402
-from annotation.assignment import next_assignment  # noqa: E402
+from annotation.datafiles.ratings_import import read_pages  # noqa: E402
+from annotation.handout.assignment import next_assignment  # noqa: E402
+from annotation.handout.submission import Answer, shown_outputs, submit  # noqa: E402
 from annotation.models import (  # noqa: E402
     Annotator,
     Campaign,
@@ -112,8 +115,6 @@ from annotation.models import (  # noqa: E402
     Output,
     System,
 )
-from annotation.ratings_import import read_pages  # noqa: E402
-from annotation.submission import Answer, shown_outputs, submit  # noqa: E402
 from nlgdata.composition import (  # noqa: E402
     ACTIVE,
     BALANCED,

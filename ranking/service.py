@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.composition import reset_estimates
+from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.jobs import Heartbeat, work_as_holder
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits

@@ -11,7 +11,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.loads import kept_loads, recount_loads, sync_pool
+from annotation.handout.loads import kept_loads, recount_loads, sync_pool
 from annotation.models import (
     Annotator,
     Assignment,

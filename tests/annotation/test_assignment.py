@@ -5,11 +5,11 @@ from datetime import timedelta
 import pytest
 from django.db import connection, connections, transaction
 
-from annotation.assignment import expire_abandoned, lock_criterion, next_assignment, release
+from annotation.handout.assignment import expire_abandoned, lock_criterion, next_assignment, release
+from annotation.handout.loads import kept_loads
+from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs, submit
 from annotation.identity import set_excluded
-from annotation.loads import kept_loads
 from annotation.models import Assignment, Campaign, Criterion, Hit, HitOutput, Judgment
-from annotation.submission import Answer, Outcome, save_submission, shown_outputs, submit
 from tests.annotation.test_loads import counted_from_rows
 from tests.client import HttpsClient
 from tests.factories import (

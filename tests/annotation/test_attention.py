@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from annotation.assignment import next_assignment, release
 from annotation.attention import attention_summary, record_attention_verdict, record_due_verdicts
-from annotation.exporters import export
+from annotation.datafiles.exporters import export
+from annotation.handout.assignment import next_assignment, release
+from annotation.handout.loads import kept_loads
+from annotation.handout.submission import Answer, shown_outputs, submit
 from annotation.identity import completion_code, set_excluded
-from annotation.loads import kept_loads
 from annotation.models import Annotator, Assignment, Criterion, HitOutput, Judgment
-from annotation.submission import Answer, shown_outputs, submit
 from nlgdata.text import normalise
 from ranking.service import load_ranking_input
 from tests.annotation.test_loads import counted_from_rows

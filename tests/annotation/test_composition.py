@@ -6,11 +6,11 @@ import pytest
 from django.db import transaction
 from django.urls import reverse
 
-import annotation.composition as composition
-from annotation.assignment import lock_criterion, next_assignment
-from annotation.composition import replayed_estimates, reset_estimates
+import annotation.handout.composition as composition
+from annotation.handout.assignment import lock_criterion, next_assignment
+from annotation.handout.composition import replayed_estimates, reset_estimates
+from annotation.handout.submission import Answer, shown_outputs, submit
 from annotation.models import Assignment, Composition, Criterion, Hit, Judgment
-from annotation.submission import Answer, shown_outputs, submit
 from nlgdata.composition import ACTIVE_PER_PAIR
 from tests.annotation.test_assignment import needs_postgres, run_together
 from tests.annotation.test_loads import BOUNDS, visit_costs

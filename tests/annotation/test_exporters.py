@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 from django.core.management import CommandError, call_command
 
+from annotation.datafiles.ratings_import import import_ratings
 from annotation.identity import set_excluded
 from annotation.models import Assignment, Campaign, Judgment, System
-from annotation.ratings_import import import_ratings
 from ranking.engine import rank_systems
 from ranking.service import load_ranking_input
 from tests.factories import (

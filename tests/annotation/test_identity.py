@@ -4,7 +4,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db import transaction
 
-from annotation.assignment import lock_criterion
+from annotation.handout.assignment import lock_criterion
+from annotation.handout.loads import kept_loads, sync_pool
 from annotation.identity import (
     EntryRefused,
     annotator_from_link,
@@ -15,7 +16,6 @@ from annotation.identity import (
     set_excluded,
     set_prolific_check,
 )
-from annotation.loads import kept_loads, sync_pool
 from annotation.models import (
     Annotator,
     Assignment,

@@ -7,10 +7,10 @@ from django.db import connection
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from annotation import importers, ratings_import
-from annotation.importers import import_items, import_outputs
+from annotation.datafiles import importers, ratings_import
+from annotation.datafiles.importers import import_items, import_outputs
+from annotation.datafiles.ratings_import import import_ratings
 from annotation.models import Annotator, Assignment, DataFile, Hit, Item, Judgment, Output, System
-from annotation.ratings_import import import_ratings
 from nlgdata.datafiles import DataFileError
 from tests.annotation.sample_inputs import INPUTS
 from tests.factories import make_campaign, make_system

@@ -10,12 +10,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from annotation.assignment import next_assignment, release
 from annotation.attention import record_due_verdicts
+from annotation.handout.assignment import next_assignment, release
+from annotation.handout.loads import kept_loads, recount_loads
+from annotation.handout.submission import Answer, clear_flags, shown_outputs, submit
 from annotation.identity import set_excluded
-from annotation.loads import kept_loads, recount_loads
 from annotation.models import Assignment, Criterion, Hit, HitOutput, ItemLoad
-from annotation.submission import Answer, clear_flags, shown_outputs, submit
 from tests.factories import (
     make_annotator,
     make_bulk_judged_campaign,

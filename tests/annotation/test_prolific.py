@@ -12,9 +12,9 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.assignment import lock_criterion
+from annotation.handout.assignment import lock_criterion
+from annotation.handout.loads import kept_loads, sync_pool
 from annotation.identity import set_excluded, set_prolific_check
-from annotation.loads import kept_loads, sync_pool
 from annotation.models import (
     Annotator,
     Assignment,

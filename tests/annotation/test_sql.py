@@ -1,4 +1,4 @@
-"""annotation/sql.py: the hot statements written in SQL read and write exactly what the ORM
+"""annotation/handout/sql.py: the hot statements written in SQL read and write exactly what the ORM
 would, on SQLite and on PostgreSQL (the suite's DATABASE_URL)."""
 
 from datetime import timedelta
@@ -7,8 +7,8 @@ import pytest
 from django.forms.models import model_to_dict
 from django.utils import timezone
 
-from annotation import sql
-from annotation.assignment import next_assignment
+from annotation.handout import sql
+from annotation.handout.assignment import next_assignment
 from annotation.models import (
     Assignment,
     Campaign,

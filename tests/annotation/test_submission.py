@@ -1,7 +1,7 @@
 import pytest
 
+from annotation.handout.submission import Answer, Outcome, shown_outputs, submit
 from annotation.models import Assignment, Criterion, Judgment
-from annotation.submission import Answer, Outcome, shown_outputs, submit
 from tests.factories import (
     make_annotator,
     make_assignment,

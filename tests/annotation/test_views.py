@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.forms import COVERAGE_MISSING
+from annotation.handout.submission import Outcome
 from annotation.identity import invite, invite_path, passes_checks, set_excluded
 from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment, Screening
-from annotation.submission import Outcome
 from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, NO_MORE_PAGES, OUTCOME_MESSAGES
 from nlgdata.judgments import COVERAGE_MARKS
 from tests.annotation.sample_inputs import INPUTS

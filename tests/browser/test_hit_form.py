@@ -6,8 +6,8 @@ import re
 
 import pytest
 
+from annotation.handout.submission import Outcome
 from annotation.models import Assignment, Campaign, Judgment, Screening
-from annotation.submission import Outcome
 from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, OUTCOME_MESSAGES
 from tests.browser.conftest import DESKTOP
 from tests.browser.demo import demo_campaign

@@ -17,9 +17,9 @@ import time
 import pytest
 from django.db import transaction
 
-from annotation.assignment import next_assignment
+from annotation.handout.assignment import next_assignment
+from annotation.handout.submission import Answer, shown_outputs, submit
 from annotation.models import Judgment, Output
-from annotation.submission import Answer, shown_outputs, submit
 from generation.models import GenerationJob, HostedSystem
 from ranking.models import RankingRun
 from tests.conftest import wait_until, worker_environment

@@ -3,8 +3,8 @@
 import pytest
 from django.db import transaction
 
-from annotation.assignment import next_assignment
-from annotation.submission import Answer, shown_outputs, submit
+from annotation.handout.assignment import next_assignment
+from annotation.handout.submission import Answer, shown_outputs, submit
 from generation.models import GenerationJob, HostedSystem
 from generation.service import request_generation
 from ranking.models import RankingRun

@@ -1,7 +1,7 @@
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.assignment import next_assignment
+from annotation.handout.assignment import next_assignment
 from annotation.models import Campaign, Output
 from generation.models import GenerationJob
 from tests.factories import make_annotator

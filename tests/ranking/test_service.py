@@ -5,7 +5,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from annotation.assignment import next_assignment
+from annotation.handout.assignment import next_assignment
 from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
 from ranking.agreement_service import measure

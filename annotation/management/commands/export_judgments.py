@@ -2,7 +2,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.exporters import FORMATS, ExportError, export
+from annotation.datafiles.exporters import FORMATS, ExportError, export
 from annotation.models import Campaign, CampaignCriterion, Criterion
 
 

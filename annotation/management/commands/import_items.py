@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.importers import import_items
+from annotation.datafiles.importers import import_items
 
 from ._importing import get_campaign, open_file, run_import
 

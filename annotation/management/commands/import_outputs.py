@@ -1,7 +1,7 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importers import import_outputs
+from annotation.datafiles.importers import import_outputs
 from annotation.models import Campaign, System
 
 from ._importing import get_campaign, open_file, run_import

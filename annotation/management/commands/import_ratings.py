@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
+from annotation.datafiles.ratings_import import import_ratings
 from annotation.models import Criterion
-from annotation.ratings_import import import_ratings
 
 from ._importing import get_campaign, open_file, run_import
 

@@ -18,7 +18,7 @@ from collections import Counter
 
 from django.db.models import Count, F, Q, QuerySet
 
-from .models import (
+from annotation.models import (
     Assignment,
     CampaignCriterion,
     Hit,

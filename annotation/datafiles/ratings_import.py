@@ -16,24 +16,9 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import transaction
 
-from nlgdata.datafiles import DataFileError, Row, batches, read_table
-from nlgdata.judgments import COVERAGE_MARKS, E2E_COVERAGE_WORDS, MAX_SCORE_DIGITS, coverage_allowed
-from nlgdata.text import normalise
-
-from . import sql
-from .csvsafe import unguarded
-from .importers import (
-    BATCH_CHARS,
-    BATCH_ROWS,
-    ImportSummary,
-    key_digest,
-    limit_field,
-    limit_text,
-    mr_input,
-    open_data_file,
-    record_file,
-)
-from .models import (
+from annotation.csvsafe import unguarded
+from annotation.handout import sql
+from annotation.models import (
     Annotator,
     Assignment,
     Campaign,
@@ -45,6 +30,21 @@ from .models import (
     Judgment,
     Output,
     System,
+)
+from nlgdata.datafiles import DataFileError, Row, batches, read_table
+from nlgdata.judgments import COVERAGE_MARKS, E2E_COVERAGE_WORDS, MAX_SCORE_DIGITS, coverage_allowed
+from nlgdata.text import normalise
+
+from .importers import (
+    BATCH_CHARS,
+    BATCH_ROWS,
+    ImportSummary,
+    key_digest,
+    limit_field,
+    limit_text,
+    mr_input,
+    open_data_file,
+    record_file,
 )
 
 SCORE_COLUMNS: dict[str, str] = {Criterion.QUALITY: "quality", Criterion.NATURALNESS: "natur"}

@@ -20,11 +20,11 @@ from typing import Any
 
 from django.db.models import Count, Max, Min
 
+from annotation.csvsafe import safe_row
+from annotation.models import Assignment, Campaign, CampaignCriterion, Criterion, Judgment
 from nlgdata.judgments import E2E_COVERAGE_WORDS
 from nlgdata.text import normalise
 
-from .csvsafe import safe_row
-from .models import Assignment, Campaign, CampaignCriterion, Criterion, Judgment
 from .ratings_import import SCORE_COLUMNS
 
 FORMATS = {"csv": "CSV", "jsonl": "JSON Lines", "e2e": "E2E CrowdFlower CSV (import_ratings)"}

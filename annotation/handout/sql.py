@@ -21,7 +21,7 @@ from django.db.models import Model
 from django.db.models.expressions import Col
 from django.utils import timezone
 
-from .models import (
+from annotation.models import (
     Annotator,
     Assignment,
     Campaign,

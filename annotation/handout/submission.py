@@ -20,13 +20,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from nlgdata.text import normalise
-
-from . import sql
-from .assignment import lock_criterion
-from .composition import estimates_after
-from .loads import lock_criteria, shift_loads
-from .models import (
+from annotation.models import (
     Assignment,
     AssignmentQuerySet,
     CampaignCriterion,
@@ -35,6 +29,12 @@ from .models import (
     Judgment,
     annotator_counts_q,
 )
+from nlgdata.text import normalise
+
+from . import sql
+from .assignment import lock_criterion
+from .composition import estimates_after
+from .loads import lock_criteria, shift_loads
 
 
 @dataclass

@@ -14,6 +14,8 @@ from typing import BinaryIO
 from django.conf import settings
 from django.db import transaction
 
+from annotation.handout import sql
+from annotation.models import Campaign, DataFile, Item, Output, System
 from nlgdata.datafiles import (
     DataFileError,
     Row,
@@ -26,9 +28,6 @@ from nlgdata.datafiles import (
 )
 from nlgdata.datafiles import unquote as unquote_field
 from nlgdata.inputs import InputError, check_input, check_kind, input_key, parse_mr
-
-from . import sql
-from .models import Campaign, DataFile, Item, Output, System
 
 # Rows are written in batches of at most this many rows or characters of text.
 BATCH_ROWS = 2000

@@ -37,13 +37,7 @@ from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
-from nlgdata.degrade import degrade
-from nlgdata.text import normalise
-
-from . import sql
-from .composition import choose_outputs
-from .loads import sync_pool
-from .models import (
+from annotation.models import (
     Annotator,
     Assignment,
     AssignmentQuerySet,
@@ -53,6 +47,12 @@ from .models import (
     Output,
     original_q,
 )
+from nlgdata.degrade import degrade
+from nlgdata.text import normalise
+
+from . import sql
+from .composition import choose_outputs
+from .loads import sync_pool
 
 # Items read from the index's low end to choose among at random: ties beyond these wait
 # for the next hand-out, which sees the chosen one's load grown by one.

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
+from annotation.models import CampaignCriterion, Judgment, Output
 from nlgdata.composition import (
     Candidate,
     Rating,
@@ -31,7 +32,6 @@ from nlgdata.composition import (
 )
 
 from . import sql
-from .models import CampaignCriterion, Judgment, Output
 
 Estimates = dict[str, list[float]]  # as stored: system id (a JSON key) -> [mu, sigma, n]
 

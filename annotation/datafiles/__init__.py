@@ -1,0 +1,1 @@
+"""The data files: items, outputs and ratings read in, judgments written out."""
