@@ -63,7 +63,7 @@ def load_dataset(
     progress = progress or (lambda message: None)
     with transaction.atomic():
         campaign, created = campaign_for(dataset, slug or dataset.name)
-        summary = LoadSummary(campaign, created)
+        summary = LoadSummary(campaign, created, notes=list(dataset.notes))
         load_items(campaign, dataset, summary, progress)
         for system in dataset.systems:
             load_system(campaign, system, summary, progress)

@@ -17,6 +17,7 @@ file and the entry. `annotation.published` writes a `Dataset` into a campaign.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
@@ -61,6 +62,7 @@ class Dataset:
     coverage_required: bool = True
     outputs_per_hit: int = 5
     standard: tuple[str, str, dict] | None = None  # (text, kind, input), else a reference
+    notes: list[str] = field(default_factory=list)  # what the organiser should know
 
 
 def file_digest(*paths: Path, salt: str = "") -> str:
@@ -255,7 +257,24 @@ def read_rotowire(folder: Path) -> Dataset:
         },
         coverage_required=False,  # no summary covers a whole box score
         outputs_per_hit=2,
+        notes=same_as_human(human, neural),
     )
+
+
+def same_as_human(human: dict[str, str], neural: dict[str, str]) -> list[str]:
+    """In the shared task's files `detokenized_text` is, word for word or nearly, the human
+    summary: say so, as a campaign that ranks the two ranks one text against itself."""
+    same = [
+        key
+        for key, text in neural.items()
+        if difflib.SequenceMatcher(None, text.split(), human[key].split()).ratio() >= 0.9
+    ]
+    if not same:
+        return []
+    return [
+        f"{ROTOWIRE_NEURAL}: {len(same)} of {len(neural)} texts share at least 90% of their "
+        "words, in order, with the human summary; they are not a distinct system's output"
+    ]
 
 
 def rotowire_games(path: Path) -> Iterator[tuple[int, dict]]:

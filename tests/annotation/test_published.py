@@ -51,7 +51,8 @@ def test_load_published_logicnlg_makes_a_slot_per_statement_and_three_systems(lo
 
 
 def test_load_published_rotowire_makes_games_with_the_human_summary(rotowire_data):
-    load("rotowire", str(rotowire_data), "--campaign", "nba")
+    out = load("rotowire", str(rotowire_data), "--campaign", "nba")
+    assert "accuracy-shared-task: 90 of 90 texts share at least 90% of their words" in out
     campaign = Campaign.objects.get(slug="nba")
     assert campaign.items.count() == 90
     assert sorted(campaign.systems.values_list("name", flat=True)) == [
