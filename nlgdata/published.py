@@ -215,7 +215,7 @@ def read_rotowire(folder: Path) -> Dataset:
     for path in files:
         for line, game in rotowire_games(path):
             item = rotowire_item(game, f"{path.name}, line {line}")
-            if any(known.external_id == item.external_id for known in items):
+            if item.external_id in human:
                 raise DataFileError(path.name, f"game {item.external_id!r} repeats", line)
             items.append(item)
             human[item.external_id] = item.references[0]
