@@ -90,3 +90,28 @@ def test_read_webnlg2020_gives_178_triple_sets_and_16_systems(webnlg_data):
 def test_slugify_keeps_letters_digits_and_single_hyphens():
     assert slugify("Amazon_AI_(Shanghai)") == "amazon-ai-shanghai"
     assert slugify("Baseline-FORGE2017") == "baseline-forge2017"
+
+
+def test_read_logicnlg_table_names_the_line_of_a_short_row(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "tables" / "t.html.csv").write_text("a#b\n1#2\n3\n")
+    (tmp_path / "data" / "test_lm.json").write_text(json.dumps({"t.html.csv": [["s", [0], "x"]]}))
+    with pytest.raises(DataFileError, match=r"^t.html.csv, line 3: 1 cells where the header has 2"):
+        read_logicnlg(tmp_path)
+
+
+def test_read_logicnlg_refuses_a_linked_column_outside_the_table(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "tables" / "t.html.csv").write_text("a#b\n1#2\n")
+    (tmp_path / "data" / "test_lm.json").write_text(json.dumps({"t.html.csv": [["s", [2], "x"]]}))
+    with pytest.raises(DataFileError, match=r"test_lm.json, column t.html.csv\[0\]: linked"):
+        read_logicnlg(tmp_path)
+
+
+def test_read_rotowire_names_the_line_of_a_game_that_is_not_json(tmp_path):
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "part.jsonl").write_text("\n{not json\n")
+    with pytest.raises(DataFileError, match=r"^part.jsonl, line 2: not JSON"):
+        read_rotowire(tmp_path)
