@@ -32,9 +32,12 @@ def table_context(data: dict) -> dict:
 # Box-score columns (RotoWire's names) in a fixed, familiar order, the main counts first;
 # others follow alphabetically. JSON objects keep no key order on PostgreSQL (jsonb).
 STAT_ORDER = (
-    "WINS LOSSES PTS_QTR1 PTS_QTR2 PTS_QTR3 PTS_QTR4 MIN PTS REB AST STL BLK TO TOV PF "
-    "FGM FGA FG_PCT FG3M FG3A FG3_PCT FTM FTA FT_PCT OREB DREB"
+    "WINS LOSSES PTS_QTR1 PTS_QTR2 PTS_QTR3 PTS_QTR4 START_POSITION MIN PTS REB AST STL BLK "
+    "TO TOV PF FGM FGA FG_PCT FG3M FG3A FG3_PCT FTM FTA FT_PCT OREB DREB"
 ).split()
+# Short headings where RotoWire's names are long.
+STAT_HEADINGS = {"START_POSITION": "POS", "PTS_QTR1": "Q1", "PTS_QTR2": "Q2",
+                 "PTS_QTR3": "Q3", "PTS_QTR4": "Q4"}  # fmt: skip
 
 
 def stat_columns(records: list[dict], skip: set[str]) -> list[str]:
@@ -47,25 +50,41 @@ def is_scalar(value) -> bool:
     return isinstance(value, str | int | float) and not isinstance(value, bool)
 
 
+def figures(record: dict, nested: str) -> dict:
+    """A team's or player's figures, whether at the top of the record (names as RotoWire
+    writes them) or as the generation backends and the RotoWire loader store them: the
+    team's wins, losses and points in lower case with the rest under `line`, a player's
+    under `stats`."""
+    flat = {key.upper(): value for key, value in record.items() if key not in ("name", "team")}
+    return flat | {key.upper(): value for key, value in (record.get(nested) or {}).items()}
+
+
 def boxscore_context(data: dict) -> dict:
     """A line score (one row per team) and a box score per team (one row per player)."""
     sides = [("visitor", data["visitor"]), ("home", data["home"])]
-    team_columns = stat_columns([team for _, team in sides], {"city", "name"})
+    team_figures = [figures(team, "line") for _, team in sides]
+    team_columns = stat_columns(team_figures, {"CITY", "NAME"})
     teams: list[dict[str, Any]] = [
         {
             "side": side,
             "name": cell(f"{team['city']} {team['name']}"),
-            "stats": [cell(team.get(c, "")) for c in team_columns],
+            "stats": [cell(numbers.get(c, "")) for c in team_columns],
         }
-        for side, team in sides
+        for (side, team), numbers in zip(sides, team_figures, strict=True)
     ]
-    player_columns = stat_columns(data["players"], {"name", "team"})
+    players = [(p, figures(p, "stats")) for p in data["players"]]
+    player_columns = stat_columns([numbers for _, numbers in players], set())
     for team in teams:
-        players = [p for p in data["players"] if p.get("team") == team["side"]]
         team["players"] = [
-            (cell(p["name"]), [cell(p.get(c, "")) for c in player_columns]) for p in players
+            (cell(p["name"]), [cell(numbers.get(c, "")) for c in player_columns])
+            for p, numbers in players
+            if p.get("team") == team["side"]
         ]
-    return {"team_columns": team_columns, "player_columns": player_columns, "teams": teams}
+    return {
+        "team_columns": [STAT_HEADINGS.get(c, c) for c in team_columns],
+        "player_columns": [STAT_HEADINGS.get(c, c) for c in player_columns],
+        "teams": teams,
+    }
 
 
 def readable(entity) -> str:

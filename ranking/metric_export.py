@@ -2,7 +2,8 @@
 
 Two files, each one table with one header row:
 1. the metrics: `system,bleu,nist,meteor,rouge_l,cider,chrf,normalised_average,
-   slot_outputs,all_realised,added,missing,wrong_value,ser`, one row per system with
+   [bleu1,bleu2,bleu3,]slot_outputs,all_realised,added,missing,wrong_value,ser` (LogicNLG's
+   sentence BLEU-1/2/3 only where the campaign has table items), one row per system with
    outputs, best normalised average first (E2E Table 8's order); an empty cell where a
    metric was not computed (the run's `missing` says why; the slot columns are empty for
    campaigns without E2E MR items, and `slot_outputs` counts the outputs they checked);
@@ -16,14 +17,15 @@ from decimal import Decimal
 
 from annotation import csvsafe
 
-from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric
+from .metric_models import SENTENCE_BLEU_METRICS, SLOT_METRICS, WORD_OVERLAP_METRICS, Metric
 from .metric_service import MetricTable, correlations
 from .models import RankingRun
 from .protocols import PROTOCOLS
 
 OVERLAP_COLUMNS = [str(m) for m in WORD_OVERLAP_METRICS]
 SLOT_COLUMNS = [str(m) for m in SLOT_METRICS]
-METRICS_COLUMNS = ["system", *OVERLAP_COLUMNS, "slot_outputs", *SLOT_COLUMNS]
+# LogicNLG's sentence BLEU-1/2/3, where the campaign has table items.
+SENTENCE_BLEU_COLUMNS = [str(m) for m in SENTENCE_BLEU_METRICS]
 CORRELATION_COLUMNS = [
     "criterion",
     "ranking_run",
@@ -47,9 +49,10 @@ def write_metrics_csv(out, table: MetricTable) -> None:
     # System names are slugs and may start with '-': csvsafe keeps spreadsheets from running
     # them as formulas.
     writer = csvsafe.SafeWriter(out)
-    writer.writerow(METRICS_COLUMNS)
+    overlap_columns = OVERLAP_COLUMNS + [m for m in SENTENCE_BLEU_COLUMNS if m in table.metrics]
+    writer.writerow(["system", *overlap_columns, "slot_outputs", *SLOT_COLUMNS])
     for system in table.rows:
-        overlap = [number(system.get(m)) for m in OVERLAP_COLUMNS]
+        overlap = [number(system.get(m)) for m in overlap_columns]
         slots = [number(system.get(m)) for m in SLOT_COLUMNS]
         writer.writerow([system.system, *overlap, system.outputs.get(Metric.SER, ""), *slots])
 

@@ -20,6 +20,10 @@ class Metric(models.TextChoices):
     CIDER = "cider", "CIDEr"
     CHRF = "chrf", "chrF"
     NORMALISED_AVERAGE = "normalised_average", "Normalised average"
+    # LogicNLG's sentence BLEU for table items (ranking.metrics.sentence_bleu).
+    BLEU1 = "bleu1", "BLEU-1 (LogicNLG)"
+    BLEU2 = "bleu2", "BLEU-2 (LogicNLG)"
+    BLEU3 = "bleu3", "BLEU-3 (LogicNLG)"
     # Slot errors of outputs for E2E MRs (ranking.metrics.slots): shares of outputs, and SER.
     ALL_REALISED = "all_realised", "All slots realised"
     ADDED = "added", "Slot added"
@@ -37,6 +41,7 @@ WORD_OVERLAP_METRICS = [
     Metric.CHRF,
     Metric.NORMALISED_AVERAGE,
 ]
+SENTENCE_BLEU_METRICS = [Metric.BLEU1, Metric.BLEU2, Metric.BLEU3]
 SLOT_METRICS = [Metric.ALL_REALISED, Metric.ADDED, Metric.MISSING, Metric.WRONG_VALUE, Metric.SER]
 
 

@@ -11,7 +11,15 @@ from annotation.models import Campaign, Item, Output
 from evalsite.jobs import Heartbeat, work_as_holder
 from ranking import metrics
 
-from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricResult, MetricRun
+from .metric_models import (
+    SENTENCE_BLEU_METRICS,
+    SLOT_METRICS,
+    WORD_OVERLAP_METRICS,
+    Metric,
+    MetricResult,
+    MetricRun,
+)
+from .metrics import sentence_bleu
 from .models import RankingRun, SystemResult
 from .protocols import STABILITY_PROTOCOL
 
@@ -24,6 +32,7 @@ class NothingToScore(ValueError):
 class MetricInput:
     references: dict[int, list[str]] = field(default_factory=dict)  # item id -> references
     mrs: dict[int, list] = field(default_factory=dict)  # item id -> MR attributes (mr items)
+    tables: set[int] = field(default_factory=set)  # ids of table items (LogicNLG's BLEU-n)
     outputs: dict[int, dict[int, str]] = field(default_factory=dict)  # system id -> item -> text
 
     @property
@@ -40,12 +49,24 @@ def load_metric_input(campaign: Campaign) -> MetricInput:
         data.references[item_id] = [ref for ref in references or [] if ref.strip()]
         if kind == "mr":
             data.mrs[item_id] = input_data["attributes"]
+        elif kind == "table":
+            data.tables.add(item_id)
     rows = Output.objects.filter(item__campaign=campaign).order_by("system_id", "item_id")
     for system_id, item_id, text in rows.values_list("system_id", "item_id", "text").iterator(
         chunk_size=5000
     ):
         data.outputs.setdefault(system_id, {})[item_id] = text
     return data
+
+
+def table_bleu_results(data: MetricInput) -> dict[int, tuple[int, dict[Metric, float]]]:
+    """system id -> (outputs scored, BLEU-1/2/3) over its outputs for table items, as
+    LogicNLG's evaluate.py scores them."""
+    references = {item: data.references[item] for item in data.tables}
+    return {
+        system: (count, {Metric(name): value for name, value in values.items()})
+        for system, (count, values) in sentence_bleu.score_systems(references, data.outputs).items()
+    }
 
 
 def slot_results(data: MetricInput) -> dict[int, tuple[int, dict[Metric, float]]]:
@@ -107,12 +128,14 @@ def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
     if not data.outputs:
         raise NothingToScore("no outputs yet: import or generate some first")
     slots = slot_results(data)
+    table_bleu = table_bleu_results(data)
     heartbeat.check()
     run.update_as_holder(token, progress=0, progress_total=len(data.outputs))
     overlap = metrics.score_systems(
         data.references, data.outputs, progress=ProgressWriter(run, token, heartbeat)
     )
-    store_results(run, token, data, overlap, slots, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    store_results(run, token, data, overlap, slots, seconds, table_bleu)
 
 
 @dataclass
@@ -140,15 +163,19 @@ def store_results(
     overlap: metrics.WordOverlap[int],
     slots: dict[int, tuple[int, dict[Metric, float]]],
     seconds: float,
+    table_bleu: dict[int, tuple[int, dict[Metric, float]]] | None = None,
 ) -> None:
     """Mark the run done and write its results together, only while holding the claim."""
+    implementations = dict(overlap.implementations)
+    if data.tables:
+        implementations |= dict.fromkeys(SENTENCE_BLEU_METRICS, sentence_bleu.IMPLEMENTATION)
     run.finish_as_holder(
         token,
         MetricRun.Status.DONE,
         systems=len(data.outputs),
         outputs=data.output_count,
         missing=overlap.missing,
-        implementations=overlap.implementations,
+        implementations=implementations,
         compute_seconds=seconds,
         error="",
     )
@@ -165,7 +192,8 @@ def store_results(
     ]
     rows += [
         MetricResult(run=run, system_id=system_id, metric=metric, value=value, outputs=count)
-        for system_id, (count, values) in slots.items()
+        for per_system in (slots, table_bleu or {})
+        for system_id, (count, values) in per_system.items()
         for metric, value in values.items()
     ]
     MetricResult.objects.bulk_create(rows)
@@ -209,7 +237,8 @@ def metric_table(run: MetricRun) -> MetricTable:
         row.values[metric] = value
         row.outputs[metric] = outputs
     present = {metric for row in by_system.values() for metric in row.values}
-    order = [m for m in WORD_OVERLAP_METRICS + SLOT_METRICS if m in present]
+    known = WORD_OVERLAP_METRICS + SENTENCE_BLEU_METRICS + SLOT_METRICS
+    order = [m for m in known if m in present]
     rows = sorted(
         by_system.values(),
         key=lambda row: (-row.values.get(Metric.NORMALISED_AVERAGE, float("-inf")), row.system),

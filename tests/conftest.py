@@ -27,6 +27,28 @@ def e2e_data() -> Path:
     return E2E_DATA
 
 
+def shared_dataset(name: str, marker: str) -> Path:
+    folder = REPO.parent / "shared" / "data" / name
+    if not (folder / marker).exists():
+        pytest.skip(f"{name} data not found at {folder} (../shared is absent on this checkout)")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def logicnlg_data() -> Path:
+    return shared_dataset("logicnlg", "data/test_lm.json")
+
+
+@pytest.fixture(scope="session")
+def rotowire_data() -> Path:
+    return shared_dataset("rotowire", "games")
+
+
+@pytest.fixture(scope="session")
+def webnlg_data() -> Path:
+    return shared_dataset("webnlg2020", "inputs/en_sampled_triples.json")
+
+
 @pytest.fixture
 def client() -> HttpsClient:
     """pytest-django's `client`, over HTTPS (see tests/client.py)."""

@@ -67,3 +67,21 @@ def test_boxscore_columns_in_sports_page_order_whatever_the_key_order():
     context = input_context("boxscore", data)
     assert context["team_columns"] == ["WINS", "PTS"]
     assert context["player_columns"] == ["MIN", "PTS", "AST", "ZZZ"]
+
+
+def test_boxscore_reads_the_nested_shape_of_the_loader_and_the_backends():
+    data = {
+        "home": {"city": "Brooklyn", "name": "Nets", "wins": 14, "losses": 16, "pts": 107,
+                 "line": {"PTS_QTR1": 27, "FG_PCT": 45}},
+        "visitor": {"city": "Sacramento", "name": "Kings", "wins": 13, "losses": 18, "pts": 99,
+                    "line": {"PTS_QTR1": 28, "FG_PCT": 49}},
+        "players": [{"name": "Rudy Gay", "team": "visitor",
+                     "stats": {"START_POSITION": "F", "MIN": 38, "PTS": 25}}],
+        "day": "12_29_14",
+    }  # fmt: skip
+    context = input_context("boxscore", data)
+    assert context["team_columns"] == ["WINS", "LOSSES", "Q1", "PTS", "FG_PCT"]
+    assert context["teams"][0]["stats"] == ["13", "18", "28", "99", "49"]
+    assert context["player_columns"] == ["POS", "MIN", "PTS"]
+    assert context["teams"][0]["players"] == [("Rudy Gay", ["F", "38", "25"])]
+    assert context["teams"][1]["players"] == []

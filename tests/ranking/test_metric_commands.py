@@ -8,7 +8,7 @@ from django.core.management import CommandError, call_command
 
 from ranking.metric_models import MetricRun
 from ranking.metrics import coco
-from tests.factories import make_campaign
+from tests.factories import make_campaign, make_item, make_output, make_system
 from tests.ranking.test_metric_views import METRICS_CSV_COLUMNS, ranked_and_scored_campaign
 
 pytestmark = pytest.mark.django_db
@@ -77,3 +77,32 @@ def test_metrics_writes_the_metrics_and_the_correlations_csv(monkeypatch, tmp_pa
     }
     assert capsys.readouterr().out.count("CSV written to") == 2
     assert MetricRun.objects.filter(campaign=campaign).count() == 2
+
+
+def test_metrics_csv_has_logicnlg_bleu_columns_for_table_items(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Java: the Java metrics are left out, fast
+    campaign = make_campaign(slug="tables")
+    references = ["the cat sat on the mat", "a cat is on the mat"]
+    systems = {"exact": "the cat is on the mat", "off": "dogs bark"}
+    for name, text in systems.items():
+        system = make_system(campaign, name=name)
+        for m in range(2):
+            item = campaign.items.filter(external_id=str(m)).first() or make_item(
+                campaign,
+                external_id=str(m),
+                input_kind="table",
+                input_data={"title": f"t{m}", "header": ["a"], "rows": [["1"]]},
+                input_key=f"table:{m}",
+                references=references,
+            )
+            make_output(item, system, text=text)
+    out = tmp_path / "metrics.csv"
+    call_command("metrics", "tables", "--csv", str(out))
+    assert "BLEU-3" in capsys.readouterr().out
+    overlap = list(csv.DictReader(out.open(encoding="utf-8")))
+    columns = list(overlap[0])
+    after = columns.index("normalised_average") + 1
+    assert columns[after : after + 4] == ["bleu1", "bleu2", "bleu3", "slot_outputs"]
+    rows = {row["system"]: row for row in overlap}
+    assert float(rows["exact"]["bleu1"]) == 1.0 and float(rows["off"]["bleu1"]) == 0.0
+    assert float(rows["exact"]["bleu3"]) == pytest.approx(0.75**0.33, abs=1e-6)

@@ -109,3 +109,29 @@ def test_metric_run_time_left_at_the_pace_of_the_systems_scored():
     assert run.seconds_left(now) == 120
     run.status = "done"
     assert run.seconds_left(now) is None
+
+
+def test_execute_metric_run_scores_table_items_with_logicnlg_bleu(no_java):
+    campaign = make_campaign()
+    table = {"title": "t", "header": ["a"], "rows": [["1"]]}
+    item = make_item(
+        campaign,
+        input_kind="table",
+        input_data=table,
+        input_key="table:t",
+        references=["the cat sat on the mat", "a cat is on the mat"],
+    )
+    mr_item = make_item(campaign)
+    system = make_system(campaign, name="tabgen")
+    make_output(item, system, text="The cat is on the mat")
+    make_output(mr_item, system, text="Something else entirely.")
+    run = MetricRun.objects.create(campaign=campaign)
+    assert execute_metric_run(run)
+    stored = {r.metric: (r.value, r.outputs) for r in MetricResult.objects.filter(run=run)}
+    # Only the table item counts: BLEU-1 and -2 are 1, BLEU-3 is (3/4) ** 0.33.
+    assert stored["bleu1"] == (pytest.approx(1.0), 1)
+    assert stored["bleu3"] == (pytest.approx(0.75**0.33), 1)
+    assert stored["bleu"][1] == 2  # sacrebleu's BLEU still scores both outputs
+    assert "LogicNLG evaluate.py" in MetricRun.objects.get(pk=run.pk).implementations["bleu1"]
+    shown = metric_table(run).metrics
+    assert shown[shown.index("bleu1") :][:4] == ["bleu1", "bleu2", "bleu3", "all_realised"]

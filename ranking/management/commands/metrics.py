@@ -18,6 +18,9 @@ COLUMNS = [
     ("cider", "CIDEr", 7),
     ("chrf", "chrF", 7),
     ("normalised_average", "norm.avg", 8),
+    ("bleu1", "BLEU-1", 7),
+    ("bleu2", "BLEU-2", 7),
+    ("bleu3", "BLEU-3", 7),
     ("ser", "SER", 7),
 ]
 

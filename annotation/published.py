@@ -1,0 +1,246 @@
+"""A published dataset (nlgdata.published) written into a campaign, ready to open.
+
+One transaction: the campaign (made with the dataset's criteria and questions when it does
+not exist), its items, its systems and their outputs, each written in batches through the
+importers' own writers. Loading is idempotent: every part is recorded as a DataFile with a
+digest of the files it came from, and a part already recorded is left alone, so a second
+run changes nothing and a run after a new system's file appeared adds only that system.
+"""
+
+import hashlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from nlgdata.datafiles import DataFileError, batches
+from nlgdata.inputs import InputError, check_input, input_key
+from nlgdata.published import Dataset, PublishedItem, PublishedSystem
+
+from . import sql
+from .datafiles.importers import (
+    BATCH_CHARS,
+    BATCH_ROWS,
+    BY_ID,
+    ItemRecord,
+    ItemWriter,
+    OutputRow,
+    import_items,
+    import_outputs,
+    output_row_chars,
+    write_outputs,
+)
+from .models import Campaign, CampaignCriterion, Criterion, DataFile, Item, Output, System
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class LoadSummary:
+    campaign: Campaign
+    created_campaign: bool = False
+    items: int = 0
+    outputs: dict[str, int] = field(default_factory=dict)  # system -> outputs written
+    skipped: list[str] = field(default_factory=list)  # parts loaded by an earlier run
+    notes: list[str] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        done = [f"{self.items:,} items"] if self.items else []
+        done += [f"{count:,} outputs of {name}" for name, count in self.outputs.items()]
+        lines = [f"'{self.campaign.slug}': " + ("loaded " + ", ".join(done) if done else "")]
+        if self.skipped:
+            lines.append("already loaded, left as they were: " + ", ".join(self.skipped))
+        if not done:
+            lines[0] += "nothing new to load"
+        return "\n".join(lines + self.notes)
+
+
+def load_dataset(
+    dataset: Dataset, slug: str | None = None, progress: Progress | None = None
+) -> LoadSummary:
+    progress = progress or (lambda message: None)
+    with transaction.atomic():
+        campaign, created = campaign_for(dataset, slug or dataset.name)
+        summary = LoadSummary(campaign, created, notes=list(dataset.notes))
+        load_items(campaign, dataset, summary, progress)
+        for system in dataset.systems:
+            load_system(campaign, system, summary, progress)
+        if summary.items or summary.outputs:
+            campaign.criteria.record_pool_change(recount=True)
+            sql.analyze(Item, Output)
+    return summary
+
+
+def campaign_for(dataset: Dataset, slug: str) -> tuple[Campaign, bool]:
+    """The campaign of that slug; made with the dataset's settings if there is none (an
+    existing campaign's settings are the organiser's and stay as they are)."""
+    campaign = Campaign.objects.filter(slug=slug).first()
+    if campaign is not None:
+        return campaign, False
+    standard_text, standard_kind, standard_input = dataset.standard or ("", "mr", {})
+    campaign = Campaign.objects.create(
+        slug=slug,
+        name=dataset.title,
+        description=dataset.description,
+        outputs_per_hit=dataset.outputs_per_hit,
+        standard_text=standard_text,
+        standard_input_kind=standard_kind,
+        standard_input=standard_input,
+    )
+    for criterion in Criterion.values:
+        CampaignCriterion.objects.create(
+            campaign=campaign,
+            criterion=criterion,
+            question=dataset.questions.get(criterion, ""),
+            coverage_required=dataset.coverage_required,
+        )
+    return campaign, True
+
+
+def already_loaded(campaign: Campaign, kind: str, sha256: str) -> bool:
+    return DataFile.objects.filter(campaign=campaign, kind=kind, sha256=sha256).exists()
+
+
+def load_items(campaign: Campaign, dataset: Dataset, summary: LoadSummary, progress) -> None:
+    if already_loaded(campaign, DataFile.Kind.ITEMS, dataset.items_sha256):
+        summary.skipped.append("items")
+        return
+    if campaign.items.exists():
+        raise DataFileError(
+            dataset.items_source,
+            f"campaign '{campaign.slug}' already has items that did not come from these "
+            "files; load into another campaign (--campaign)",
+        )
+    progress(f"items: {len(dataset.items):,} from {dataset.items_source}")
+    writer = ItemWriter(campaign, dataset.items_source)
+    summary.items = writer.write(item_records(dataset.items))
+    DataFile.objects.create(
+        campaign=campaign,
+        kind=DataFile.Kind.ITEMS,
+        name=f"{dataset.name}: {dataset.items_source}"[:255],
+        sha256=dataset.items_sha256,
+        rows=summary.items,
+        summary=f"{summary.items:,} items",
+    )
+
+
+def item_records(items: Iterable[PublishedItem]) -> Iterator[ItemRecord]:
+    for number, item in enumerate(items, start=1):
+        try:
+            check_input(item.kind, item.data)
+        except InputError as error:
+            raise DataFileError(item.source, str(error), column="input") from None
+        key = input_key(item.kind, item.data)
+        if len(key) > settings.MAX_INPUT_CHARS:
+            raise DataFileError(item.source, "the input is too large", column="input")
+        yield ItemRecord(number, item.external_id, item.kind, item.data, key, item.references)
+
+
+def load_system(
+    campaign: Campaign, published: PublishedSystem, summary: LoadSummary, progress
+) -> None:
+    if already_loaded(campaign, DataFile.Kind.OUTPUTS, published.sha256):
+        summary.skipped.append(published.name)
+        return
+    system, _ = System.objects.get_or_create(
+        campaign=campaign,
+        name=published.name,
+        defaults={"label": published.label, "architecture": published.architecture},
+    )
+    rows = output_rows(published)
+    written = 0
+    for batch in batches(rows, BATCH_ROWS, BATCH_CHARS, output_row_chars):
+        write_outputs(campaign, system, batch, BY_ID, published.source)
+        written += len(batch)
+        progress(f"{published.name}: {written:,}/{len(published.outputs):,} outputs")
+    summary.outputs[published.name] = written
+    if published.missing:
+        shown = ", ".join(published.missing[:5])
+        summary.notes.append(f"{published.name} has no output for {shown}")
+    DataFile.objects.create(
+        campaign=campaign,
+        kind=DataFile.Kind.OUTPUTS,
+        name=published.source[:255],
+        sha256=published.sha256,
+        system=system,
+        rows=written,
+        summary=f"{written:,} outputs of {published.name}",
+    )
+
+
+def output_rows(published: PublishedSystem) -> Iterator[OutputRow]:
+    limit = settings.MAX_OUTPUT_CHARS
+    for number, (external_id, text) in enumerate(published.outputs.items(), start=1):
+        text = text.strip()
+        if not text or len(text) > limit:
+            problem = f"{len(text):,} characters; the limit is {limit:,}" if text else "empty"
+            raise DataFileError(published.source, f"the output for item {external_id!r}: {problem}")
+        yield OutputRow(number, external_id, text)
+
+
+# E2E: the existing importers of its CSV and TSV files -------------------------------------
+
+E2E_ARCHITECTURES = {  # the data's README, after the challenge's findings paper
+    **dict.fromkeys(
+        "adapt chen gong harv nle sheff2 slug slug-alt tgen tnt1 tnt2 tr1 zhang".split(),
+        "seq2seq",
+    ),
+    **dict.fromkeys(["dangnt", "forge1"], "rule-based"),
+    **dict.fromkeys(["forge3", "tr2", "tuda"], "templates"),
+    **dict.fromkeys(["sheff1", "zhaw1", "zhaw2"], "data-driven"),
+}
+E2E_QUESTIONS = {"quality": "", "naturalness": ""}  # RankME's own questions
+
+
+def load_e2e(
+    folder: Path, slug: str | None = None, progress: Progress | None = None
+) -> LoadSummary:
+    """The E2E test set (testset_w_refs.csv) and every outputs/<system>.tsv, through
+    import_items and import_outputs; files imported before are left alone."""
+    progress = progress or (lambda message: None)
+    items_path = folder / "testset_w_refs.csv"
+    output_paths = sorted((folder / "outputs").glob("*.tsv"))
+    for path in [items_path, *output_paths]:
+        if not path.is_file():
+            raise DataFileError(str(path), "no such file")
+    dataset = Dataset(
+        name="e2e",
+        title="E2E NLG Challenge test set: restaurant descriptions",
+        description="The E2E NLG Challenge test set (Dušek, Novikova and Rieser, 2020): 630 "
+        "MRs with their references, and the 21 primary systems' outputs. CC BY-SA 4.0.",
+        items=[],
+        items_sha256="",
+        items_source=items_path.name,
+        systems=[],
+        questions=E2E_QUESTIONS,
+    )
+    with transaction.atomic():
+        campaign, created = campaign_for(dataset, slug or dataset.name)
+        summary = LoadSummary(campaign, created)
+        if import_once(campaign, DataFile.Kind.ITEMS, items_path, summary, progress):
+            with items_path.open("rb") as file:
+                result = import_items(campaign, file, items_path.name)
+            summary.items = result.created["items"]
+        for path in output_paths:
+            if not import_once(campaign, DataFile.Kind.OUTPUTS, path, summary, progress):
+                continue
+            system, _ = System.objects.get_or_create(
+                campaign=campaign,
+                name=path.stem,
+                defaults={"architecture": E2E_ARCHITECTURES.get(path.stem, "")},
+            )
+            with path.open("rb") as file:
+                summary.outputs[path.stem] = import_outputs(campaign, system, file, path.name).rows
+    return summary
+
+
+def import_once(campaign, kind: str, path: Path, summary: LoadSummary, progress) -> bool:
+    """Whether the file still has to be imported (the importers refuse a repeat with an
+    error; a repeat load skips it instead)."""
+    if already_loaded(campaign, kind, hashlib.sha256(path.read_bytes()).hexdigest()):
+        summary.skipped.append(path.name)
+        return False
+    progress(f"{kind}: {path.name}")
+    return True

@@ -1,0 +1,139 @@
+"""`manage.py load_published`: each seed dataset loaded from the real files (skipped where
+../shared is absent), checked against the files; repeats, bad files and the E2E path."""
+
+import json
+import shutil
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from annotation.models import Campaign, CampaignCriterion, DataFile, Item, Output, System
+from annotation.published import load_dataset
+from nlgdata.published import read_webnlg2020
+
+pytestmark = pytest.mark.django_db
+
+
+def load(*args: str) -> str:
+    out = StringIO()
+    call_command("load_published", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_load_published_logicnlg_makes_a_slot_per_statement_and_three_systems(logicnlg_data):
+    out = load("logicnlg", str(logicnlg_data))
+    campaign = Campaign.objects.get(slug="logicnlg")
+    assert "loaded 4,305 items" in out
+    assert campaign.items.count() == 4305
+    assert len(set(campaign.items.values_list("input_data__table_id", flat=True))) == 862
+    assert dict(campaign.systems.values_list("name", "label")) == {
+        "field-infusing-trans": "Field-Infusing + Trans",
+        "gpt-tabgen-sm": "GPT-TabGen (sm)",
+        "gpt-coarse-to-fine-sm": "GPT-Coarse-to-Fine (sm)",
+    }
+    assert Output.objects.filter(item__campaign=campaign).count() == 3 * 4305
+    entries = json.loads((logicnlg_data / "data" / "test_lm.json").read_text())
+    table_id = "2-18424778-6.html.csv"
+    item = campaign.items.get(external_id=f"{table_id}:1")
+    assert item.input_kind == "table"
+    assert item.references == [entry[0] for entry in entries[table_id]]
+    assert item.input_data["title"] == entries[table_id][1][2]
+    generated = json.loads((logicnlg_data / "outputs" / "field_infusing.json").read_text())
+    assert item.outputs.get(system__name="field-infusing-trans").text == generated[table_id][1]
+    quality = campaign.criteria.get(criterion="quality")
+    assert "true of the table" in quality.question and not quality.coverage_required
+    assert campaign.outputs_per_hit == 3 and campaign.status == Campaign.Status.DRAFT
+    again = load("logicnlg", str(logicnlg_data))
+    assert "nothing new to load" in again
+    assert Output.objects.filter(item__campaign=campaign).count() == 3 * 4305
+    assert DataFile.objects.filter(campaign=campaign).count() == 4
+
+
+def test_load_published_rotowire_makes_games_with_the_human_summary(rotowire_data):
+    out = load("rotowire", str(rotowire_data), "--campaign", "nba")
+    assert "accuracy-shared-task: 90 of 90 texts share at least 90% of their words" in out
+    campaign = Campaign.objects.get(slug="nba")
+    assert campaign.items.count() == 90
+    assert sorted(campaign.systems.values_list("name", flat=True)) == [
+        "accuracy-shared-task",
+        "human",
+    ]
+    assert Output.objects.filter(item__campaign=campaign).count() == 2 * 90
+    first = json.loads((rotowire_data / "games" / "accuracy_test_30.jsonl").open().readline())
+    game = campaign.items.get(external_id="12_29_14 Kings at Nets")
+    assert game.input_kind == "boxscore"
+    assert game.input_data["visitor"]["pts"] == 99
+    neural = game.outputs.get(system__name="accuracy-shared-task")
+    assert neural.text == first["detokenized_text"]
+    human = game.outputs.get(system__name="human")
+    assert human.text == game.references[0]
+    assert human.text.startswith("Despite big performances from DeMarcus Cousins")
+
+
+def test_load_published_webnlg_makes_178_items_and_16_systems(webnlg_data):
+    out = load("webnlg2020", str(webnlg_data))
+    campaign = Campaign.objects.get(slug="webnlg2020")
+    assert campaign.items.count() == 178
+    assert campaign.systems.count() == 16
+    assert Output.objects.filter(item__campaign=campaign).count() == 16 * 178 - 1
+    assert "baseline-forge2017 has no output for 533" in out
+    item = campaign.items.get(external_id="29")
+    assert item.input_data["triples"][1] == [
+        "Abdul Taib Mahmud",
+        "party",
+        "Parti Pesaka Bumiputera Bersatu",
+    ]
+    lines = (webnlg_data / "outputs" / "NILC.primary.en").read_text().splitlines()
+    assert item.outputs.get(system__name="nilc").text == lines[28].strip()
+    assert campaign.systems.get(name="amazon-ai-shanghai").label == "Amazon AI (Shanghai)"
+    assert campaign.standard_input_kind == "triples" and campaign.standard_text
+
+
+def test_load_published_writes_nothing_when_a_file_is_bad(webnlg_data, tmp_path):
+    folder = tmp_path / "webnlg2020"
+    shutil.copytree(webnlg_data, folder)
+    with (folder / "outputs" / "bt5.primary.en").open("w") as broken:
+        broken.write("ok\n" * 2 + "x" * 6000 + "\n" * 2000)
+    message = r"bt5.primary.en: the output for item '3': 6,000 characters; the limit is 5,000"
+    with pytest.raises(CommandError, match=message):
+        load("webnlg2020", str(folder))
+    assert not Campaign.objects.filter(slug="webnlg2020").exists()
+    assert Item.objects.count() == 0 and System.objects.count() == 0
+
+
+def test_load_published_adds_only_a_new_systems_outputs(webnlg_data, tmp_path):
+    dataset = read_webnlg2020(webnlg_data)
+    new_system = dataset.systems.pop()
+    load_dataset(dataset)
+    campaign = Campaign.objects.get(slug="webnlg2020")
+    assert campaign.systems.count() == 15
+    dataset.systems.append(new_system)
+    summary = load_dataset(dataset)
+    assert summary.outputs == {new_system.name: 178} and summary.items == 0
+    assert campaign.systems.count() == 16
+    assert CampaignCriterion.objects.filter(campaign=campaign).count() == 2
+
+
+def test_load_published_refuses_a_campaign_with_other_items(webnlg_data, rotowire_data):
+    load("rotowire", str(rotowire_data), "--campaign", "mixed")
+    with pytest.raises(CommandError, match="already has items that did not come from"):
+        load("webnlg2020", str(webnlg_data), "--campaign", "mixed")
+    assert Item.objects.filter(campaign__slug="mixed").count() == 90
+
+
+def test_load_published_e2e_imports_the_test_set_and_21_systems(e2e_data):
+    load("e2e", str(e2e_data))
+    campaign = Campaign.objects.get(slug="e2e")
+    assert campaign.items.count() == 630
+    assert campaign.systems.count() == 21
+    assert campaign.systems.get(name="tuda").architecture == "templates"
+    assert Output.objects.filter(item__campaign=campaign).count() == 21 * 630
+    assert "nothing new to load" in load("e2e", str(e2e_data))
+    assert Output.objects.filter(item__campaign=campaign).count() == 21 * 630
+
+
+def test_load_published_refuses_a_missing_folder(tmp_path):
+    with pytest.raises(CommandError, match="no such folder"):
+        load("rotowire", str(tmp_path / "nowhere"))
+    assert not Campaign.objects.exists()

@@ -1,0 +1,117 @@
+"""The readers of the published datasets, on the real files (skipped without ../shared) and
+on small broken copies."""
+
+import json
+import shutil
+
+import pytest
+
+from nlgdata.datafiles import DataFileError
+from nlgdata.published import detokenise, read_logicnlg, read_rotowire, read_webnlg2020, slugify
+
+
+def test_read_logicnlg_gives_a_slot_per_statement_with_the_tables_references(logicnlg_data):
+    dataset = read_logicnlg(logicnlg_data)
+    entries = json.loads((logicnlg_data / "data" / "test_lm.json").read_text())
+    assert len(dataset.items) == 4305
+    assert len({item.data["table_id"] for item in dataset.items}) == 862
+    first = dataset.items[0]
+    table_id = "2-18424778-6.html.csv"
+    assert first.external_id == f"{table_id}:0"
+    assert first.data["title"] == "black ice (album)"
+    assert first.data["header"] == ["country", "date", "label", "format", "catalogue no"]
+    assert first.data["rows"][0] == ["europe", "17 october 2008", "columbia", "cd , double lp",
+                                     "88697392232"]  # fmt: skip
+    assert first.data["highlighted"] == [[r, 0] for r in range(len(first.data["rows"]))]
+    assert first.references == [entry[0] for entry in entries[table_id]]
+    labels = {s.name: s.label for s in dataset.systems}
+    assert labels == {
+        "field-infusing-trans": "Field-Infusing + Trans",
+        "gpt-tabgen-sm": "GPT-TabGen (sm)",
+        "gpt-coarse-to-fine-sm": "GPT-Coarse-to-Fine (sm)",
+    }
+    generated = json.loads((logicnlg_data / "outputs" / "GPT_gpt2_C2F_13.35.json").read_text())
+    c2f = next(s for s in dataset.systems if s.name == "gpt-coarse-to-fine-sm")
+    assert len(c2f.outputs) == 4305
+    assert c2f.outputs[f"{table_id}:1"] == generated[table_id][1]
+
+
+def test_read_logicnlg_names_the_table_of_a_short_outputs_file(logicnlg_data, tmp_path):
+    folder = tmp_path / "logicnlg"
+    shutil.copytree(logicnlg_data, folder)
+    path = folder / "outputs" / "field_infusing.json"
+    generated = json.loads(path.read_text())
+    generated["2-18424778-6.html.csv"].pop()
+    path.write_text(json.dumps(generated))
+    with pytest.raises(DataFileError, match=r"field_infusing.json, column 2-18424778-6.html.csv"):
+        read_logicnlg(folder)
+
+
+def test_read_rotowire_gives_90_games_with_the_human_and_one_neural_summary(rotowire_data):
+    dataset = read_rotowire(rotowire_data)
+    assert len(dataset.items) == 90
+    assert [s.name for s in dataset.systems] == ["human", "accuracy-shared-task"]
+    assert all(len(s.outputs) == 90 for s in dataset.systems)
+    first = json.loads((rotowire_data / "games" / "accuracy_test_30.jsonl").open().readline())
+    game = dataset.items[0]
+    assert game.external_id == "12_29_14 Kings at Nets"
+    assert game.data["home"] | {"line": None} == {
+        "city": "Brooklyn", "name": "Nets", "wins": 14, "losses": 16, "pts": 107, "line": None
+    }  # fmt: skip
+    assert game.data["home"]["line"]["PTS_QTR1"] == 27
+    assert len(game.data["players"]) == len(first["box_score"]["PLAYER_NAME"]) == 25
+    gay = next(p for p in game.data["players"] if p["name"] == "Rudy Gay")
+    assert gay["team"] == "visitor" and gay["stats"]["PTS"] == 25
+    assert dataset.systems[1].outputs[game.external_id] == first["detokenized_text"]
+    assert game.references[0].startswith("Despite big performances from DeMarcus Cousins and")
+    assert "by a score of 107-99 on Monday. The Nets" in game.references[0]
+
+
+def test_detokenise_joins_rotowire_tokens_as_plain_text():
+    tokens = "the Kings ' turnover troubles , a 13 - point lead ( 9 - of - 12 ) .".split()
+    assert detokenise(tokens) == "the Kings' turnover troubles, a 13-point lead (9-of-12)."
+
+
+def test_read_webnlg2020_gives_178_triple_sets_and_16_systems(webnlg_data):
+    dataset = read_webnlg2020(webnlg_data)
+    assert len(dataset.items) == 178
+    assert len(dataset.systems) == 16
+    assert dataset.items[0].external_id == "3"
+    assert dataset.items[0].data == {"triples": [["MotorSport Vision", "city", "Fawkham"]]}
+    lines = (webnlg_data / "outputs" / "FBConvAI.primary.en").read_text().splitlines()
+    fb = next(s for s in dataset.systems if s.name == "fbconvai")
+    assert fb.outputs["1730"] == lines[1729].strip()
+    forge = next(s for s in dataset.systems if s.name == "baseline-forge2017")
+    assert forge.missing == ["533"] and len(forge.outputs) == 177
+    huawei = next(s for s in dataset.systems if s.name == "huawei-noahs-ark-lab")
+    assert huawei.label == "Huawei Noah's Ark Lab"
+
+
+def test_slugify_keeps_letters_digits_and_single_hyphens():
+    assert slugify("Amazon_AI_(Shanghai)") == "amazon-ai-shanghai"
+    assert slugify("Baseline-FORGE2017") == "baseline-forge2017"
+
+
+def test_read_logicnlg_table_names_the_line_of_a_short_row(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "tables" / "t.html.csv").write_text("a#b\n1#2\n3\n")
+    (tmp_path / "data" / "test_lm.json").write_text(json.dumps({"t.html.csv": [["s", [0], "x"]]}))
+    with pytest.raises(DataFileError, match=r"^t.html.csv, line 3: 1 cells where the header has 2"):
+        read_logicnlg(tmp_path)
+
+
+def test_read_logicnlg_refuses_a_linked_column_outside_the_table(tmp_path):
+    (tmp_path / "tables").mkdir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "tables" / "t.html.csv").write_text("a#b\n1#2\n")
+    (tmp_path / "data" / "test_lm.json").write_text(json.dumps({"t.html.csv": [["s", [2], "x"]]}))
+    with pytest.raises(DataFileError, match=r"test_lm.json, column t.html.csv\[0\]: linked"):
+        read_logicnlg(tmp_path)
+
+
+def test_read_rotowire_names_the_line_of_a_game_that_is_not_json(tmp_path):
+    (tmp_path / "games").mkdir()
+    (tmp_path / "games" / "part.jsonl").write_text("\n{not json\n")
+    with pytest.raises(DataFileError, match=r"^part.jsonl, line 2: not JSON"):
+        read_rotowire(tmp_path)
