@@ -19,7 +19,7 @@ from nlgdata.datafiles import DataFileError, batches
 from nlgdata.inputs import InputError, check_input, input_key
 from nlgdata.published import Dataset, PublishedItem, PublishedSystem
 
-from . import sql
+from .handout import sql
 from .datafiles.importers import (
     BATCH_CHARS,
     BATCH_ROWS,
