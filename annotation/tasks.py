@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from evalsite.jobs import send_jobs_needing_a_worker
+from jobs.claims import send_jobs_needing_a_worker
 
 from .attention import record_due_verdicts
 from .prolific import poll_studies

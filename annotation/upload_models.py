@@ -7,7 +7,7 @@ from django.db import models
 
 # The job machinery moves to a top-level `jobs` package (jobs/ in docs/architecture.md),
 # which annotation may use; until then it is evalsite's.
-from evalsite.jobs import BackgroundJob, JobQuerySet
+from jobs.claims import BackgroundJob, JobQuerySet
 
 from .models import Campaign, Criterion, DataFile
 

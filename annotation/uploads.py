@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
-from evalsite.jobs import Heartbeat, work_as_holder
+from jobs.claims import Heartbeat, work_as_holder
 from nlgdata.datafiles import DataFileError
 
 from .datafiles.importers import ImportSummary, import_items, import_outputs

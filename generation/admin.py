@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db import transaction
 
-from evalsite.job_admin import progress_html
+from jobs.admin import progress_html
 
 from .models import GenerationJob, HostedSystem
 from .service import missing_items_count, output_count, request_generation

@@ -6,9 +6,9 @@ from django.db import models
 
 from annotation.models import System
 from annotation.secret_env import secret_env_policy
-from evalsite.jobs import BackgroundJob, JobQuerySet
 from generation.backends import BACKEND_LABELS, check_settings
 from generation.endpoints import endpoint_policy
+from jobs.claims import BackgroundJob, JobQuerySet
 
 BACKEND_CHOICES = list(BACKEND_LABELS.items())
 

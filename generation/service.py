@@ -15,8 +15,8 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import CampaignCriterion, Item, Output
 from annotation.secret_env import secret_env_policy
-from evalsite.jobs import Heartbeat, work_as_holder
 from generation.backends import Backend, TypedInput, make_backend
+from jobs.claims import Heartbeat, work_as_holder
 
 from .endpoints import endpoint_policy
 from .models import GenerationJob, HostedSystem

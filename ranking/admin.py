@@ -4,7 +4,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from evalsite.job_admin import progress_html
+from jobs.admin import progress_html
 
 from .agreement_admin import RunAgreementInline
 from .models import RankingRun, SystemResult

@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db import models
 
 from annotation.models import Campaign, System
-from evalsite.jobs import BackgroundJob, JobQuerySet
+from jobs.claims import BackgroundJob, JobQuerySet
 
 
 class Metric(models.TextChoices):

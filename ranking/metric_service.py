@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import Campaign, Item, Output
-from evalsite.jobs import Heartbeat, work_as_holder
+from jobs.claims import Heartbeat, work_as_holder
 from ranking import metrics
 
 from .metric_models import (

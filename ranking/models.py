@@ -9,7 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from annotation.models import Campaign, CampaignCriterion, Criterion, System
-from evalsite.jobs import BackgroundJob, JobQuerySet
+from jobs.claims import BackgroundJob, JobQuerySet
 from ranking.protocols import DEFAULT, PROTOCOLS
 
 # How often a ranking run repeats the TrueSkill run (R): the limits the results page has

@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
-from evalsite.jobs import Heartbeat, work_as_holder
+from jobs.claims import Heartbeat, work_as_holder
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress

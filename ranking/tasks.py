@@ -1,6 +1,6 @@
 from celery import shared_task
 
-from evalsite.jobs import send_jobs_needing_a_worker
+from jobs.claims import send_jobs_needing_a_worker
 
 from .metric_models import MetricRun
 from .metric_service import execute_metric_run

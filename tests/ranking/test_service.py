@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from annotation.handout.assignment import next_assignment
 from annotation.models import Assignment, CampaignCriterion
-from evalsite.jobs import ClaimLost
+from jobs.claims import ClaimLost
 from ranking.agreement_service import measure
 from ranking.engine import rank_systems
 from ranking.models import RankingRun, RunAgreement
