@@ -6,11 +6,10 @@ import pytest
 from django.db import connection, connections, transaction
 
 from annotation.handout.assignment import expire_abandoned, lock_criterion, next_assignment, release
-from annotation.handout.loads import kept_loads
 from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs, submit
 from annotation.identity import set_excluded
 from annotation.models import Assignment, Campaign, Criterion, Hit, HitOutput, Judgment
-from tests.annotation.test_loads import counted_from_rows
+from tests.annotation.test_loads import counted_from_rows, kept_loads
 from tests.client import HttpsClient
 from tests.factories import (
     make_annotator,

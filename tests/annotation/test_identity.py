@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.loads import kept_loads, sync_pool
+from annotation.handout.loads import sync_pool
 from annotation.identity import (
     EntryRefused,
     annotator_from_link,
@@ -23,7 +23,7 @@ from annotation.models import (
     Judgment,
     ProlificCheck,
 )
-from tests.annotation.test_loads import counted_from_rows
+from tests.annotation.test_loads import counted_from_rows, kept_loads
 from tests.annotation.test_views import answers, hit_url, send_answers, take_hit, url
 from tests.factories import (
     make_annotator,

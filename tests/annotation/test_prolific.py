@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.loads import kept_loads, sync_pool
+from annotation.handout.loads import sync_pool
 from annotation.identity import set_excluded, set_prolific_check
 from annotation.models import (
     Annotator,
@@ -25,7 +25,7 @@ from annotation.models import (
 )
 from annotation.prolific import ProlificError, poll_studies, review_submissions
 from annotation.tasks import sweep
-from tests.annotation.test_loads import counted_from_rows
+from tests.annotation.test_loads import counted_from_rows, kept_loads
 from tests.annotation.test_views import answers, send_answers, take_hit
 from tests.factories import (
     make_annotator,
