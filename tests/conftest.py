@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.test import override_settings
 
 from evalsite.celery import app
 from tests.client import HttpsClient
@@ -47,6 +48,16 @@ def rotowire_data() -> Path:
 @pytest.fixture(scope="session")
 def webnlg_data() -> Path:
     return shared_dataset("webnlg2020", "inputs/en_sampled_triples.json")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def fast_password_hashing():
+    """MD5 instead of production's PBKDF2 for the users the tests make: each hash otherwise
+    takes a second or more on a small machine. Only this process's tests: the production
+    smoke test (tests/production) runs the installed site, with its own settings and
+    hasher, in processes of its own."""
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
 
 
 @pytest.fixture
