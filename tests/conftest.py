@@ -10,6 +10,7 @@ from django.conf import settings
 from django.test import override_settings
 
 from evalsite.celery import app
+from ranking.metrics import coco
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
 
@@ -57,6 +58,14 @@ def fast_password_hashing():
     smoke test (tests/production) runs the installed site, with its own settings and
     hasher, in processes of its own."""
     with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_meteor_process():
+    """The tests that score METEOR share one METEOR process, started by the first of them:
+    each start loads its paraphrase table, up to a minute on a loaded machine."""
+    with coco.kept_meteor():
         yield
 
 

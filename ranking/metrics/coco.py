@@ -102,21 +102,58 @@ def cider(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> flo
     return float(score)
 
 
+# The METEOR process that `kept_meteor()` keeps open, once started; None outside it.
+_kept: list[Meteor] | None = None
+
+
+@contextmanager
+def kept_meteor() -> Iterator[None]:
+    """Inside, every `meteor_scorer()` uses one METEOR process, started on first use and
+    stopped on exit, instead of a process each: each start loads the paraphrase table, which
+    takes seconds on a quiet machine and a minute on a loaded one (the test session). Inside
+    another `kept_meteor()`, the outer one keeps the process."""
+    global _kept
+    if _kept is not None:
+        yield
+        return
+    _kept = []
+    try:
+        yield
+    finally:
+        kept, _kept = _kept, None
+        for scorer in kept:
+            _stop(scorer)
+
+
 @contextmanager
 def meteor_scorer() -> Iterator[Meteor]:
     """One METEOR 1.5 process (it loads its paraphrase table once, in seconds) for several
-    calls of `meteor(scorer, ...)`; stopped on exit."""
-    scorer = Meteor()
-    try:
-        yield scorer
-    finally:
-        process = scorer.meteor_p
-        process.stdin.close()
+    calls of `meteor(scorer, ...)`; stopped on exit, unless `kept_meteor()` keeps it."""
+    if _kept is None:
+        scorer = Meteor()
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            yield scorer
+        finally:
+            _stop(scorer)
+        return
+    if not _kept or _kept[0].meteor_p.poll() is not None:
+        _kept[:] = [Meteor()]
+    try:
+        yield _kept[0]
+    except JavaError:
+        # Its lock may be left held: the next caller gets a new process.
+        _stop(_kept.pop())
+        raise
+
+
+def _stop(scorer: Meteor) -> None:
+    process = scorer.meteor_p
+    process.stdin.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def meteor(scorer: Meteor, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:

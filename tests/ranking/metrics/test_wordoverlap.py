@@ -73,3 +73,12 @@ def test_score_systems_scores_each_system_on_its_items():
     assert result.scores["partial"]["bleu"] == pytest.approx(1.0)
     assert "METEOR 1.5" in result.implementations["meteor"]
     assert "version:" in result.implementations["bleu"]
+
+
+@needs_java
+def test_kept_meteor_gives_every_scorer_the_same_running_process():
+    with coco.kept_meteor():  # the session's (tests/conftest.py), or one of its own
+        with coco.meteor_scorer() as first:
+            pid = first.meteor_p.pid
+        with coco.meteor_scorer() as second:
+            assert second.meteor_p.pid == pid and second.meteor_p.poll() is None
