@@ -21,6 +21,23 @@ REPO = Path(__file__).resolve().parent.parent
 E2E_DATA = REPO.parent / "shared" / "data" / "e2e"
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--slow", action="store_true", help="also run the tests marked slow (.ci/run does)"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked slow (minutes on this 2-core machine) are skipped, saying how to run them,
+    unless --slow is given: CI runs them, a newcomer's first run need not."""
+    if config.getoption("--slow"):
+        return
+    skip = pytest.mark.skip(reason="slow: CI runs it (.ci/run); bin/test --slow runs it here")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def e2e_data() -> Path:
     """The published E2E files; tests that need them skip where ../shared is absent."""

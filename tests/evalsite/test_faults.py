@@ -42,6 +42,7 @@ from tests.processes import (
 
 pytestmark = [
     pytest.mark.celery,
+    pytest.mark.slow,
     pytest.mark.django_db(transaction=True),
     pytest.mark.skipif(not redis_available(), reason="needs redis-server (apt-get install redis)"),
 ]

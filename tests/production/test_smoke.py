@@ -21,7 +21,7 @@ from annotation.models import Criterion
 from annotation.screening import WORKED_PAIRS
 from tests.production.conftest import ORGANISER
 
-pytestmark = pytest.mark.production
+pytestmark = [pytest.mark.production, pytest.mark.slow]
 
 TASK = "/annotate/demo/quality/"
 NEXT_PAGE = re.compile(rf"{TASK}(hit/\d+|done)/")
