@@ -2,11 +2,12 @@
 sequence of what annotators and organisers do."""
 
 import random
-from collections import Counter
+from collections import Counter, defaultdict
 from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import Prefetch
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
@@ -18,7 +19,6 @@ from annotation.identity import set_excluded
 from annotation.models import (
     Assignment,
     Criterion,
-    Hit,
     HitOutput,
     ItemLoad,
     ItemSystemLoad,
@@ -49,24 +49,34 @@ def kept_loads(criterion) -> dict[str, dict]:
 
 
 def counted_from_rows(criterion) -> dict[str, dict]:
-    """The loads by their definition, from every assignment of the criterion."""
+    """The loads by their definition, from every assignment of the criterion (read in three
+    queries: the property tests call it after every step)."""
     per_item, per_system, per_pair = Counter(), Counter(), Counter()
-    assignments = Assignment.objects.filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    ).select_related("hit", "annotator")
+    original_slots = Prefetch(
+        "hit__slots",
+        queryset=HitOutput.objects.filter(degraded_text="").select_related("output"),
+        to_attr="original_slots",
+    )
+    assignments = (
+        Assignment.objects.filter(
+            hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
+        )
+        .select_related("hit", "annotator")
+        .prefetch_related(original_slots)
+    )
     for a in assignments:
         counted = a.status == "submitted" and not a.flag and a.annotator.counts
         if a.status == "assigned" or counted:
             per_item[a.hit.item_id] += 1
-            slots = HitOutput.objects.filter(hit=a.hit, degraded_text="")
-            for slot in slots.select_related("output"):
+            for slot in a.hit.original_slots:
                 per_system[slot.output.system_id] += 1
                 per_pair[a.hit.item_id, slot.output.system_id] += 1
-    free = Counter(
-        hit.item_id
-        for hit in Hit.objects.filter(campaign_id=criterion.campaign_id)
-        if hit.assignments.exists() and not hit.assignments.exclude(status="expired").exists()
-    )
+    # A HIT is free when it has assignments and all of them expired.
+    statuses = defaultdict(set)
+    campaign_assignments = Assignment.objects.filter(hit__campaign_id=criterion.campaign_id)
+    for hit, item, status in campaign_assignments.values_list("hit_id", "hit__item_id", "status"):
+        statuses[hit, item].add(status)
+    free = Counter(item for (_, item), seen in statuses.items() if seen == {"expired"})
     return {
         "items": dict(per_item),
         "systems": dict(per_system),
