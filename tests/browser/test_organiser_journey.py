@@ -5,8 +5,12 @@ study URL read, a pilot by one Prolific worker, the ranking the worker's sweep c
 the judgments exported, the automatic metrics computed with their progress shown, and the
 datasheet and the bundle downloaded. The database is checked after each step.
 
-With SCREENSHOTS=1 it writes docs/screenshots/organiser-journey-*.png at 1280x900, and the
-upload's result and the results page at 390x844 too (-phone).
+With SCREENSHOTS=1 it writes docs/screenshots/organiser-journey-*.png at 1280x900: campaign-added,
+upload-done, campaign-open, pilot-done, results, export, metrics-queued, metrics-running (where
+the worker was slow enough to be seen at it), metrics-done, datasheet, bundle; and the upload's
+result and the results page at 390x844 too (upload-done-phone, results-phone). It takes about
+two minutes, most of it the metrics of three systems' 630 outputs each (METEOR, ROUGE-L and
+CIDEr need Java; without it they are reported missing).
 """
 
 import csv
@@ -45,8 +49,9 @@ RANKING_WAIT_S = 90
 METRICS_WAIT_MS = 240_000
 
 
-def shoot(page, name: str, phone: bool = False) -> None:
-    """The page, whole, at 1280x900 (and 390x844 where asked), with SCREENSHOTS=1 only."""
+def shoot(page, name: str, phone: bool = False, part: str = "", whole: bool = True) -> None:
+    """The page at 1280x900 (and 390x844 where asked), with SCREENSHOTS=1 only: the element
+    `part` where given, else the whole page, or what the window shows (whole=False)."""
     if not os.environ.get("SCREENSHOTS"):
         return
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -54,7 +59,11 @@ def shoot(page, name: str, phone: bool = False) -> None:
     for suffix, size in sizes.items():
         page.set_viewport_size(size)
         page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=SHOTS / f"organiser-journey-{name}{suffix}.png", full_page=True)
+        path = SHOTS / f"organiser-journey-{name}{suffix}.png"
+        if part:
+            page.locator(part).screenshot(path=path)
+        else:
+            page.screenshot(path=path, full_page=whole)
     page.set_viewport_size(DESKTOP)
 
 
@@ -109,7 +118,7 @@ def open_campaign(page, live_server, campaign: Campaign) -> str:
     page.get_by_role("button", name="Save and continue editing").click()
     expect(page.locator(".messagelist .success")).to_contain_text("was changed successfully")
     entry = page.locator(".field-entry_links code").first.inner_text()
-    shoot(page, "campaign-open")
+    shoot(page, "campaign-open", whole=False)  # the study URL is near the top
     campaign.refresh_from_db()
     assert campaign.status == Campaign.Status.OPEN
     return entry
@@ -217,12 +226,18 @@ def test_organiser_runs_a_campaign_from_the_browser_only(
     page.get_by_role("button", name="Compute automatic metrics").click()
     progress = page.locator("#metrics-progress")
     expect(progress).to_contain_text(re.compile(r"Metric run #\d+ is (queued|running)"))
-    shoot(page, "metrics-progress")
-    expect(page.get_by_role("link", name="Download metrics CSV")).to_be_visible(
+    shoot(page, "metrics-queued", part="#metrics")
+    # The page reloads itself (every 3 s) while the run is pending: the systems scored so far
+    # show while the worker scores them (tens of seconds each), unless it was quicker.
+    done = page.get_by_role("link", name="Download metrics CSV")
+    expect(progress.filter(has_text="systems scored").or_(done)).to_be_visible(
         timeout=METRICS_WAIT_MS
     )
-    page.locator("#metrics").scroll_into_view_if_needed()
-    shoot(page, "metrics-done")
+    if progress.is_visible():
+        expect(progress).to_contain_text(re.compile(rf"[0-2] of {len(SYSTEMS)} systems scored"))
+        shoot(page, "metrics-running", part="#metrics")
+    expect(done).to_be_visible(timeout=METRICS_WAIT_MS)
+    shoot(page, "metrics-done", part="#metrics")
     metrics = MetricRun.objects.get(campaign=campaign)
     assert metrics.status == MetricRun.Status.DONE, metrics.error
     assert metrics.systems == len(SYSTEMS) and metrics.outputs == len(SYSTEMS) * E2E_ITEMS
