@@ -202,17 +202,26 @@ class CampaignAdmin(RecountAfterEdits):
             monitor,
         )
 
+    def get_object(self, request, object_id, from_field=None):
+        campaign = super().get_object(request, object_id, from_field)
+        if campaign is not None:
+            # For entry_links, which Django calls with the campaign alone: the study URL is
+            # on the host the organiser reached the admin at, as invitations' links are.
+            campaign.admin_request = request
+        return campaign
+
     @admin.display(description="Prolific study URL, per criterion")
     def entry_links(self, campaign):
         """The URL to paste into the Prolific study, with Prolific's placeholders; invited
         annotators get links of their own (Annotators, or manage.py invite_annotators)."""
         if campaign.pk is None:
             return "Save the campaign first."
+        request = getattr(campaign, "admin_request", None)
         rows = [
             format_html(
                 "<li>{}: <code>{}</code></li>",
                 criterion.get_criterion_display(),
-                prolific_entry_url(criterion),
+                prolific_entry_url(criterion, request),
             )
             for criterion in campaign.criteria.order_by("criterion")
         ]

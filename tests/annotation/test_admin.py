@@ -164,7 +164,7 @@ def test_admin_judgment_list_shows_scores_per_system(organiser, judged):
 
 
 def test_campaign_page_gives_the_study_url_for_prolific_per_criterion(organiser, settings):
-    settings.SITE_URL = "https://eval.example.org"
+    settings.SITE_URL = "https://not-this.example.org"  # the request's host is used instead
     campaign = make_campaign(slug="e2e-human")
     page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
     placeholders = (
@@ -172,7 +172,7 @@ def test_campaign_page_gives_the_study_url_for_prolific_per_criterion(organiser,
         "&amp;SESSION_ID={{%SESSION_ID%}}"
     )
     for criterion in ("quality", "naturalness"):
-        url = f"https://eval.example.org/annotate/e2e-human/{criterion}/?{placeholders}"
+        url = f"https://testserver/annotate/e2e-human/{criterion}/?{placeholders}"
         assert f"<code>{url}</code>" in page.content.decode()
 
 

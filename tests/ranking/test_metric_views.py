@@ -71,6 +71,7 @@ def test_results_page_shows_metrics_correlations_and_scatter_plots(organiser):
     assert section.index(">sys1<") < section.index(">sys2<") < section.index(">sys3<")
     assert "meteor not computed: needs Java" in section
     assert "Correlation with the human ranking" in section
+    assert ", E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)); p-values" in section
     assert section.count("<svg") == 8  # BLEU, NIST, chrF and the five slot measures
     assert "sys1: BLEU 1.0000" in section  # a dot's tooltip
     assert "Download metrics CSV" in section
