@@ -32,7 +32,13 @@ from tests.browser.test_screenshots import log_in
 from tests.browser.test_worker_journey import expect_one_way_out, new_worker, take_check
 from tests.conftest import wait_until
 
-pytestmark = [pytest.mark.browser, pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+# Slow: about two minutes, most of it the automatic metrics of 3 x 630 outputs in Java.
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.celery,
+    pytest.mark.slow,
+    pytest.mark.django_db(transaction=True),
+]
 
 expect = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is not installed"
