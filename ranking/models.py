@@ -189,5 +189,5 @@ class SystemResult(models.Model):
 
 # Automatic metrics, and the agreement between annotators stored with each run, live in their
 # own modules; imported here so Django sees the models.
-from .agreement_models import AnnotatorAgreement, RunAgreement  # noqa: E402, F401
-from .metric_models import Metric, MetricResult, MetricRun  # noqa: E402, F401
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement  # noqa: E402, F401
+from ranking.automatic_metrics.models import Metric, MetricResult, MetricRun  # noqa: E402, F401

@@ -1,9 +1,9 @@
 from celery import shared_task
 
 from evalsite.jobs import send_jobs_needing_a_worker
+from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.service import execute_metric_run
 
-from .metric_models import MetricRun
-from .metric_service import execute_metric_run
 from .models import RankingRun
 from .service import execute_run, queue_due_rankings
 

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import metric_views, views
+from ranking.automatic_metrics import views as metric_views
+
+from . import views
 
 app_name = "ranking"
 

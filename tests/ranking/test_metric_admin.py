@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from ranking.metric_models import MetricResult, MetricRun
+from ranking.automatic_metrics.models import MetricResult, MetricRun
 from tests.factories import make_campaign, make_system
 
 pytestmark = pytest.mark.django_db

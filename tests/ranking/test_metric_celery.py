@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from ranking.metric_models import MetricRun
+from ranking.automatic_metrics.models import MetricRun
 from tests.conftest import wait_until
 from tests.factories import make_system_set
 

@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Output
-from ranking.metric_export import CORRELATION_COLUMNS
-from ranking.metric_models import MetricRun
-from ranking.metric_service import execute_metric_run
+from ranking.automatic_metrics.export import CORRELATION_COLUMNS
+from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.service import execute_metric_run
 from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.factories import make_campaign, make_judged_hit, make_system_set

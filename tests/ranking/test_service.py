@@ -8,7 +8,7 @@ from django.utils import timezone
 from annotation.handout.assignment import next_assignment
 from annotation.models import Assignment, CampaignCriterion
 from evalsite.jobs import ClaimLost
-from ranking.agreement_service import measure
+from ranking.agreement.service import measure
 from ranking.engine import rank_systems
 from ranking.models import RankingRun, RunAgreement
 from ranking.protocols import NAMES

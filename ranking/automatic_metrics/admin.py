@@ -6,8 +6,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .metric_models import MetricResult, MetricRun
-from .metric_service import request_metrics
+from .models import MetricResult, MetricRun
+from .service import request_metrics
 
 
 class MetricResultInline(admin.TabularInline):

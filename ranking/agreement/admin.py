@@ -8,7 +8,7 @@ from django.utils.html import format_html
 
 from nlgdata.attention import describe_verdict
 
-from .agreement_models import AnnotatorAgreement, RunAgreement
+from .models import AnnotatorAgreement, RunAgreement
 
 
 class RunAgreementInline(admin.StackedInline):
