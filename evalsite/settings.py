@@ -165,6 +165,8 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "annotation",
     "ranking",
+    "ranking.agreement",
+    "ranking.automatic_metrics",
     "generation",
     # Project-level commands that assemble the apps (the demo).
     "evalsite",

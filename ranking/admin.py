@@ -108,6 +108,3 @@ class RankingRunAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if not change:
             obj.send_to_worker()
-
-
-from ranking.automatic_metrics import admin as metric_admin  # noqa: E402, F401  (registers it)

@@ -1,4 +1,4 @@
-"""Admin of metric runs (registered from ranking.admin): add one to have a worker compute
+"""Admin of metric runs: add one to have a worker compute
 a campaign's metrics, or queue a finished one again."""
 
 from django.contrib import admin

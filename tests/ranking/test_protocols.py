@@ -8,7 +8,8 @@ import pytest
 from django.template.loader import get_template
 
 from annotation.identity import set_excluded
-from ranking.models import AnnotatorAgreement, RankingRun, RunAgreement
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement
+from ranking.models import RankingRun
 from ranking.protocols import NAMES, REGISTERED, protocol_named
 from ranking.service import execute_run
 from tests.ranking.test_agreement_service import judged_campaign
