@@ -24,7 +24,7 @@ from django.views.decorators.http import require_http_methods
 
 from annotation.admin import CampaignAdmin
 from annotation.models import Campaign
-from ranking.bundle import write_bundle
+from ranking.bundle.writer import write_bundle
 from ranking.models import RankingRun
 
 from .datasheet import build_datasheet, datasheet_files
@@ -61,7 +61,7 @@ class CampaignWithResultsAdmin(CampaignAdmin):
 
     def bundle_view(self, request, campaign_id):
         """GET: what the bundle holds, and a button; POST: the bundle, written from the
-        campaign as it is now (ranking/bundle.py), with its datasheet."""
+        campaign as it is now (ranking/bundle/writer.py), with its datasheet."""
         campaign = get_object_or_404(Campaign, pk=campaign_id)
         if not self.has_view_permission(request, campaign):
             raise PermissionDenied

@@ -30,7 +30,8 @@ from annotation.models import (
 from generation.models import HostedSystem
 from nlgdata.attention import checks_needed
 from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
-from ranking.models import RankingRun, RunAgreement
+from ranking.agreement.models import RunAgreement
+from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
 from ranking.protocols.base import Datasheet
 

@@ -165,6 +165,8 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "annotation",
     "ranking",
+    "ranking.agreement",
+    "ranking.automatic_metrics",
     "generation",
     # Project-level commands that assemble the apps (the demo).
     "evalsite",
@@ -280,7 +282,7 @@ if CELERY_BROKER_URL == "filesystem://":
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # A task is acknowledged when it ends, and given back to the queue if its worker process
 # dies, so a killed worker's job is redelivered; the job's claim makes a second delivery
-# harmless (evalsite/jobs.py).
+# harmless (jobs/claims.py).
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -7,5 +7,7 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
     path("", include("annotation.urls")),
+    # The metrics first: ranking's <slug>/<criterion_name>/csv/ would take "metrics/csv/".
+    path("results/", include("ranking.automatic_metrics.urls")),
     path("results/", include("ranking.urls")),
 ]

@@ -5,8 +5,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from jobs.admin import progress_html
+from ranking.agreement.admin import RunAgreementInline
 
-from .agreement_admin import RunAgreementInline
 from .models import RankingRun, SystemResult
 from .protocols import CHOICES, DEFAULT
 from .service import request_ranking
@@ -108,6 +108,3 @@ class RankingRunAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         if not change:
             obj.send_to_worker()
-
-
-from . import metric_admin  # noqa: E402, F401  (registers the metric runs' admin)

@@ -185,9 +185,3 @@ class SystemResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.position}. {self.system} {self.mu:.3f}"
-
-
-# Automatic metrics, and the agreement between annotators stored with each run, live in their
-# own modules; imported here so Django sees the models.
-from .agreement_models import AnnotatorAgreement, RunAgreement  # noqa: E402, F401
-from .metric_models import Metric, MetricResult, MetricRun  # noqa: E402, F401

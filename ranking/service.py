@@ -20,12 +20,12 @@ from django.utils import timezone
 from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from jobs.claims import Heartbeat, work_as_holder
+from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 
-from .agreement_service import Measured, MeasuredBefore, measure_once, store_agreement
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
 
 log = logging.getLogger(__name__)

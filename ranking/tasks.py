@@ -1,9 +1,8 @@
 from celery import shared_task
 
 from jobs.claims import send_jobs_needing_a_worker
+from ranking.automatic_metrics.models import MetricRun
 
-from .metric_models import MetricRun
-from .metric_service import execute_metric_run
 from .models import RankingRun
 from .service import execute_run, queue_due_rankings
 
@@ -16,18 +15,11 @@ def compute_ranking(*, run_id: int) -> None:
     execute_run(run)
 
 
-@shared_task(name="ranking.compute_metrics")
-def compute_metrics(*, run_id: int) -> None:
-    run = MetricRun.objects.select_related("campaign").filter(pk=run_id).first()
-    if run is None:
-        return
-    execute_metric_run(run)
-
-
 @shared_task(name="ranking.sweep")
 def sweep() -> None:
     """Periodic (Celery beat): queue the rankings that changed judgments call for, and send
-    again the runs whose message or worker was lost."""
+    again the runs whose message or worker was lost, metric runs included (one sweep for
+    the ranking package, as the beat schedule has always had)."""
     queue_due_rankings()
     send_jobs_needing_a_worker(RankingRun)
     send_jobs_needing_a_worker(MetricRun)

@@ -10,13 +10,14 @@ from django.views.decorators.http import require_GET, require_POST
 from annotation.attention import attention_summary
 from annotation.models import Campaign, CampaignCriterion, Composition
 from annotation.permissions import campaign_permission_required
+from ranking.agreement.models import RunAgreement
+from ranking.automatic_metrics.views import metrics_section
 
 from .charts import interval_chart, judgment_chart, rank_chart
 from .engine.forecast import PairForecast, forecast
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
-from .metric_views import metrics_section
-from .models import NOTHING_TO_RANK, RankingRun, RunAgreement
+from .models import NOTHING_TO_RANK, RankingRun
 from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
 from .service import request_ranking
 

@@ -1,8 +1,9 @@
 """Automatic metrics of systems' outputs: word overlap with the references (E2E Table 8
 and chrF), slot errors of E2E MR outputs, and system-level correlation with human scores.
 
-Django-free, like `ranking.engine`: texts and lists in, numbers out. `ranking.metric_service`
-loads a campaign's outputs and references and stores the results.
+Django-free, like `ranking.engine`: texts and lists in, numbers out.
+`ranking.automatic_metrics.service` loads a campaign's outputs and references and stores
+the results.
 """
 
 from .correlation import Correlation, correlate

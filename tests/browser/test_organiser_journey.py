@@ -25,7 +25,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Annotator, Assignment, Campaign, Item, Judgment, Output, UploadJob
-from ranking.metric_models import MetricRun
+from ranking.automatic_metrics.models import MetricRun
 from ranking.models import RankingRun
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.test_screenshots import log_in

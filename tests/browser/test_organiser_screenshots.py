@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from annotation.models import Annotator, Assignment, UploadJob
 from annotation.uploads import PROGRESS, ProgressFile, execute_upload, job_folder, queue_upload
-from ranking.metric_models import MetricRun
+from ranking.automatic_metrics.models import MetricRun
 from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.browser.conftest import DESKTOP, PHONE

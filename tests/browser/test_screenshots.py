@@ -25,8 +25,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign
-from ranking.metric_models import MetricRun
-from ranking.metric_service import execute_metric_run
+from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.service import execute_metric_run
 from ranking.metrics import coco
 from ranking.models import RankingRun
 from ranking.service import execute_run

@@ -31,11 +31,6 @@ def imported_modules(app: str) -> dict[str, set[str]]:
     return found
 
 
-# The background-job machinery is moving from evalsite/jobs.py to a top-level jobs package,
-# which every app may use; annotation's upload jobs import it where it is until then.
-MOVING_TO_JOBS = {"evalsite.jobs"}
-
-
 @pytest.mark.parametrize(
     "app, forbidden",
     [
@@ -53,7 +48,7 @@ MOVING_TO_JOBS = {"evalsite.jobs"}
 )
 def test_app_imports_only_what_it_may(app, forbidden):
     wrong = {
-        path: sorted(m for m in modules if m.split(".")[0] in forbidden and m not in MOVING_TO_JOBS)
+        path: sorted(m for m in modules if m.split(".")[0] in forbidden)
         for path, modules in imported_modules(app).items()
     }
     assert {path: mods for path, mods in wrong.items() if mods} == {}

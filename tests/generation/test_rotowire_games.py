@@ -10,8 +10,8 @@ from annotation.models import Output, System
 from annotation.published import load_dataset
 from generation.models import HostedSystem
 from nlgdata.published import read_rotowire
-from ranking.metric_models import MetricResult, MetricRun
-from ranking.metric_service import execute_metric_run
+from ranking.automatic_metrics.models import MetricResult, MetricRun
+from ranking.automatic_metrics.service import execute_metric_run
 
 pytestmark = pytest.mark.django_db
 

@@ -1,7 +1,8 @@
 import pytest
 from django.urls import reverse
 
-from ranking.models import AnnotatorAgreement, RankingRun, RunAgreement
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement
+from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.client import changelist_rows
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
@@ -139,7 +140,7 @@ def disagreeing_campaign():
 
 
 def agreement_list(run) -> str:
-    url = reverse("admin:ranking_annotatoragreement_changelist")
+    url = reverse("admin:agreement_annotatoragreement_changelist")
     return f"{url}?run__id__exact={run.pk}"
 
 
@@ -168,10 +169,10 @@ def test_admin_annotator_agreement_lists_the_runs_annotators(organiser):
 def test_admin_annotator_agreement_is_read_only(organiser):
     run, _ = disagreeing_campaign()
     row = AnnotatorAgreement.objects.filter(run=run).first()
-    page = organiser.get(reverse("admin:ranking_annotatoragreement_change", args=[row.pk]))
+    page = organiser.get(reverse("admin:agreement_annotatoragreement_change", args=[row.pk]))
     assert page.status_code == 200 and "Save" not in page.content.decode()
     response = organiser.send(
-        "POST", reverse("admin:ranking_annotatoragreement_delete", args=[row.pk]), {"post": "yes"}
+        "POST", reverse("admin:agreement_annotatoragreement_delete", args=[row.pk]), {"post": "yes"}
     )
     assert response.status_code == 403
     assert AnnotatorAgreement.objects.filter(pk=row.pk).exists()

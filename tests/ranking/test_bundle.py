@@ -15,11 +15,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Annotator, Assignment, Campaign
-from ranking.bundle import CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS
+from ranking.bundle.rerank import BundleError, Limits, rerank_bundle
+from ranking.bundle.writer import CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS
 from ranking.export import write_csv
 from ranking.models import RankingRun
 from ranking.protocols import NAMES
-from ranking.rerank import BundleError, Limits, rerank_bundle
 from ranking.service import execute_run
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 

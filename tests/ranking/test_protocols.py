@@ -8,10 +8,11 @@ import pytest
 from django.template.loader import get_template
 
 from annotation.identity import set_excluded
-from ranking.models import AnnotatorAgreement, RankingRun, RunAgreement
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement
+from ranking.models import RankingRun
 from ranking.protocols import NAMES, REGISTERED, protocol_named
 from ranking.service import execute_run
-from tests.ranking.test_agreement_service import judged_campaign
+from tests.ranking.agreement.test_service import judged_campaign
 
 REPO = Path(__file__).resolve().parents[2]
 # Where protocols used to be listed one by one; now each asks the registry.

@@ -8,9 +8,10 @@ from django.utils import timezone
 from annotation.handout.assignment import next_assignment
 from annotation.models import Assignment, CampaignCriterion
 from jobs.claims import ClaimLost
-from ranking.agreement_service import measure
+from ranking.agreement.models import RunAgreement
+from ranking.agreement.service import measure
 from ranking.engine import rank_systems
-from ranking.models import RankingRun, RunAgreement
+from ranking.models import RankingRun
 from ranking.protocols import NAMES
 from ranking.service import (
     NothingToRank,

@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from ranking.models import RankingRun, RunAgreement
+from ranking.agreement.models import RunAgreement
+from ranking.models import RankingRun
 from ranking.protocols import NAMES
 from ranking.service import execute_run
 from tests.client import forms_on
@@ -318,7 +319,7 @@ def test_results_page_shows_the_agreement_stored_with_the_run(organiser):
     assert f"Krippendorff's α = <strong>{agreement.alpha:.3f}</strong>" in page
     assert f"(95% interval {agreement.alpha_low:.3f} to {agreement.alpha_high:.3f})" in page
     assert "on 18 (item, system) pairs judged by two annotators or more" in page
-    per_annotator = reverse("admin:ranking_annotatoragreement_changelist")
+    per_annotator = reverse("admin:agreement_annotatoragreement_changelist")
     assert f'href="{per_annotator}?run__id__exact={run.pk}"' in page
 
 

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
 from evalsite.datasheet import build_datasheet
-from ranking.bundle import RUNS, write_bundle
+from ranking.bundle.writer import RUNS, write_bundle
 
 
 class Command(BaseCommand):

@@ -6,10 +6,11 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign, Criterion
+from ranking.agreement.models import RunAgreement
+from ranking.bundle.rerank import BundleError, Reranked, rerank_bundle
 from ranking.export import Named, stored_rows, write_rows
-from ranking.models import DEFAULT_REPETITIONS, RankingRun, RunAgreement
+from ranking.models import DEFAULT_REPETITIONS, RankingRun
 from ranking.protocols import DEFAULT, NAMES, PROTOCOLS, protocol_named
-from ranking.rerank import BundleError, Reranked, rerank_bundle
 from ranking.service import execute_run
 
 

@@ -1,4 +1,4 @@
-"""Ranking again from a bundle alone (ranking/bundle.py), with no database rows.
+"""Ranking again from a bundle alone (ranking/bundle/writer.py), with no database rows.
 
 The bundle's checksums are verified first: a member changed after the bundle was written
 is refused by name. Each stored run is then ranked again from the bundle's counted
@@ -27,15 +27,16 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import IO, Any
 
-from .bundle import CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS, MANIFEST, RUNS
-from .models import MAX_REPETITIONS, MIN_REPETITIONS
-from .service import (
+from ranking.models import MAX_REPETITIONS, MIN_REPETITIONS
+from ranking.service import (
     RankingInput,
     ResultRow,
     rank_input,
     ranking_input_from_rows,
     result_rows,
 )
+
+from .writer import CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS, MANIFEST, RUNS
 
 
 class BundleError(ValueError):

@@ -1,4 +1,4 @@
-"""Automatic metric runs and their per-system results (imported by ranking.models).
+"""Automatic metric runs and their per-system results.
 
 Like a ranking run, a metric run writes its results in the transaction that marks it done,
 so pages show the newest finished run whole or not at all.
@@ -71,6 +71,7 @@ class MetricRun(BackgroundJob):
     task_id_argument = "run_id"
 
     class Meta:
+        db_table = "ranking_metricrun"  # ranking's table before this app was split off
         ordering = ["-queued_at", "-id"]
         indexes = [models.Index(fields=["campaign", "status"])]
 
@@ -94,6 +95,7 @@ class MetricResult(models.Model):
     outputs = models.PositiveIntegerField(help_text="the system's outputs that were scored")
 
     class Meta:
+        db_table = "ranking_metricresult"  # ranking's table before the split
         ordering = ["run", "system", "metric"]
         constraints = [
             models.UniqueConstraint(

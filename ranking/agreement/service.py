@@ -20,9 +20,9 @@ from annotation.models import (
     counted_q,
 )
 from ranking.engine.agreement import Agreement, HitsDone, Judgments, hits_done, measure_agreement
+from ranking.models import RankingRun
 
-from .agreement_models import AnnotatorAgreement, RunAgreement
-from .models import RankingRun
+from .models import AnnotatorAgreement, RunAgreement
 
 # The fields of ranking.engine.agreement.Judgments, as one row of an array.
 JUDGMENT_FIELDS = {

@@ -13,11 +13,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from annotation.models import Campaign, Criterion
 from annotation.permissions import campaign_permission_required
+from ranking.models import RankingRun
 
-from .metric_charts import Scatter, scatter_chart
-from .metric_export import write_correlations_csv, write_metrics_csv
-from .metric_models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
-from .metric_service import (
+from .charts import Scatter, scatter_chart
+from .export import write_correlations_csv, write_metrics_csv
+from .models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
+from .service import (
     MetricCorrelation,
     MetricTable,
     correlations,
@@ -26,7 +27,6 @@ from .metric_service import (
     metric_table,
     request_metrics,
 )
-from .models import RankingRun
 
 
 class MetricsRequestForm(forms.Form):

@@ -10,8 +10,11 @@ from django.db import transaction
 from annotation.models import Campaign, Item, Output
 from jobs.claims import Heartbeat, work_as_holder
 from ranking import metrics
+from ranking.metrics import sentence_bleu
+from ranking.models import RankingRun, SystemResult
+from ranking.protocols import STABILITY_PROTOCOL
 
-from .metric_models import (
+from .models import (
     SENTENCE_BLEU_METRICS,
     SLOT_METRICS,
     WORD_OVERLAP_METRICS,
@@ -19,9 +22,6 @@ from .metric_models import (
     MetricResult,
     MetricRun,
 )
-from .metrics import sentence_bleu
-from .models import RankingRun, SystemResult
-from .protocols import STABILITY_PROTOCOL
 
 
 class NothingToScore(ValueError):

@@ -8,7 +8,8 @@ import pytest
 
 from annotation.identity import set_excluded
 from annotation.models import Assignment
-from ranking.models import AnnotatorAgreement, RankingRun, RunAgreement
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement
+from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 

@@ -6,9 +6,9 @@ from typing import TextIO
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.models import Campaign
-from ranking.metric_export import write_correlations_csv, write_metrics_csv
-from ranking.metric_models import MetricRun
-from ranking.metric_service import execute_metric_run, latest_rankings, metric_table
+from ranking.automatic_metrics.export import write_correlations_csv, write_metrics_csv
+from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.service import execute_metric_run, latest_rankings, metric_table
 
 COLUMNS = [
     ("bleu", "BLEU", 7),

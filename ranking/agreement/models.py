@@ -1,4 +1,4 @@
-"""Agreement between the annotators of a ranking run's judgments (imported by ranking.models).
+"""Agreement between the annotators of a ranking run's judgments.
 
 Measured by the worker that computes the run, and written in the transaction that marks the
 run done (ranking.service.store_results), so the results page reads a few stored numbers
@@ -23,6 +23,9 @@ class RunAgreement(models.Model):
     units = models.PositiveIntegerField(help_text="(item, system) pairs judged at least twice")
     judgments = models.PositiveIntegerField(help_text="counted judgments of those pairs")
     seconds = models.FloatField(help_text="time to load the judgments and measure")
+
+    class Meta:
+        db_table = "ranking_runagreement"  # ranking's table before this app was split off
 
     def __str__(self) -> str:
         return f"agreement of run {self.run_id}: alpha {self.alpha}"
@@ -49,6 +52,7 @@ class AnnotatorAgreement(models.Model):
     excluded = models.BooleanField(help_text="excluded from rankings when the run was computed")
 
     class Meta:
+        db_table = "ranking_annotatoragreement"  # ranking's table before the split
         ordering = ["run", "correlation", "annotator"]
         constraints = [
             models.UniqueConstraint(fields=["run", "annotator"], name="annotator_agreement_once")

@@ -1,7 +1,7 @@
 import pytest
 from django.urls import reverse
 
-from ranking.metric_models import MetricResult, MetricRun
+from ranking.automatic_metrics.models import MetricResult, MetricRun
 from tests.factories import make_campaign, make_system
 
 pytestmark = pytest.mark.django_db
@@ -18,9 +18,10 @@ def finished_run():
 
 def test_metric_run_changelist_and_change_page_show_results(organiser):
     run = finished_run()
-    listing = organiser.get(reverse("admin:ranking_metricrun_changelist")).content.decode()
+    changelist = reverse("admin:automatic_metrics_metricrun_changelist")
+    listing = organiser.get(changelist).content.decode()
     assert run.campaign.name in listing and "results" in listing
-    page = organiser.get(reverse("admin:ranking_metricrun_change", args=[run.pk]))
+    page = organiser.get(reverse("admin:automatic_metrics_metricrun_change", args=[run.pk]))
     assert "tgen" in page.content.decode() and "0.6593" in page.content.decode()
 
 
@@ -31,7 +32,7 @@ def test_metric_run_added_in_the_admin_is_sent_to_a_worker(
     with django_capture_on_commit_callbacks() as callbacks:
         response = organiser.send(
             "POST",
-            reverse("admin:ranking_metricrun_add"),
+            reverse("admin:automatic_metrics_metricrun_add"),
             {"campaign": campaign.pk, "results-TOTAL_FORMS": 0, "results-INITIAL_FORMS": 0},
         )
     assert response.status_code == 302
@@ -44,7 +45,7 @@ def test_queue_again_action_queues_one_run_per_campaign(organiser):
     other = MetricRun.objects.create(campaign=run.campaign, status="failed")
     organiser.send(
         "POST",
-        reverse("admin:ranking_metricrun_changelist"),
+        reverse("admin:automatic_metrics_metricrun_changelist"),
         {"action": "queue_again", "_selected_action": [run.pk, other.pk]},
     )
     assert MetricRun.objects.filter(campaign=run.campaign, status="queued").count() == 1

@@ -6,10 +6,13 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from ranking.metric_models import MetricRun
+from ranking.automatic_metrics.models import MetricRun
 from ranking.metrics import coco
 from tests.factories import make_campaign, make_item, make_output, make_system
-from tests.ranking.test_metric_views import METRICS_CSV_COLUMNS, ranked_and_scored_campaign
+from tests.ranking.automatic_metrics.test_views import (
+    METRICS_CSV_COLUMNS,
+    ranked_and_scored_campaign,
+)
 
 pytestmark = pytest.mark.django_db
 

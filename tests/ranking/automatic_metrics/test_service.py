@@ -3,8 +3,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from ranking.metric_models import MetricResult, MetricRun
-from ranking.metric_service import execute_metric_run, latest_metric_run, metric_table
+from ranking.automatic_metrics.models import MetricResult, MetricRun
+from ranking.automatic_metrics.service import execute_metric_run, latest_metric_run, metric_table
 from tests.factories import make_campaign, make_item, make_output, make_system
 
 pytestmark = pytest.mark.django_db

@@ -16,11 +16,11 @@ Two files, each one table with one header row:
 from decimal import Decimal
 
 from annotation import csvsafe
+from ranking.models import RankingRun
+from ranking.protocols import PROTOCOLS
 
-from .metric_models import SENTENCE_BLEU_METRICS, SLOT_METRICS, WORD_OVERLAP_METRICS, Metric
-from .metric_service import MetricTable, correlations
-from .models import RankingRun
-from .protocols import PROTOCOLS
+from .models import SENTENCE_BLEU_METRICS, SLOT_METRICS, WORD_OVERLAP_METRICS, Metric
+from .service import MetricTable, correlations
 
 OVERLAP_COLUMNS = [str(m) for m in WORD_OVERLAP_METRICS]
 SLOT_COLUMNS = [str(m) for m in SLOT_METRICS]

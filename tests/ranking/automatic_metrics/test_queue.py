@@ -4,8 +4,8 @@ import pytest
 from django.db import transaction
 
 from evalsite.celery import ALL_QUEUES, app
-from ranking.metric_models import MetricRun
-from ranking.metric_service import request_metrics
+from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.service import request_metrics
 from ranking.models import RankingRun
 from ranking.service import request_ranking
 from tests.conftest import wait_until, worker_environment

@@ -1,4 +1,4 @@
-"""Admin of metric runs (registered from ranking.admin): add one to have a worker compute
+"""Admin of metric runs: add one to have a worker compute
 a campaign's metrics, or queue a finished one again."""
 
 from django.contrib import admin
@@ -6,8 +6,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from .metric_models import MetricResult, MetricRun
-from .metric_service import request_metrics
+from .models import MetricResult, MetricRun
+from .service import request_metrics
 
 
 class MetricResultInline(admin.TabularInline):

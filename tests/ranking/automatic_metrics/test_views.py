@@ -7,9 +7,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Output
-from ranking.metric_export import CORRELATION_COLUMNS
-from ranking.metric_models import MetricRun
-from ranking.metric_service import execute_metric_run
+from ranking.automatic_metrics.export import CORRELATION_COLUMNS
+from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.service import execute_metric_run
 from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.factories import make_campaign, make_judged_hit, make_system_set
@@ -85,7 +85,7 @@ def test_results_page_without_metrics_offers_to_compute_them(organiser):
 
 def test_compute_queues_a_metric_run(organiser, django_capture_on_commit_callbacks):
     campaign = make_campaign()
-    url = reverse("ranking:metrics_compute", args=[campaign.slug])
+    url = reverse("metrics:compute", args=[campaign.slug])
     with django_capture_on_commit_callbacks() as callbacks:
         response = organiser.send("POST", url, {"criterion": "naturalness"})
     assert response.status_code == 302
@@ -98,7 +98,7 @@ def test_compute_queues_a_metric_run(organiser, django_capture_on_commit_callbac
 
 def test_compute_three_clicks_make_one_metric_run(organiser, django_capture_on_commit_callbacks):
     campaign = make_campaign()
-    url = reverse("ranking:metrics_compute", args=[campaign.slug])
+    url = reverse("metrics:compute", args=[campaign.slug])
     with django_capture_on_commit_callbacks() as callbacks:
         for _ in range(3):
             assert organiser.send("POST", url, {"criterion": "quality"}).status_code == 302
@@ -142,11 +142,11 @@ def test_results_page_says_what_a_metric_run_does_before_its_first_system(organi
 
 def test_compute_outsiders_and_wrong_method(client, organiser):
     campaign = make_campaign()
-    url = reverse("ranking:metrics_compute", args=[campaign.slug])
+    url = reverse("metrics:compute", args=[campaign.slug])
     assert organiser.get(url).status_code == 405
     response = client.post(url)
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
-    missing = reverse("ranking:metrics_compute", args=["nope"])
+    missing = reverse("metrics:compute", args=["nope"])
     assert organiser.send("POST", missing).status_code == 404
     assert organiser.send("POST", url, {"criterion": "fluency"}).status_code == 400
     assert not MetricRun.objects.exists()
@@ -154,8 +154,8 @@ def test_compute_outsiders_and_wrong_method(client, organiser):
 
 def test_metrics_pages_refuse_staff_without_permission_on_campaigns(clerk, viewer):
     campaign = ranked_and_scored_campaign(names=("sys1", "sys2", "sys3"))
-    compute = reverse("ranking:metrics_compute", args=[campaign.slug])
-    csv_url = reverse("ranking:metrics_csv", args=[campaign.slug])
+    compute = reverse("metrics:compute", args=[campaign.slug])
+    csv_url = reverse("metrics:csv", args=[campaign.slug])
     assert clerk.get(csv_url).status_code == 403
     assert viewer.get(csv_url).status_code == 200
     for person in (clerk, viewer):  # queueing work needs the change permission
@@ -170,7 +170,7 @@ def read_csv(response) -> list[list[str]]:
 
 def test_metrics_csv_is_one_table_with_the_slot_errors_as_columns(organiser):
     campaign = ranked_and_scored_campaign(names=("sys1", "-cmd", "sys3"))
-    response = organiser.get(reverse("ranking:metrics_csv", args=[campaign.slug]))
+    response = organiser.get(reverse("metrics:csv", args=[campaign.slug]))
     assert response["Content-Disposition"] == f'attachment; filename="{campaign.slug}-metrics.csv"'
     header, *rows = read_csv(response)
     assert header == METRICS_CSV_COLUMNS
@@ -186,7 +186,7 @@ def test_metrics_csv_leaves_slot_columns_empty_without_mr_items(organiser):
     campaign = ranked_and_scored_campaign()
     campaign.items.update(input_kind="document", input_data={"text": "A text.", "question": "?"})
     execute_metric_run(MetricRun.objects.create(campaign=campaign))
-    header, *rows = read_csv(organiser.get(reverse("ranking:metrics_csv", args=[campaign.slug])))
+    header, *rows = read_csv(organiser.get(reverse("metrics:csv", args=[campaign.slug])))
     assert header == METRICS_CSV_COLUMNS and len(rows) == 3
     assert all(row[header.index("ser")] == "" and row[1] != "" for row in rows)
 
@@ -196,7 +196,7 @@ def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(
     e2e = RankingRun.objects.get(campaign=campaign)
     # A Bradley-Terry run finishing later is not what the page shows first.
     execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", protocol="bt"))
-    url = reverse("ranking:metrics_correlations_csv", args=[campaign.slug])
+    url = reverse("metrics:correlations_csv", args=[campaign.slug])
     response = organiser.get(url)
     disposition = f'attachment; filename="{campaign.slug}-metric-correlations.csv"'
     assert response["Content-Disposition"] == disposition
@@ -216,23 +216,23 @@ def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(
 def test_metrics_correlations_csv_without_an_e2e_run_has_only_its_header(organiser):
     campaign = ranked_and_scored_campaign()
     RankingRun.objects.filter(campaign=campaign).update(protocol="bt")
-    url = reverse("ranking:metrics_correlations_csv", args=[campaign.slug])
+    url = reverse("metrics:correlations_csv", args=[campaign.slug])
     assert read_csv(organiser.get(url)) == [CORRELATION_COLUMNS]
 
 
 def test_metrics_correlations_csv_outsiders_and_wrong_method(client, organiser):
     campaign = make_campaign()
-    url = reverse("ranking:metrics_correlations_csv", args=[campaign.slug])
+    url = reverse("metrics:correlations_csv", args=[campaign.slug])
     assert organiser.get(url).status_code == 404  # no finished metric run yet
     assert organiser.send("POST", url).status_code == 405
     assert client.get(url).status_code == 302
-    missing = reverse("ranking:metrics_correlations_csv", args=["nope"])
+    missing = reverse("metrics:correlations_csv", args=["nope"])
     assert organiser.get(missing).status_code == 404
 
 
 def test_metrics_csv_outsiders(client, organiser):
     campaign = make_campaign()
-    url = reverse("ranking:metrics_csv", args=[campaign.slug])
+    url = reverse("metrics:csv", args=[campaign.slug])
     assert organiser.get(url).status_code == 404  # no finished run yet
     assert organiser.send("POST", url).status_code == 405
     assert client.get(url).status_code == 302

@@ -1,6 +1,6 @@
-"""Admin of agreement between annotators (registered from ranking.admin): each ranking run's
-alpha on its change page, and a read-only list of annotators per run, lowest agreement
-first, for finding those whose rankings go against everyone else's."""
+"""Admin of agreement between annotators: each ranking run's alpha on its change page (the
+inline that ranking.admin adds to the run's admin), and a read-only list of annotators per
+run, lowest agreement first, for finding those whose rankings go against everyone else's."""
 
 from django.contrib import admin
 from django.urls import reverse
@@ -8,7 +8,7 @@ from django.utils.html import format_html
 
 from nlgdata.attention import describe_verdict
 
-from .agreement_models import AnnotatorAgreement, RunAgreement
+from .models import AnnotatorAgreement, RunAgreement
 
 
 class RunAgreementInline(admin.StackedInline):
@@ -27,7 +27,7 @@ class RunAgreementInline(admin.StackedInline):
 
     @admin.display(description="per annotator")
     def per_annotator(self, agreement):
-        url = reverse("admin:ranking_annotatoragreement_changelist")
+        url = reverse("admin:agreement_annotatoragreement_changelist")
         return format_html('<a href="{}?run__id__exact={}">annotators</a>', url, agreement.run_id)
 
     def has_add_permission(self, request, obj=None):

@@ -1,5 +1,5 @@
 """A campaign's bundle: one zip with everything its rankings were computed from and what
-they gave, so that anyone can rank again without the database (ranking/rerank.py).
+they gave, so that anyone can rank again without the database (ranking/bundle/rerank.py).
 
 Members of format version 1, each listed with its row count and meaning in the manifest:
 
@@ -35,9 +35,8 @@ from django.db.models import BooleanField, ExpressionWrapper
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Judgment, Output, counted_q
-
-from .models import RankingRun, SystemResult
-from .service import ResultRow
+from ranking.models import RankingRun, SystemResult
+from ranking.service import ResultRow
 
 FORMAT = "nlg-eval-bundle"
 FORMAT_VERSION = 1

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from ranking.metric_models import MetricRun
+from ranking.automatic_metrics.models import MetricRun
 from tests.conftest import wait_until
 from tests.factories import make_system_set
 
@@ -18,7 +18,7 @@ def finished(run_id):
 def test_requested_metrics_are_computed_by_the_worker_and_shown(celery_worker_process, organiser):
     campaign, systems, items = make_system_set(systems=2, items=3)
     response = organiser.send(
-        "POST", reverse("ranking:metrics_compute", args=[campaign.slug]), {"criterion": "quality"}
+        "POST", reverse("metrics:compute", args=[campaign.slug]), {"criterion": "quality"}
     )
     assert response.status_code == 302
     run = wait_until(
