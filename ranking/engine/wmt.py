@@ -37,14 +37,21 @@ class Judgments:
     system: np.ndarray  # int32[n]: system numbers
     annotator: np.ndarray  # int64[n]: any identifier of the annotator
     score: np.ndarray  # float64[n]
+    # int64[n]: the HIT each judgment was given in, for views that compare within a HIT
+    # (best-worst); None where the judgments were not grouped.
+    hit: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int32))
         object.__setattr__(self, "annotator", np.asarray(self.annotator, dtype=np.int64))
         object.__setattr__(self, "score", np.asarray(self.score, dtype=np.float64))
+        if self.hit is not None:
+            object.__setattr__(self, "hit", np.asarray(self.hit, dtype=np.int64))
         n = len(self.system)
         if self.system.ndim != 1 or len(self.annotator) != n or len(self.score) != n:
             raise ValueError("system, annotator and score must be 1-d arrays of equal length")
+        if self.hit is not None and len(self.hit) != n:
+            raise ValueError("hit must be a 1-d array as long as the judgments")
 
     def __len__(self) -> int:
         return len(self.system)
@@ -57,7 +64,13 @@ class Judgments:
         annotator of each of the H HITs."""
         present = ~np.isnan(np.asarray(scores, dtype=np.float64))
         annotator = np.broadcast_to(np.asarray(annotators)[:, None], present.shape)
-        return cls(np.asarray(systems)[present], annotator[present], np.asarray(scores)[present])
+        hit = np.broadcast_to(np.arange(present.shape[0])[:, None], present.shape)
+        return cls(
+            np.asarray(systems)[present],
+            annotator[present],
+            np.asarray(scores)[present],
+            hit[present],
+        )
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 computes, the results page shows, the CSV writes, bundles record and the datasheet
 describes. Adding one is a module beside these and a line in REGISTERED."""
 
-from . import bradley_terry, trueskill, wmt
+from . import best_worst, bradley_terry, trueskill, wmt
 from .base import RankingProtocol
 
 REGISTERED: tuple[RankingProtocol, ...] = (
@@ -10,6 +10,7 @@ REGISTERED: tuple[RankingProtocol, ...] = (
     trueskill.BOOTSTRAP,
     bradley_terry.PROTOCOL,
     wmt.PROTOCOL,
+    best_worst.PROTOCOL,
 )
 
 PROTOCOLS: dict[str, RankingProtocol] = {protocol.name: protocol for protocol in REGISTERED}

@@ -60,7 +60,9 @@ def ranks_by(engine):
         seed: int,
         progress: Progress | None,
     ) -> Ranking:
-        return summarise(engine(comparisons, n_systems, repetitions, seed, progress))
+        # Systems in pieces of the comparison graph are not ordered across pieces.
+        runs = engine(comparisons, n_systems, repetitions, seed, progress)
+        return summarise(runs, components=comparisons.components(n_systems))
 
     return rank
 

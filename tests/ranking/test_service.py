@@ -259,13 +259,11 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
     campaign, _ = judged_campaign(hits=3)
     with django_capture_on_commit_callbacks() as sent:
         queued = queue_due_rankings()
-    assert sorted((r.criterion, r.protocol) for r in queued) == [
-        ("quality", "bootstrap"),
-        ("quality", "bt"),
-        ("quality", "e2e"),
-        ("quality", "wmt"),
-    ]
-    assert len(sent) == 4  # a message each, once committed
+    # One per registered protocol: e2e, bootstrap, bt, wmt, bws.
+    assert sorted((r.criterion, r.protocol) for r in queued) == sorted(
+        ("quality", protocol) for protocol in NAMES
+    )
+    assert len(sent) == len(NAMES) == 5  # a message each, once committed
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -285,7 +283,8 @@ def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
     quality_run(campaign, protocol="wmt", status="running", heartbeat_at=long_ago)
     RankingRun.objects.update(queued_at=long_ago)
     # The abandoned WMT run is not waiting: its worker is gone, so a new run is queued.
-    assert due_protocols(campaign.criteria.get(criterion="quality")) == ["e2e", "bootstrap", "wmt"]
+    due = due_protocols(campaign.criteria.get(criterion="quality"))
+    assert due == ["e2e", "bootstrap", "wmt", "bws"]
 
 
 def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):

@@ -18,15 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits, rank_systems
-from ranking.engine.bradley_terry import BradleyTerryRanking, arena_rank
+from ranking.engine.bradley_terry import arena_rank
 from ranking.engine.clusters import rank_bounds_per_run, rank_ranges
 from ranking.engine.forecast import forecast
-from ranking.engine.wmt import WmtRanking
+from ranking.protocols import NAMES, protocol_named
 
 QUALITY_CSV = (
     Path(__file__).resolve().parents[3] / ".." / "shared" / "data" / "e2e" / "human_ratings"
 ).resolve() / "quality.csv"
-VIEWS = ("e2e", "bootstrap", "bt", "wmt")
+# Every registered view: a protocol added to the registry is held to these properties too.
+VIEWS = tuple(NAMES)
 RUNS = 50  # enough for a 95% range (2 runs trimmed from each end), quick for hypothesis
 # derandomize: the same examples in CI as here, so a pass here is a pass there.
 PROPERTY = settings(max_examples=20, deadline=None, derandomize=True)
@@ -53,24 +54,31 @@ def views(systems: np.ndarray, scores: np.ndarray, annotators: np.ndarray, n: in
         if len(comparisons) == 0:
             shown[protocol] = None
             continue
-        ranking = rank_systems(comparisons, n, protocol, RUNS, seed=0, judgments=judgments)
-        shown[protocol] = view_of(ranking, len(systems))
+        view = protocol_named(protocol)
+        ranking = view.rank(comparisons, n, judgments, RUNS, 0, None)
+        shown[protocol] = (
+            None if view.nothing_to_rank(ranking) else view_of(view, ranking, n, len(systems))
+        )
     return shown
 
 
-def view_of(ranking, hits: int) -> View | None:
-    if isinstance(ranking, WmtRanking):
-        if len(ranking.order) < 2:
-            return None
-        return View(ranking.cluster, ranking.rank_lo, ranking.rank_hi, 0)
-    if isinstance(ranking, BradleyTerryRanking):
-        cluster, score, spread = ranking.rank, ranking.rating, ranking.rating_std
-    else:
-        cluster, score, spread = ranking.cluster, ranking.mean_mu, ranking.std_mu
-    order = ranking.order
-    predicted = forecast(score[order], spread[order], cluster[order], hits)
-    separated = sum(pair.separated for pair in predicted.pairs)
-    return View(cluster, ranking.rank_lo, ranking.rank_hi, separated)
+def view_of(view, ranking, n: int, hits: int) -> View:
+    """What the protocol stores of each system (SystemResult's fields), as the results page
+    and the forecast read them; a system the view leaves out has cluster 0."""
+    fields = {index: view.result_fields(ranking, index) for index in ranking.order}
+    column = {
+        name: np.array([fields[i][name] if i in fields else 0 for i in range(n)])
+        for name in ("cluster", "rank_lo", "rank_hi")
+    }
+    separated = 0
+    order = list(ranking.order)
+    if order and fields[order[0]].get("mu_std") is not None:  # views with a spread
+        score = np.array([fields[i]["mu"] for i in order])
+        spread = np.array([fields[i]["mu_std"] for i in order])
+        cluster = np.array([fields[i]["cluster"] for i in order])
+        predicted = forecast(score, spread, cluster, hits)
+        separated = sum(pair.separated for pair in predicted.pairs)
+    return View(column["cluster"], column["rank_lo"], column["rank_hi"], separated)
 
 
 def assert_one_cluster(shown: dict, n: int, full_ranges: bool) -> None:
@@ -172,6 +180,7 @@ def test_all_tied_scores_one_cluster_spanning_every_rank_in_every_view(data):
     seen = len(np.unique(systems))
     shown = views(renumbered(systems), scores, annotators, seen)
     assert shown["wmt"] is None  # every annotator gave one score: no z-scores
+    assert shown["bws"] is not None  # every system's score 0: one cluster
     assert_one_cluster(shown, seen, full_ranges=True)
 
 
@@ -190,7 +199,7 @@ def test_a_system_winning_every_comparison_stands_alone_at_the_top_in_every_view
         assert view is not None, protocol
         assert (view.rank_lo[0], view.rank_hi[0]) == (1, 1), protocol
         assert view.cluster[0] == 1 and (view.cluster[1:] > 1).all(), protocol
-        if protocol != "wmt":
+        if protocol_named(protocol).resamples:  # views with a spread, and a forecast
             assert view.separated_pairs >= 1, protocol
 
 
@@ -301,5 +310,5 @@ def test_400_e2e_hits_all_tied_are_one_cluster_ranked_1_to_n_or_nothing_to_rank(
     assert n == 20
     shown = views(systems, scores, annotators, n)
     assert shown["wmt"] is None
-    assert all(shown[protocol] is not None for protocol in ("e2e", "bootstrap", "bt"))
+    assert all(shown[protocol] is not None for protocol in ("e2e", "bootstrap", "bt", "bws"))
     assert_one_cluster(shown, n, full_ranges=True)

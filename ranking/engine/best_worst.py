@@ -1,0 +1,120 @@
+"""Best-worst scaling of RankME HITs, as the pairwise and best-worst studies report it
+(Louviere et al. 2015; the RotoWire human evaluation of Puduppully and Lapata 2021 and its
+ReproHum reproductions):
+
+- In each HIT the outputs with the highest score are its best, those with the lowest its
+  worst; a HIT whose scores are all equal names neither (it says nothing of the order).
+- A system's score is 100 x (times best - times worst) / its judgments, from -100 to 100.
+- Significance: each judgment is +1 (best), -1 (worst) or 0; a one-way ANOVA over the
+  systems' values, then Tukey's HSD between every two systems (p < 0.05), each only where
+  the ANOVA finds a difference. A system with fewer than two judgments is never found
+  different. Where every system's values are constant the differences of means are exact:
+  different means are significant, equal ones are not.
+- Systems are ordered by score; a cluster ends below a system significantly better than
+  every system below it (the rule of WMT's tables); the rank range is the positions its
+  cluster spans. Systems without judgments get no place (cluster 0).
+"""
+
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import f_oneway, tukey_hsd
+
+from .wmt import Judgments, cluster_spans
+
+SIGNIFICANCE = 0.05
+
+
+@dataclass(frozen=True)
+class BestWorstRanking:
+    """Per-system results, indexed by system number."""
+
+    protocol: str
+    score: np.ndarray  # float64[n]: 100 (best - worst) / judgments; NaN without judgments
+    best: np.ndarray  # int64[n]
+    worst: np.ndarray  # int64[n]
+    n_judgments: np.ndarray  # int64[n]
+    cluster: np.ndarray  # int64[n], 1 = best; 0 for a system without judgments
+    rank_lo: np.ndarray  # int64[n]
+    rank_hi: np.ndarray  # int64[n]
+    order: np.ndarray  # int64[ranked], best first
+
+
+def best_worst_values(judgments: Judgments) -> np.ndarray:
+    """int64[n]: +1 for a judgment that is its HIT's best, -1 for its worst, else 0."""
+    if judgments.hit is None:
+        raise ValueError("best-worst scaling compares within HITs: the judgments need their hit")
+    _, hit = np.unique(judgments.hit, return_inverse=True)
+    top = np.full(hit.max(initial=-1) + 1, -np.inf)
+    bottom = np.full_like(top, np.inf)
+    np.maximum.at(top, hit, judgments.score)
+    np.minimum.at(bottom, hit, judgments.score)
+    decided = top[hit] > bottom[hit]
+    best = decided & (judgments.score == top[hit])
+    worst = decided & (judgments.score == bottom[hit])
+    return best.astype(np.int64) - worst.astype(np.int64)
+
+
+def best_worst_protocol(judgments: Judgments, n_systems: int) -> BestWorstRanking:
+    values = best_worst_values(judgments)
+    system = judgments.system
+    n_judgments = np.bincount(system, minlength=n_systems).astype(np.int64)
+    best = np.bincount(system, values == 1, minlength=n_systems).astype(np.int64)
+    worst = np.bincount(system, values == -1, minlength=n_systems).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = 100.0 * (best - worst) / n_judgments
+    ranked = np.flatnonzero(n_judgments > 0)
+    order = ranked[np.argsort(-score[ranked], kind="stable")]
+    groups = [values[system == s].astype(np.float64) for s in range(n_systems)]
+    better = significance(groups)
+    in_order = clusters_in_order(order, better)
+    cluster = np.zeros(n_systems, dtype=np.int64)
+    cluster[order] = in_order
+    rank_lo, rank_hi = np.zeros_like(cluster), np.zeros_like(cluster)
+    if len(order):
+        rank_lo[order], rank_hi[order] = cluster_spans(in_order)
+    return BestWorstRanking(
+        protocol="bws",
+        score=score,
+        best=best,
+        worst=worst,
+        n_judgments=n_judgments,
+        cluster=cluster,
+        rank_lo=rank_lo,
+        rank_hi=rank_hi,
+        order=order,
+    )
+
+
+def significance(groups: list[np.ndarray]) -> Callable[[int, int], bool]:
+    """better(a, b): is system a significantly better than system b (ANOVA, then Tukey)?"""
+    testable = [s for s, values in enumerate(groups) if len(values) >= 2]
+    if len(testable) < 2:
+        return lambda a, b: False
+    samples = [groups[s] for s in testable]
+    with warnings.catch_warnings():
+        # Constant groups: scipy warns and answers inf (means differ) or NaN (they do not).
+        warnings.simplefilter("ignore")
+        anova = f_oneway(*samples)
+        p = tukey_hsd(*samples).pvalue
+    if not anova.pvalue < SIGNIFICANCE:  # NaN too: no difference to find
+        return lambda a, b: False
+    where = {s: i for i, s in enumerate(testable)}
+    means = {s: float(groups[s].mean()) for s in testable}
+
+    def better(a: int, b: int) -> bool:
+        if a not in where or b not in where:
+            return False
+        return means[a] > means[b] and bool(p[where[a], where[b]] < SIGNIFICANCE)
+
+    return better
+
+
+def clusters_in_order(order: np.ndarray, better: Callable[[int, int], bool]) -> np.ndarray:
+    """Cluster numbers (1 = best) of the systems in `order`: a boundary below each system
+    significantly better than every system below it."""
+    n = len(order)
+    ends = [all(better(order[i], order[j]) for j in range(i + 1, n)) for i in range(n - 1)]
+    return 1 + np.concatenate(([0], np.cumsum(ends, dtype=np.int64)))[:n]
