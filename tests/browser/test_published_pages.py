@@ -27,6 +27,9 @@ def one_item(dataset: Dataset, external_id: str) -> Campaign:
     Campaign.objects.filter(pk=campaign.pk).update(
         status=Campaign.Status.OPEN, min_seconds_per_hit=0, attention_check_every=0
     )
+    # Straight to the HIT these tests read: the comprehension check (on by default) has
+    # tests of its own.
+    campaign.criteria.update(comprehension_check=False)
     return campaign
 
 
