@@ -417,6 +417,7 @@ def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_clos
     criterion = campaign.criteria.get(criterion="quality")
     criterion.close_when_stable_for = 4
     criterion.save(update_fields=["close_when_stable_for"])
+    pages = []
     for judged in (items[:12], items[12:]):  # two runs, at 12 and 16 HITs, same clusters
         for item in judged:
             make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 10])
@@ -424,9 +425,12 @@ def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_clos
             campaign=campaign, criterion="quality", repetitions=50, seed=1
         )
         execute_run(run)
-    page = organiser.get(results_url(campaign)).content.decode()
+        pages.append(organiser.get(results_url(campaign)).content.decode())
+    assert "they come from the latest run, at 12 counted HITs" in pages[0]
+    assert "stayed the same" not in pages[0]
+    page = pages[1]
     assert "These clusters have stayed the same since the run at\n  12 counted HITs" in page
-    assert "(4 HITs so far)" in page
+    assert "over the 4 HITs counted since" in page
     assert "it was closed on that ground" in page
     criterion.refresh_from_db()
     assert not criterion.is_open
