@@ -223,12 +223,15 @@ class CampaignAdmin(RecountAfterEdits):
             invite_url,
         )
 
+    # Short: the action menu is as wide as its longest entry, and a longer one pushed the
+    # campaign list past a 1280-pixel window.
     @admin.action(
-        description="Review Prolific submissions (flag who is not in the study, approve who"
-        " passed with counted work, reject who failed, release returned places)",
+        description="Review Prolific submissions (approve, reject, flag, release places)",
         permissions=["change"],
     )
     def review_prolific_submissions(self, request, queryset):
+        """Flag who is not in the study, approve who passed with counted work, reject who
+        failed, release the places of returned submissions."""
         for campaign in queryset:
             try:
                 review = review_submissions(campaign)

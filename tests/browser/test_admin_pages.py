@@ -1,0 +1,21 @@
+"""The organiser's admin pages in a 1280x900 window: nothing pushes them sideways."""
+
+import pytest
+from django.urls import reverse
+
+from tests.browser.conftest import DESKTOP
+from tests.browser.test_results_page import PAGE_WIDTH
+from tests.browser.test_screenshots import log_in
+from tests.factories import make_campaign
+
+pytestmark = pytest.mark.browser
+
+
+def test_campaign_list_fits_a_desktop_window(live_server, browser):
+    make_campaign(name="E2E quality study")
+    page = log_in(browser, live_server, DESKTOP)
+    page.goto(live_server.url + reverse("admin:annotation_campaign_changelist"))
+    assert page.locator("select[name=action]").is_visible()
+    scroll_width, client_width = page.evaluate(PAGE_WIDTH)
+    assert scroll_width <= client_width, (scroll_width, client_width)
+    page.close()
