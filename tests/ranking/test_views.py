@@ -337,6 +337,7 @@ def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(or
     # A state of the campaign, not a fault: done, without results, said at INFO.
     assert run.status == "done" and run.found_nothing_to_rank and run.error == ""
     assert run.note.startswith("Nothing to rank: no comparisons yet")
+    assert "judgments of at least two systems that count (in HITs not flagged" in run.note
     assert not run.results.exists() and RankingRun.objects.finished().count() == 0
     assert [record.levelname for record in caplog.records if "Nothing to rank" in record.message]
     assert not [record for record in caplog.records if record.levelname in ("ERROR", "WARNING")]
