@@ -202,6 +202,12 @@ class CampaignAdmin(RecountAfterEdits):
             monitor,
         )
 
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The campaign's own pages, at the top of its form too, not only in the list.
+        if obj is not None and obj.pk is not None:
+            context["campaign_links"] = self.links(obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     @admin.display(description="Prolific study URL, per criterion")
     def entry_links(self, campaign):
         """The URL to paste into the Prolific study, with Prolific's placeholders; invited
