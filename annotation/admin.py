@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -206,6 +207,9 @@ class CampaignAdmin(RecountAfterEdits):
         # The campaign's own pages, at the top of its form too, not only in the list.
         if obj is not None and obj.pk is not None:
             context["campaign_links"] = self.links(obj)
+            # entry_links, a read-only field, sees only the campaign: the request lets it
+            # give whole URLs (Prolific takes no bare path) where SITE_URL is unset.
+            obj.admin_request = None if settings.SITE_URL else request
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="Prolific study URL, per criterion")
@@ -218,7 +222,7 @@ class CampaignAdmin(RecountAfterEdits):
             format_html(
                 "<li>{}: <code>{}</code></li>",
                 criterion.get_criterion_display(),
-                prolific_entry_url(criterion),
+                prolific_entry_url(criterion, getattr(campaign, "admin_request", None)),
             )
             for criterion in campaign.criteria.order_by("criterion")
         ]

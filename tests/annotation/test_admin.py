@@ -366,3 +366,12 @@ def test_campaign_change_page_links_to_the_campaigns_pages(organiser):
     assert f'href="{reverse("ranking:campaign", args=[campaign.slug])}"' in text
     adding = organiser.get(reverse("admin:annotation_campaign_add")).content.decode()
     assert 'class="campaign-links"' not in adding
+
+
+def test_campaign_page_gives_whole_study_urls_without_site_url(organiser, settings):
+    settings.SITE_URL = ""
+    campaign = make_campaign(slug="e2e-human")
+    page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+    assert "<code>https://testserver/annotate/e2e-human/quality/?PROLIFIC_PID=" in (
+        page.content.decode()
+    )
