@@ -47,6 +47,7 @@ def test_bundle_page_lists_the_runs_it_holds_and_whether_they_still_hold(organis
     campaign, run = evaluated_campaign()
     page = organiser.get(bundle_url(campaign)).content.decode()
     assert f"#{run.pk}" in page and "gives the same result" in page
+    assert f"<td>{run.protocol_label}</td>" in page  # the registry's label, not blank
     items = list(campaign.items.all())
     make_judged_hit(list(items[2].outputs.all()), [5, 4, 3])  # judgments changed since the run
     page = organiser.get(bundle_url(campaign)).content.decode()
