@@ -50,6 +50,10 @@ def test_results_page_shows_table_chart_and_counts(organiser):
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
     assert "<svg" in page and "ranks 1–1" in page
     assert "E2E protocol (Sakaguchi" in page
+    # The protocol and the criterion shown, each on its own line of tabs, marked as current.
+    assert '<a href="?protocol=e2e" class="current" aria-current="page">' in page
+    assert '?protocol=e2e" class="current" aria-current="page">Quality</a>' in page
+    assert page.count('<p class="tabs">') == 2
     spread = run.results.get(position=1).mu_std
     assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
 
