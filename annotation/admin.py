@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -205,10 +206,17 @@ class CampaignAdmin(RecountAfterEdits):
     def get_object(self, request, object_id, from_field=None):
         campaign = super().get_object(request, object_id, from_field)
         if campaign is not None:
-            # For entry_links, which Django calls with the campaign alone: the study URL is
-            # on the host the organiser reached the admin at, as invitations' links are.
-            campaign.admin_request = request
+            # For entry_links, which Django calls with the campaign alone: whole study URLs
+            # (Prolific takes no bare path) on the SITE_URL where it is set, else on the
+            # host the organiser reached the admin at, as invitations' links are.
+            campaign.admin_request = None if settings.SITE_URL else request
         return campaign
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        # The campaign's own pages, at the top of its form too, not only in the list.
+        if obj is not None and obj.pk is not None:
+            context["campaign_links"] = self.links(obj)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="Prolific study URL, per criterion")
     def entry_links(self, campaign):
@@ -232,12 +240,15 @@ class CampaignAdmin(RecountAfterEdits):
             invite_url,
         )
 
+    # Short: the action menu is as wide as its longest entry, and a longer one pushed the
+    # campaign list past a 1280-pixel window.
     @admin.action(
-        description="Review Prolific submissions (flag who is not in the study, approve who"
-        " passed with counted work, reject who failed, release returned places)",
+        description="Review Prolific submissions (approve, reject, flag, release places)",
         permissions=["change"],
     )
     def review_prolific_submissions(self, request, queryset):
+        """Flag who is not in the study, approve who passed with counted work, reject who
+        failed, release the places of returned submissions."""
         for campaign in queryset:
             try:
                 review = review_submissions(campaign)

@@ -27,7 +27,7 @@ def build_demo_campaign() -> Campaign:
         slug=DEMO_SLUG,
         name="Demo: restaurant descriptions (E2E style)",
         status=Campaign.Status.OPEN,
-        description="A small sample campaign built by `manage.py demo`.",
+        description="A small sample campaign to try the platform with, built by manage.py demo.",
         standard_text="The Vaults is a pub near Café Adriatic with prices over £30.",
         standard_input_kind="mr",
         standard_input={

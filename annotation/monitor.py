@@ -48,6 +48,11 @@ class Progress:
     def share_done(self) -> float | None:
         return min(1.0, self.done / self.target) if self.target else None
 
+    @property
+    def last_day(self) -> int:
+        """HITs done in the hours the chart shows."""
+        return sum(n for _, n in self.per_hour)
+
 
 def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
     return [criterion_progress(c, now) for c in campaign.criteria.order_by("criterion")]

@@ -205,6 +205,60 @@ ROTOWIRE_NEURAL = "accuracy-shared-task"
 PLAYER_FIELDS_LEFT_OUT = {"PLAYER_NAME", "FIRST_NAME", "SECOND_NAME", "TEAM_CITY"}
 
 
+# The columns of the standard's box score, and a player's figures in that order.
+STANDARD_PLAYER_COLUMNS = "START_POSITION MIN PTS REB AST STL BLK TO PF FGM FGA FG3M FG3A FTM FTA"
+
+
+def standard_player(name: str, team: str, *figures: str | int) -> dict:
+    stats = dict(zip(STANDARD_PLAYER_COLUMNS.split(), figures, strict=True))
+    return {"name": name, "team": team, "stats": stats}
+
+
+# RotoWire's STANDARD (the summary shown with its score of 100): a made-up game with a
+# hand-written summary, every figure of which is in its box score. Without one the HIT page
+# would show a game's human summary, which is also one of the outputs rated in that game's
+# HITs.
+ROTOWIRE_STANDARD = (
+    "The Riverside Otters (21-10) beat the Lakeport Herons (15-16) 112-104. Marcus Bell led "
+    "the Otters with 31 points and nine rebounds, and Tony Alvarez added 18 points and 11 "
+    "assists. Devon Price had 24 points and 13 rebounds for the Herons, who were outscored "
+    "28-22 in the fourth quarter.",
+    "boxscore",
+    {
+        "home": {
+            "city": "Riverside",
+            "name": "Otters",
+            "wins": 21,
+            "losses": 10,
+            "pts": 112,
+            "line": {"PTS_QTR1": 28, "PTS_QTR2": 30, "PTS_QTR3": 26, "PTS_QTR4": 28},
+        },
+        "visitor": {
+            "city": "Lakeport",
+            "name": "Herons",
+            "wins": 15,
+            "losses": 16,
+            "pts": 104,
+            "line": {"PTS_QTR1": 25, "PTS_QTR2": 27, "PTS_QTR3": 30, "PTS_QTR4": 22},
+        },
+        "players": [
+            standard_player(
+                "Marcus Bell", "home", "F", 36, 31, 9, 4, 1, 0, 2, 3, 12, 20, 3, 6, 4, 5
+            ),
+            standard_player(
+                "Tony Alvarez", "home", "G", 34, 18, 3, 11, 2, 0, 3, 2, 7, 14, 2, 5, 2, 2
+            ),
+            standard_player(
+                "Devon Price", "visitor", "C", 35, 24, 13, 2, 0, 3, 2, 4, 10, 16, 0, 0, 4, 6
+            ),
+            standard_player(
+                "Sam Okafor", "visitor", "G", 33, 20, 4, 6, 1, 0, 4, 1, 7, 15, 4, 8, 2, 2
+            ),
+        ],
+    },
+)
+
+
 def read_rotowire(folder: Path) -> Dataset:
     games_folder = folder / "games" if (folder / "games").is_dir() else folder
     files = sorted(games_folder.glob("*.jsonl"))
@@ -257,6 +311,7 @@ def read_rotowire(folder: Path) -> Dataset:
         },
         coverage_required=False,  # no summary covers a whole box score
         outputs_per_hit=2,
+        standard=ROTOWIRE_STANDARD,
         notes=same_as_human(human, neural),
     )
 

@@ -325,7 +325,11 @@ def rank_input(
 ) -> AnyRanking:
     """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
     if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
-        raise NothingToRank("no comparisons yet: judgments of at least two systems are needed")
+        # Said so that a campaign whose judgments were all left out is not read as empty.
+        raise NothingToRank(
+            "no comparisons yet: a ranking needs judgments of at least two systems that count"
+            " (in HITs not flagged, by annotators not excluded)"
+        )
     view = protocol_named(protocol)
     ranking = view.rank(
         data.comparisons, len(data.systems), data.scores, repetitions, seed, progress

@@ -354,3 +354,24 @@ def test_admin_campaign_deletion_outsider_deletes_nothing(non_staff):
     response = non_staff.send("POST", url, {"post": "yes"})
     assert response.status_code == 302 and "/admin/login/" in response.url
     assert Campaign.objects.filter(pk=campaign.pk).exists()
+
+
+def test_campaign_change_page_links_to_the_campaigns_pages(organiser):
+    campaign = make_campaign()
+    page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+    text = page.content.decode()
+    for name in ("upload", "export", "monitor", "datasheet", "bundle"):
+        url = reverse(f"admin:annotation_campaign_{name}", args=[campaign.pk])
+        assert f'href="{url}"' in text, name
+    assert f'href="{reverse("ranking:campaign", args=[campaign.slug])}"' in text
+    adding = organiser.get(reverse("admin:annotation_campaign_add")).content.decode()
+    assert 'class="campaign-links"' not in adding
+
+
+def test_campaign_page_gives_whole_study_urls_without_site_url(organiser, settings):
+    settings.SITE_URL = ""
+    campaign = make_campaign(slug="e2e-human")
+    page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
+    assert "<code>https://testserver/annotate/e2e-human/quality/?PROLIFIC_PID=" in (
+        page.content.decode()
+    )

@@ -107,7 +107,7 @@ def test_upload_with_one_bad_file_imports_none_and_names_file_line_and_column(or
     }
     job, page = upload_and_import(organiser, campaign, files, kind="outputs")
     assert job.status == "failed" and job.error.startswith("slug.tsv, line 3")
-    assert "Nothing was imported." in page
+    assert "Nothing from this upload was imported" in page
     assert not Output.objects.exists() and not DataFile.objects.exists()
     assert not System.objects.exists()  # tgen's new system went with the rest
 

@@ -97,6 +97,9 @@ def test_monitor_page_shows_the_progress_and_refreshes_its_section(organiser, hi
     expected = timezone.now() + timedelta(hours=2)  # 6 more at 3 an hour, from the page's now
     assert abs(finish - expected) < timedelta(minutes=2)
     assert section.count("<rect") == 48  # 24 hours, two criteria
+    # Naturalness had no HITs: its empty chart says so.
+    assert section.count("No HITs done here in the last 24 hours.") == 1
+    assert "No HITs" not in section.split("Quality: HITs per hour")[1].split("<h2>")[0]
 
 
 @pytest.mark.parametrize("outsider", ["non_staff", "stranger"])
@@ -114,7 +117,7 @@ def test_progress_of_imported_ratings_only_has_no_times_rate_or_cost():
     progress = criterion_progress(campaign.criteria.get(criterion=Criterion.QUALITY), now)
     assert (progress.done, progress.imported, progress.last_hour) == (0, 2, 0)
     assert (progress.median_seconds, progress.flagged_share, progress.finish_at) == (None,) * 3
-    assert progress.cost == 0 and sum(n for _, n in progress.per_hour) == 0
+    assert progress.cost == 0 and progress.last_day == 0
 
 
 def test_monitor_wrong_method_and_unknown_campaign(organiser, history):

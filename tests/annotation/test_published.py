@@ -69,6 +69,10 @@ def test_load_published_rotowire_makes_games_with_the_human_summary(rotowire_dat
     human = game.outputs.get(system__name="human")
     assert human.text == game.references[0]
     assert human.text.startswith("Despite big performances from DeMarcus Cousins")
+    # The standard is a made-up game's summary, not a rated output of any game.
+    assert campaign.standard_input_kind == "boxscore"
+    assert campaign.standard_text.startswith("The Riverside Otters (21-10) beat")
+    assert not Output.objects.filter(text=campaign.standard_text).exists()
 
 
 def test_load_published_webnlg_makes_178_items_and_16_systems(webnlg_data):

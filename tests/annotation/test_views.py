@@ -94,6 +94,8 @@ def test_entry_first_visit_shows_instructions_with_worked_example(campaign, work
     page = response.content.decode()
     assert "A worked example" in page
     assert "Burger King" in page
+    # Not "above the sentences": on a wide screen the standard stands beside them.
+    assert "Each page also shows a <strong>standard</strong> sentence" in page
     start = reverse("annotation:start", args=[campaign.slug, "quality"])
     assert [(form.method, form.action) for form in forms_on(response)] == [("post", start)]
 

@@ -7,7 +7,15 @@ import shutil
 import pytest
 
 from nlgdata.datafiles import DataFileError
-from nlgdata.published import detokenise, read_logicnlg, read_rotowire, read_webnlg2020, slugify
+from nlgdata.inputs import check_input
+from nlgdata.published import (
+    ROTOWIRE_STANDARD,
+    detokenise,
+    read_logicnlg,
+    read_rotowire,
+    read_webnlg2020,
+    slugify,
+)
 
 
 def test_read_logicnlg_gives_a_slot_per_statement_with_the_tables_references(logicnlg_data):
@@ -65,6 +73,31 @@ def test_read_rotowire_gives_90_games_with_the_human_and_one_neural_summary(roto
     assert dataset.systems[1].outputs[game.external_id] == first["detokenized_text"]
     assert game.references[0].startswith("Despite big performances from DeMarcus Cousins and")
     assert "by a score of 107-99 on Monday. The Nets" in game.references[0]
+
+
+def test_read_rotowire_standard_is_no_games_summary(rotowire_data):
+    dataset = read_rotowire(rotowire_data)
+    assert dataset.standard == ROTOWIRE_STANDARD
+    texts = {text for system in dataset.systems for text in system.outputs.values()}
+    texts |= {reference for item in dataset.items for reference in item.references}
+    assert ROTOWIRE_STANDARD[0] not in texts
+
+
+def test_rotowire_standard_says_only_what_its_box_score_holds():
+    text, kind, data = ROTOWIRE_STANDARD
+    check_input(kind, data)
+    for side in ("home", "visitor"):
+        team = data[side]
+        assert sum(team["line"][f"PTS_QTR{q}"] for q in range(1, 5)) == team["pts"]
+        assert f"{team['city']} {team['name']} ({team['wins']}-{team['losses']})" in text
+    for player in data["players"]:
+        stats = player["stats"]
+        assert stats["PTS"] == 2 * stats["FGM"] + stats["FG3M"] + stats["FTM"]
+    stats = {player["name"]: player["stats"] for player in data["players"]}
+    assert stats["Marcus Bell"]["PTS"] == 31 and stats["Marcus Bell"]["REB"] == 9
+    assert stats["Tony Alvarez"]["PTS"] == 18 and stats["Tony Alvarez"]["AST"] == 11
+    assert stats["Devon Price"]["PTS"] == 24 and stats["Devon Price"]["REB"] == 13
+    assert "112-104" in text and "28-22 in the fourth quarter" in text
 
 
 def test_detokenise_joins_rotowire_tokens_as_plain_text():

@@ -51,6 +51,10 @@ def test_results_page_shows_table_chart_and_counts(organiser):
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
     assert "<svg" in page and "ranks 1–1" in page
     assert "E2E protocol (Sakaguchi" in page
+    # The protocol and the criterion shown, each on its own line of tabs, marked as current.
+    assert '<a href="?protocol=e2e" class="current" aria-current="page">' in page
+    assert '?protocol=e2e" class="current" aria-current="page">Quality</a>' in page
+    assert page.count('<p class="tabs">') == 2
     spread = run.results.get(position=1).mu_std
     assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
 
@@ -338,6 +342,7 @@ def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(or
     # A state of the campaign, not a fault: done, without results, said at INFO.
     assert run.status == "done" and run.found_nothing_to_rank and run.error == ""
     assert run.note.startswith("Nothing to rank: no comparisons yet")
+    assert "judgments of at least two systems that count (in HITs not flagged" in run.note
     assert not run.results.exists() and RankingRun.objects.finished().count() == 0
     assert [record.levelname for record in caplog.records if "Nothing to rank" in record.message]
     assert not [record for record in caplog.records if record.levelname in ("ERROR", "WARNING")]
@@ -420,6 +425,7 @@ def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_clos
     criterion = campaign.criteria.get(criterion="quality")
     criterion.close_when_stable_for = 4
     criterion.save(update_fields=["close_when_stable_for"])
+    pages = []
     for judged in (items[:12], items[12:]):  # two runs, at 12 and 16 HITs, same clusters
         for item in judged:
             make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 10])
@@ -427,9 +433,12 @@ def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_clos
             campaign=campaign, criterion="quality", repetitions=50, seed=1
         )
         execute_run(run)
-    page = organiser.get(results_url(campaign)).content.decode()
+        pages.append(organiser.get(results_url(campaign)).content.decode())
+    assert "they come from the latest run, at 12 counted HITs" in pages[0]
+    assert "stayed the same" not in pages[0]
+    page = pages[1]
     assert "These clusters have stayed the same since the run at\n  12 counted HITs" in page
-    assert "(4 HITs so far)" in page
+    assert "over the 4 HITs counted since" in page
     assert "it was closed on that ground" in page
     criterion.refresh_from_db()
     assert not criterion.is_open

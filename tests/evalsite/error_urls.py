@@ -1,0 +1,29 @@
+"""A URLconf whose views fail, for the error page tests (tests/evalsite/test_error_pages.py)."""
+
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import path
+
+
+def not_found(request: HttpRequest) -> HttpResponse:
+    raise Http404("secret detail: no row 42")
+
+
+def forbidden(request: HttpRequest) -> HttpResponse:
+    raise PermissionDenied("secret detail: not yours")
+
+
+def bad_request(request: HttpRequest) -> HttpResponse:
+    raise SuspiciousOperation("secret detail: odd header")
+
+
+def broken(request: HttpRequest) -> HttpResponse:
+    raise RuntimeError("secret detail: the database fell over")
+
+
+urlpatterns = [
+    path("not-found/", not_found),
+    path("forbidden/", forbidden),
+    path("bad-request/", bad_request),
+    path("broken/", broken),
+]
