@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -207,9 +206,9 @@ class CampaignAdmin(RecountAfterEdits):
         campaign = super().get_object(request, object_id, from_field)
         if campaign is not None:
             # For entry_links, which Django calls with the campaign alone: whole study URLs
-            # (Prolific takes no bare path) on the SITE_URL where it is set, else on the
-            # host the organiser reached the admin at, as invitations' links are.
-            campaign.admin_request = None if settings.SITE_URL else request
+            # (Prolific takes no bare path) on the host the organiser reached the admin at,
+            # as invitations' links are (SITE_URL serves where there is no request).
+            campaign.admin_request = request
         return campaign
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
