@@ -19,7 +19,6 @@ from nlgdata.datafiles import DataFileError, batches
 from nlgdata.inputs import InputError, check_input, input_key
 from nlgdata.published import Dataset, PublishedItem, PublishedSystem
 
-from . import sql
 from .datafiles.importers import (
     BATCH_CHARS,
     BATCH_ROWS,
@@ -32,6 +31,7 @@ from .datafiles.importers import (
     output_row_chars,
     write_outputs,
 )
+from .handout import sql
 from .models import Campaign, CampaignCriterion, Criterion, DataFile, Item, Output, System
 
 Progress = Callable[[str], None]
