@@ -228,9 +228,7 @@ def set_counting(annotator: Annotator, **fields) -> None:
         changed = []
         for criterion in locked:
             # Their unflagged HITs stop (or start again) counting towards balance.
-            hits = annotator.assignments.submitted().filter(
-                flag="", hit__criterion=criterion.criterion
-            )
+            hits = annotator.assignments.submitted().for_criterion(criterion).filter(flag="")
             if hits.exists():
                 shift_loads(criterion, hits, +1 if row.counts else -1)
                 changed.append(criterion.pk)

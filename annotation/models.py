@@ -416,6 +416,12 @@ class Annotator(models.Model):
         return not self.is_excluded and self.prolific_check in COUNTED_CHECKS
 
 
+class HitQuerySet(models.QuerySet):
+    def for_criterion(self, criterion: CampaignCriterion):
+        """The HITs of a campaign's criterion."""
+        return self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+
+
 class Hit(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
@@ -424,6 +430,8 @@ class Hit(models.Model):
     # The policy that chose its systems; empty for imported HITs and those made before.
     composition = models.CharField(max_length=10, choices=Composition.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = HitQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
@@ -525,6 +533,12 @@ class AssignmentQuerySet(models.QuerySet):
 
     def submitted(self):
         return self.filter(status=Assignment.Status.SUBMITTED)
+
+    def for_criterion(self, criterion: CampaignCriterion):
+        """The assignments of a campaign's criterion."""
+        return self.filter(
+            hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
+        )
 
     def counted(self):
         """Assignments whose judgments rankings use (see counted_q)."""

@@ -273,9 +273,7 @@ def items_judged(criterion: CampaignCriterion) -> int:
 
 
 def submitted_hits(criterion: CampaignCriterion):
-    return Assignment.objects.submitted().filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    )
+    return Assignment.objects.submitted().for_criterion(criterion)
 
 
 def imported_ratings(campaign: Campaign) -> list[str]:
@@ -572,8 +570,7 @@ def agreement_question(criterion: CampaignCriterion) -> dict:
     """What the newest finished run measured of the agreement between annotators."""
     measured = (
         RunAgreement.objects.filter(
-            run__campaign_id=criterion.campaign_id,
-            run__criterion=criterion.criterion,
+            run__in=RankingRun.objects.for_criterion(criterion),
             run__status=RankingRun.Status.DONE,
         )
         .order_by("-run__finished_at", "-run_id")
@@ -598,9 +595,7 @@ def number(value: float | None) -> str:
 
 def latest_runs(criterion: CampaignCriterion) -> list[dict]:
     """The newest finished run of each protocol: what the results page shows."""
-    runs = RankingRun.objects.filter(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion
-    )
+    runs = RankingRun.objects.for_criterion(criterion)
     protocols = runs.finished().order_by("protocol").values_list("protocol", flat=True).distinct()
     latest = [runs.filter(protocol=protocol).latest_done() for protocol in protocols]
     return [run_facts(run, criterion) for run in latest if run is not None]
@@ -609,9 +604,7 @@ def latest_runs(criterion: CampaignCriterion) -> list[dict]:
 def nothing_to_rank(criterion: CampaignCriterion) -> list[dict]:
     """The protocols whose newest run found nothing to rank, as their results pages say:
     a ranking listed in 4.3.9 for such a protocol is from before that run."""
-    runs = RankingRun.objects.filter(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion
-    )
+    runs = RankingRun.objects.for_criterion(criterion)
     protocols = runs.found_nothing().order_by("protocol").values_list("protocol", flat=True)
     found = []
     for protocol in protocols.distinct():

@@ -209,11 +209,10 @@ def clear_flags(assignments: AssignmentQuerySet) -> int:
     with transaction.atomic():
         for criterion in lock_criteria(criteria):
             # Submitted HITs of annotators still in count towards balance again.
-            back = flagged.filter(
-                annotator_counts_q("annotator__"),
-                hit__campaign_id=criterion.campaign_id,
-                hit__criterion=criterion.criterion,
-                status=Assignment.Status.SUBMITTED,
+            back = (
+                flagged.for_criterion(criterion)
+                .submitted()
+                .filter(annotator_counts_q("annotator__"))
             )
             shift_loads(criterion, back, +1)
         criteria.record_judgments_change()
