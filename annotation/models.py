@@ -508,12 +508,16 @@ def counted_q(to_assignment: str = "") -> Q:
     annotator whose work counts (annotator_counts_q). `to_assignment` is the path from the
     model queried to its assignment ("assignment__" from a judgment), so the rule joins
     rather than nests."""
-    return Q(
-        **{
-            f"{to_assignment}status": Assignment.Status.SUBMITTED,
-            f"{to_assignment}flag": Assignment.Flag.NONE,
-        }
-    ) & annotator_counts_q(f"{to_assignment}annotator__")
+    return (
+        Q(**{f"{to_assignment}status": Assignment.Status.SUBMITTED})
+        & unflagged_q(to_assignment)
+        & annotator_counts_q(f"{to_assignment}annotator__")
+    )
+
+
+def unflagged_q(to_assignment: str = "") -> Q:
+    """The rule for an assignment no check flagged (counted_q's part of it)."""
+    return Q(**{f"{to_assignment}flag": Assignment.Flag.NONE})
 
 
 def annotator_counts_q(to_annotator: str = "") -> Q:
@@ -545,7 +549,10 @@ class AssignmentQuerySet(models.QuerySet):
         return self.filter(counted_q())
 
     def flagged(self):
-        return self.exclude(flag=Assignment.Flag.NONE)
+        return self.exclude(unflagged_q())
+
+    def unflagged(self):
+        return self.filter(unflagged_q())
 
     def imported(self):
         """Assignments made from imported ratings (ratings_import.py): their HITs were

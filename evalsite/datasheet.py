@@ -26,6 +26,7 @@ from annotation.models import (
     Output,
     Screening,
     counted_q,
+    unflagged_q,
 )
 from generation.models import HostedSystem
 from nlgdata.attention import checks_needed
@@ -487,7 +488,7 @@ def judgment_counts(campaign: Campaign) -> dict[str, int]:
     return judgments.aggregate(
         judgments_submitted=Count("pk"),
         judgments_left_out=Count("pk", filter=~counted_q("assignment__")),
-        judgments_flagged=Count("pk", filter=~Q(assignment__flag="")),
+        judgments_flagged=Count("pk", filter=~unflagged_q("assignment__")),
         judgments_of_excluded_evaluators=Count(
             "pk", filter=Q(assignment__annotator__is_excluded=True)
         ),
