@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count
 from django.urls import reverse
 
 from .handout.loads import lock_criteria, shift_loads
@@ -102,14 +102,6 @@ def remembered_id(session, campaign: Campaign) -> int | None:
 def remembered_ids(session) -> list[int]:
     """The annotators the session remembers, one per campaign it has entered."""
     return [int(pk) for pk in session.get(SESSION_KEY, {}).values()]
-
-
-def remembered_in_query(session) -> Subquery:
-    """The id of the annotator the session remembers for the campaign of the outer query's
-    row (its `campaign_id`), or NULL: lets a view read it with that row, in one query."""
-    known = remembered_ids(session)
-    annotators = Annotator.objects.filter(campaign_id=OuterRef("campaign_id"), pk__in=known)
-    return Subquery(annotators.values("pk")[:1])
 
 
 def remembered(session, campaign: Campaign) -> Annotator | None:

@@ -563,10 +563,6 @@ class AssignmentQuerySet(models.QuerySet):
         """Assignments given out on the platform's own HIT pages: not imported."""
         return self.exclude(annotator__source=Annotator.Source.CROWDFLOWER)
 
-    def expired_by(self, now=None):
-        now = now or timezone.now()
-        return self.active().filter(expires_at__lt=now)
-
     def live(self):
         """Assignments that count towards balance: open ones, and counted ones."""
         return self.filter(Q(status=Assignment.Status.ASSIGNED) | counted_q())

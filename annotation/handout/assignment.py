@@ -73,11 +73,6 @@ def assignments_in(criterion: CampaignCriterion) -> AssignmentQuerySet:
     return Assignment.objects.for_criterion(criterion)
 
 
-def live_assignments(criterion: CampaignCriterion) -> AssignmentQuerySet:
-    """Assignments that count towards balance: open ones, and submitted ones rankings use."""
-    return assignments_in(criterion).live()
-
-
 def active_assignment(annotator: Annotator, criterion: CampaignCriterion) -> Assignment | None:
     return assignments_in(criterion).active().filter(annotator=annotator).first()
 

@@ -51,14 +51,6 @@ def shift_loads(criterion: CampaignCriterion, assignments: QuerySet, sign: int) 
     _add(ItemSystemLoad.objects.filter(criterion=criterion), per_pair, sign, "item_id", "system_id")
 
 
-def add_free(criterion: CampaignCriterion, per_item: Counter, sign: int) -> None:
-    """HITs of these items whose last open assignment ended (+1) or that were taken (-1)."""
-    by_count = _by_count(per_item)
-    for n, pks in by_count.items():
-        loads = ItemLoad.objects.filter(criterion=criterion, item_id__in=pks)
-        loads.update(free=F("free") + sign * n)
-
-
 def _add(loads: QuerySet, counts: Counter, sign: int, *keys: str) -> None:
     # One UPDATE per distinct count: a HIT's k systems all move by one, in one statement.
     for n, pks in _by_count(counts).items():
@@ -182,17 +174,3 @@ def _set(model, criterion, keys: tuple[str, ...], counts: dict[tuple, int], fiel
     for values, row in rows.items():
         setattr(row, field, counts.get(values, 0))
     model.objects.bulk_update(rows.values(), [field], batch_size=2000)
-
-
-def kept_loads(criterion: CampaignCriterion) -> dict[str, dict]:
-    """The kept counts without zeros (for checks): item -> live, system -> live,
-    (item, system) -> live, item -> free HITs."""
-    items = ItemLoad.objects.filter(criterion=criterion)
-    systems = SystemLoad.objects.filter(criterion=criterion, live__gt=0)
-    pairs = ItemSystemLoad.objects.filter(criterion=criterion, live__gt=0)
-    return {
-        "items": dict(items.filter(live__gt=0).values_list("item_id", "live")),
-        "systems": dict(systems.values_list("system_id", "live")),
-        "pairs": {(i, s): n for i, s, n in pairs.values_list("item_id", "system_id", "live")},
-        "free": dict(items.filter(free__gt=0).values_list("item_id", "free")),
-    }

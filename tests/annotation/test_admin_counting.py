@@ -11,7 +11,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.handout.loads import kept_loads, recount_loads, sync_pool
+from annotation.handout.loads import recount_loads, sync_pool
 from annotation.models import (
     Annotator,
     Assignment,
@@ -29,6 +29,7 @@ from ranking.protocols import NAMES
 from ranking.service import queue_due_rankings
 from tests.annotation.admin_forms import change_form_data
 from tests.factories import make_campaign, make_judged_hit, make_system_set
+from tests.handout import kept_loads
 
 pytestmark = pytest.mark.django_db
 

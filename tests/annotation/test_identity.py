@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 from django.db import transaction
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.loads import kept_loads, sync_pool
+from annotation.handout.loads import sync_pool
 from annotation.identity import (
     EntryRefused,
     annotator_from_link,
@@ -32,6 +32,7 @@ from tests.factories import (
     make_judged_hit,
     make_output,
 )
+from tests.handout import kept_loads
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db

@@ -12,8 +12,8 @@ from django.utils import timezone
 
 from annotation.attention import record_due_verdicts
 from annotation.handout.assignment import next_assignment, release
-from annotation.handout.loads import kept_loads, recount_loads
-from annotation.handout.submission import Answer, clear_flags, shown_outputs, submit
+from annotation.handout.loads import recount_loads
+from annotation.handout.submission import Answer, clear_flags, shown_outputs
 from annotation.identity import set_excluded
 from annotation.models import Assignment, Criterion, Hit, HitOutput, ItemLoad
 from tests.factories import (
@@ -22,6 +22,7 @@ from tests.factories import (
     make_campaign,
     make_system_set,
 )
+from tests.handout import kept_loads, submit
 
 pytestmark = pytest.mark.django_db
 

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.loads import kept_loads, sync_pool
+from annotation.handout.loads import sync_pool
 from annotation.identity import set_excluded, set_prolific_check
 from annotation.models import (
     Annotator,
@@ -35,6 +35,7 @@ from tests.factories import (
     make_judged_hit,
     make_system_set,
 )
+from tests.handout import kept_loads
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
