@@ -57,12 +57,7 @@ class CriterionFormSet(BaseInlineFormSet):
         super().clean()
         for form in self.deleted_forms:
             criterion = form.instance
-            if (
-                criterion.pk
-                and Hit.objects.filter(
-                    campaign_id=criterion.campaign_id, criterion=criterion.criterion
-                ).exists()
-            ):
+            if criterion.pk and Hit.objects.for_criterion(criterion).exists():
                 raise ValidationError(
                     f"The {criterion.criterion} criterion has HITs: untick 'is open' to close"
                     " it instead of deleting it."

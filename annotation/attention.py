@@ -105,9 +105,7 @@ def annotators_checked_since(criterion: CampaignCriterion, since) -> list[Annota
         Exists(HitOutput.objects.attention_checks().filter(hit=OuterRef("hit"))),
         status=Assignment.Status.SUBMITTED,
     )
-    recent = submitted_checks.filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    )
+    recent = submitted_checks.for_criterion(criterion)
     if since is not None:
         recent = recent.filter(submitted_at__gte=since)
     checks_done = (

@@ -12,11 +12,18 @@ from urllib.parse import quote
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.urls import reverse
 
 from .handout.loads import lock_criteria, shift_loads
-from .models import Annotator, Campaign, CampaignCriterion, ProlificCheck, Screening
+from .models import (
+    Annotator,
+    Campaign,
+    CampaignCriterion,
+    ProlificCheck,
+    Screening,
+    unflagged_q,
+)
 
 SESSION_KEY = "annotators"  # {campaign id: annotator id}
 PROLIFIC_COMPLETION_URL = "https://app.prolific.com/submissions/complete?cc={code}"
@@ -164,7 +171,7 @@ def failed_check(annotator: Annotator) -> str:
     if annotator.screenings.filter(passed=False, attempts__gte=Screening.MAX_ATTEMPTS).exists():
         return FAILED_COMPREHENSION
     counts = annotator.assignments.submitted().aggregate(
-        done=Count("id"), flagged=Count("id", filter=~Q(flag=""))
+        done=Count("id"), flagged=Count("id", filter=~unflagged_q())
     )
     if counts["done"] and counts["flagged"] / counts["done"] >= FAILING_FLAGGED_SHARE:
         return TOO_FAST
@@ -220,9 +227,7 @@ def set_counting(annotator: Annotator, **fields) -> None:
         changed = []
         for criterion in locked:
             # Their unflagged HITs stop (or start again) counting towards balance.
-            hits = annotator.assignments.submitted().filter(
-                flag="", hit__criterion=criterion.criterion
-            )
+            hits = annotator.assignments.submitted().unflagged().for_criterion(criterion)
             if hits.exists():
                 shift_loads(criterion, hits, +1 if row.counts else -1)
                 changed.append(criterion.pk)

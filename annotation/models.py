@@ -416,6 +416,12 @@ class Annotator(models.Model):
         return not self.is_excluded and self.prolific_check in COUNTED_CHECKS
 
 
+class HitQuerySet(models.QuerySet):
+    def for_criterion(self, criterion: CampaignCriterion):
+        """The HITs of a campaign's criterion."""
+        return self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+
+
 class Hit(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
@@ -424,6 +430,8 @@ class Hit(models.Model):
     # The policy that chose its systems; empty for imported HITs and those made before.
     composition = models.CharField(max_length=10, choices=Composition.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = HitQuerySet.as_manager()
 
     class Meta:
         ordering = ["id"]
@@ -500,12 +508,16 @@ def counted_q(to_assignment: str = "") -> Q:
     annotator whose work counts (annotator_counts_q). `to_assignment` is the path from the
     model queried to its assignment ("assignment__" from a judgment), so the rule joins
     rather than nests."""
-    return Q(
-        **{
-            f"{to_assignment}status": Assignment.Status.SUBMITTED,
-            f"{to_assignment}flag": Assignment.Flag.NONE,
-        }
-    ) & annotator_counts_q(f"{to_assignment}annotator__")
+    return (
+        Q(**{f"{to_assignment}status": Assignment.Status.SUBMITTED})
+        & unflagged_q(to_assignment)
+        & annotator_counts_q(f"{to_assignment}annotator__")
+    )
+
+
+def unflagged_q(to_assignment: str = "") -> Q:
+    """The rule for an assignment no check flagged (counted_q's part of it)."""
+    return Q(**{f"{to_assignment}flag": Assignment.Flag.NONE})
 
 
 def annotator_counts_q(to_annotator: str = "") -> Q:
@@ -526,12 +538,21 @@ class AssignmentQuerySet(models.QuerySet):
     def submitted(self):
         return self.filter(status=Assignment.Status.SUBMITTED)
 
+    def for_criterion(self, criterion: CampaignCriterion):
+        """The assignments of a campaign's criterion."""
+        return self.filter(
+            hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
+        )
+
     def counted(self):
         """Assignments whose judgments rankings use (see counted_q)."""
         return self.filter(counted_q())
 
     def flagged(self):
-        return self.exclude(flag=Assignment.Flag.NONE)
+        return self.exclude(unflagged_q())
+
+    def unflagged(self):
+        return self.filter(unflagged_q())
 
     def imported(self):
         """Assignments made from imported ratings (ratings_import.py): their HITs were

@@ -60,9 +60,7 @@ def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
 
 def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
     campaign = criterion.campaign
-    mine = Assignment.objects.filter(
-        hit__campaign_id=campaign.pk, hit__criterion=criterion.criterion
-    )
+    mine = Assignment.objects.for_criterion(criterion)
     submitted = mine.submitted().done_here()
     done = submitted.count()
     last_hour = submitted.filter(submitted_at__gt=now - timedelta(hours=1)).count()

@@ -9,7 +9,7 @@ The campaign: the file's items (MRs), systems and outputs (every (item, system) 
 the file judges, with its text), in a fresh SQLite database migrated as production is; HITs
 of k = the file's page size, at most 20 per annotator, no minimum time. Each HIT is handed
 out by `annotation.handout.assignment.next_assignment` and submitted by
-`annotation.handout.submission.submit` (the criterion's policy set as an organiser would set
+`tests.handout.submit` (the criterion's policy set as an organiser would set
 it), so the online estimate, the
 loads and the policies are the platform's own.
 
@@ -106,7 +106,7 @@ from simulation_tools import hits_for, ratings_parser  # noqa: E402
 import nlgdata.composition  # noqa: E402
 from annotation.datafiles.ratings_import import read_pages  # noqa: E402
 from annotation.handout.assignment import next_assignment  # noqa: E402
-from annotation.handout.submission import Answer, shown_outputs, submit  # noqa: E402
+from annotation.handout.submission import Answer, shown_outputs  # noqa: E402
 from annotation.models import (  # noqa: E402
     Annotator,
     Campaign,
@@ -134,6 +134,7 @@ from ranking.engine.bradley_terry import (  # noqa: E402
 )
 from ranking.engine.clusters import rank_ranges  # noqa: E402
 from ranking.engine.forecast import stable_since  # noqa: E402
+from tests.handout import submit  # noqa: E402
 
 TRUTH_FACTOR, BUDGET_FACTOR = 5, 2
 # The `guided` policy: the active rule fed the truth's order (`replay_in_memory`).

@@ -26,6 +26,7 @@ from annotation.models import (
     Output,
     Screening,
     counted_q,
+    unflagged_q,
 )
 from generation.models import HostedSystem
 from nlgdata.attention import checks_needed
@@ -274,9 +275,7 @@ def items_judged(criterion: CampaignCriterion) -> int:
 
 
 def submitted_hits(criterion: CampaignCriterion):
-    return Assignment.objects.submitted().filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    )
+    return Assignment.objects.submitted().for_criterion(criterion)
 
 
 def imported_ratings(campaign: Campaign) -> list[str]:
@@ -490,7 +489,7 @@ def judgment_counts(campaign: Campaign) -> dict[str, int]:
     return judgments.aggregate(
         judgments_submitted=Count("pk"),
         judgments_left_out=Count("pk", filter=~counted_q("assignment__")),
-        judgments_flagged=Count("pk", filter=~Q(assignment__flag="")),
+        judgments_flagged=Count("pk", filter=~unflagged_q("assignment__")),
         judgments_of_excluded_evaluators=Count(
             "pk", filter=Q(assignment__annotator__is_excluded=True)
         ),
@@ -573,8 +572,7 @@ def agreement_question(criterion: CampaignCriterion) -> dict:
     """What the newest finished run measured of the agreement between annotators."""
     measured = (
         RunAgreement.objects.filter(
-            run__campaign_id=criterion.campaign_id,
-            run__criterion=criterion.criterion,
+            run__in=RankingRun.objects.for_criterion(criterion),
             run__status=RankingRun.Status.DONE,
         )
         .order_by("-run__finished_at", "-run_id")
@@ -599,9 +597,7 @@ def number(value: float | None) -> str:
 
 def latest_runs(criterion: CampaignCriterion) -> list[dict]:
     """The newest finished run of each protocol: what the results page shows."""
-    runs = RankingRun.objects.filter(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion
-    )
+    runs = RankingRun.objects.for_criterion(criterion)
     protocols = runs.finished().order_by("protocol").values_list("protocol", flat=True).distinct()
     latest = [runs.filter(protocol=protocol).latest_done() for protocol in protocols]
     return [run_facts(run, criterion) for run in latest if run is not None]
@@ -610,9 +606,7 @@ def latest_runs(criterion: CampaignCriterion) -> list[dict]:
 def nothing_to_rank(criterion: CampaignCriterion) -> list[dict]:
     """The protocols whose newest run found nothing to rank, as their results pages say:
     a ranking listed in 4.3.9 for such a protocol is from before that run."""
-    runs = RankingRun.objects.filter(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion
-    )
+    runs = RankingRun.objects.for_criterion(criterion)
     protocols = runs.found_nothing().order_by("protocol").values_list("protocol", flat=True)
     found = []
     for protocol in protocols.distinct():

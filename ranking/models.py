@@ -36,16 +36,15 @@ NOTHING_TO_RANK = "Nothing to rank: "
 
 
 class RankingRunQuerySet(JobQuerySet):
-    def for_criterion(self, criterion: CampaignCriterion, protocol: str):
-        """The runs of a campaign's criterion under one protocol."""
-        return self.filter(
-            campaign_id=criterion.campaign_id, criterion=criterion.criterion, protocol=protocol
-        )
+    def for_criterion(self, criterion: CampaignCriterion, protocol: str | None = None):
+        """The runs of a campaign's criterion: under one protocol, or under any."""
+        runs = self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+        return runs if protocol is None else runs.filter(protocol=protocol)
 
     def latest_judgment_counts(self, criterion: CampaignCriterion) -> "RankingRun | None":
         """The newest run of the criterion, any protocol or status, that has counted the
         judgments per system (every run counts them before it ranks)."""
-        runs = self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+        runs = self.for_criterion(criterion)
         return runs.exclude(judgments_per_system={}).order_by("-id").first()
 
     def finished(self):

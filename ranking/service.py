@@ -191,9 +191,7 @@ def due_protocols(criterion: CampaignCriterion) -> list[str]:
 
     Two queries whatever the number of protocols, since the sweep asks this of every
     judged criterion on every beat."""
-    runs = RankingRun.objects.filter(
-        campaign_id=criterion.campaign_id, criterion=criterion.criterion
-    )
+    runs = RankingRun.objects.for_criterion(criterion)
     latest = {
         protocol: (covered, last_queued)
         for protocol, covered, last_queued in runs.order_by()
@@ -309,9 +307,7 @@ def clusters_of(run: RankingRun) -> dict[int, int]:
 
 
 def hits_per_composition(criterion: CampaignCriterion) -> dict[str, int]:
-    counted = Assignment.objects.counted().filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    )
+    counted = Assignment.objects.counted().for_criterion(criterion)
     rows = counted.order_by().values_list("hit__composition").annotate(n=Count("id"))
     return dict(rows)
 

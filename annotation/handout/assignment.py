@@ -70,9 +70,7 @@ def lock_criterion(criterion: CampaignCriterion) -> CampaignCriterion:
 
 
 def assignments_in(criterion: CampaignCriterion) -> AssignmentQuerySet:
-    return Assignment.objects.filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    )
+    return Assignment.objects.for_criterion(criterion)
 
 
 def active_assignment(annotator: Annotator, criterion: CampaignCriterion) -> Assignment | None:
@@ -289,7 +287,8 @@ def free_hit(item_id: int, criterion: CampaignCriterion, k: int, check: bool) ->
         status=Assignment.Status.EXPIRED
     )
     free = (
-        Hit.objects.filter(item_id=item_id, criterion=criterion.criterion)
+        Hit.objects.for_criterion(criterion)
+        .filter(item_id=item_id)
         .exclude(pk__in=taken.values("hit"))
         .exclude(slots__output__system__is_active=False)
         .annotate(

@@ -131,9 +131,7 @@ def mark_eligible_items(criterion: CampaignCriterion) -> None:
 def recount_loads(criterion: CampaignCriterion) -> None:
     """Count every load again from the assignments: for the first hand-out of a criterion,
     after a bulk import, and to check the kept counts (the tests compare the two)."""
-    live = Assignment.objects.filter(
-        hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-    ).live()
+    live = Assignment.objects.for_criterion(criterion).live()
     per_item = dict(live.values_list("hit__item").annotate(n=Count("id")))
     slots = HitOutput.objects.originals().filter(hit__assignments__in=live)
     per_system = dict(slots.values_list("output__system").annotate(n=Count("id")))
@@ -152,7 +150,7 @@ def recount_loads(criterion: CampaignCriterion) -> None:
 def free_hits(criterion: CampaignCriterion) -> dict[tuple, int]:
     """(item,) -> its HITs in the criterion that were given out and whose every assignment
     expired."""
-    hits = Hit.objects.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+    hits = Hit.objects.for_criterion(criterion)
     free = hits.annotate(
         given=Count("assignments"),
         taken=Count("assignments", filter=~Q(assignments__status=Assignment.Status.EXPIRED)),

@@ -29,8 +29,27 @@ from annotation.models import (
     Hit,
     HitOutput,
     Item,
+    ItemLoad,
+    ItemSystemLoad,
     Output,
+    System,
+    SystemLoad,
 )
+
+# The tables, named by their models (Django's default names need no quoting), so that the
+# SQL follows the models.
+ANNOTATOR = Annotator._meta.db_table
+ASSIGNMENT = Assignment._meta.db_table
+CAMPAIGN = Campaign._meta.db_table
+CRITERION = CampaignCriterion._meta.db_table
+HIT = Hit._meta.db_table
+ITEM = Item._meta.db_table
+ITEM_LOAD = ItemLoad._meta.db_table
+ITEM_SYSTEM_LOAD = ItemSystemLoad._meta.db_table
+OUTPUT = Output._meta.db_table
+SLOT = HitOutput._meta.db_table
+SYSTEM = System._meta.db_table
+SYSTEM_LOAD = SystemLoad._meta.db_table
 
 Statement = tuple[str, Sequence]
 
@@ -176,7 +195,7 @@ def criterion_by_slug(
     remembered = "NULL"  # no subquery to plan and run when no annotator is asked about
     if annotators:
         remembered = (
-            "(SELECT a.id FROM annotation_annotator a"
+            f"(SELECT a.id FROM {ANNOTATOR} a"
             f" WHERE a.id IN ({placeholders(len(annotators))}) AND a.campaign_id = p.id LIMIT 1)"
         )
     lock_sql = ""
@@ -186,7 +205,7 @@ def criterion_by_slug(
         lock_sql = " FOR UPDATE"
     found = rows(
         f"SELECT {columns(CampaignCriterion, 'c')}, {columns(Campaign, 'p')}, {remembered} "
-        "FROM annotation_campaigncriterion c JOIN annotation_campaign p ON p.id = c.campaign_id "
+        f"FROM {CRITERION} c JOIN {CAMPAIGN} p ON p.id = c.campaign_id "
         f"WHERE p.slug = %s AND c.criterion = %s AND p.status <> %s{lock_sql}",
         [*annotators, slug, name, Campaign.Status.DRAFT],
     )
@@ -208,13 +227,13 @@ def annotators_assignment(
         return None, False
     found = rows(
         f"SELECT {columns(Assignment, 'a')}, {columns(Annotator, 'w')}, {columns(Hit, 'h')},"
-        f" {columns(Item, 'i')}, (SELECT c.coverage_required FROM annotation_campaigncriterion c"
+        f" {columns(Item, 'i')}, (SELECT c.coverage_required FROM {CRITERION} c"
         "   WHERE c.campaign_id = h.campaign_id AND c.criterion = h.criterion) "
-        "FROM annotation_assignment a"
-        " JOIN annotation_annotator w ON w.id = a.annotator_id"
-        " JOIN annotation_hit h ON h.id = a.hit_id"
-        " JOIN annotation_item i ON i.id = h.item_id"
-        " JOIN annotation_campaign p ON p.id = h.campaign_id "
+        f"FROM {ASSIGNMENT} a"
+        f" JOIN {ANNOTATOR} w ON w.id = a.annotator_id"
+        f" JOIN {HIT} h ON h.id = a.hit_id"
+        f" JOIN {ITEM} i ON i.id = h.item_id"
+        f" JOIN {CAMPAIGN} p ON p.id = h.campaign_id "
         f"WHERE a.id = %s AND a.annotator_id IN ({placeholders(len(annotators))})"
         " AND p.slug = %s AND p.status <> %s AND h.criterion = %s",
         [pk, *annotators, slug, Campaign.Status.DRAFT, criterion],
@@ -231,7 +250,7 @@ def annotators_assignment(
 
 def annotator(pk: int, campaign: Campaign) -> Annotator:
     """The annotator `pk`, who belongs to `campaign`, with it."""
-    select = f"SELECT {columns(Annotator, 'w')} FROM annotation_annotator w WHERE w.id = %s"
+    select = f"SELECT {columns(Annotator, 'w')} FROM {ANNOTATOR} w WHERE w.id = %s"
     (row,) = rows(select, [pk])
     found = made(Annotator, row)
     if found.campaign_id != campaign.pk:
@@ -245,7 +264,7 @@ def hit_slots(hit: Hit) -> list[HitOutput]:
     slots = []
     for row in rows(
         f"SELECT {columns(HitOutput, 's')}, {columns(Output, 'o')} "
-        "FROM annotation_hitoutput s JOIN annotation_output o ON o.id = s.output_id "
+        f"FROM {SLOT} s JOIN {OUTPUT} o ON o.id = s.output_id "
         "WHERE s.hit_id = %s ORDER BY s.position",
         [hit.pk],
     ):
@@ -258,7 +277,7 @@ def hit_slots(hit: Hit) -> list[HitOutput]:
 def submitted_count(annotator_id: int, campaign_id: int, criterion: str) -> int:
     """The annotator's submitted HITs in the criterion."""
     ((count,),) = rows(
-        "SELECT COUNT(*) FROM annotation_assignment a JOIN annotation_hit h ON h.id = a.hit_id "
+        f"SELECT COUNT(*) FROM {ASSIGNMENT} a JOIN {HIT} h ON h.id = a.hit_id "
         "WHERE a.annotator_id = %s AND a.status = %s AND h.campaign_id = %s AND h.criterion = %s",
         [annotator_id, Assignment.Status.SUBMITTED, campaign_id, criterion],
     )
@@ -276,9 +295,9 @@ def annotator_assignments(annotator_id: int, criterion: str) -> list[tuple[int, 
         (pk, status, item_id, bool(check))
         for pk, status, item_id, check in rows(
             "SELECT a.id, a.status, h.item_id, EXISTS ("
-            "  SELECT 1 FROM annotation_hitoutput s WHERE s.hit_id = a.hit_id"
+            f"  SELECT 1 FROM {SLOT} s WHERE s.hit_id = a.hit_id"
             "  AND s.degraded_text <> '') "
-            "FROM annotation_assignment a JOIN annotation_hit h ON h.id = a.hit_id "
+            f"FROM {ASSIGNMENT} a JOIN {HIT} h ON h.id = a.hit_id "
             "WHERE a.annotator_id = %s AND h.criterion = %s ORDER BY a.id",
             [annotator_id, criterion],
         )
@@ -291,10 +310,10 @@ def mark_submitted(assignment: Assignment, key: str, flag: str) -> bool:
     compare-and-set); whether it was."""
     return bool(
         execute(
-            "UPDATE annotation_assignment SET status = %s, submitted_at = %s,"
+            f"UPDATE {ASSIGNMENT} SET status = %s, submitted_at = %s,"
             " submission_key = %s, flag = %s "
             "WHERE id = %s AND status = %s AND annotator_id IN ("
-            "  SELECT id FROM annotation_annotator"
+            f"  SELECT id FROM {ANNOTATOR}"
             "  WHERE id = %s AND is_excluded = %s AND prolific_check = %s)",
             [
                 Assignment.Status.SUBMITTED,
@@ -320,7 +339,7 @@ def judgments_change(criterion: CampaignCriterion, estimates=None) -> Statement:
         field = CampaignCriterion._meta.get_field("estimates")
         learnt, params = ", estimates = %s", [field.get_db_prep_save(estimates, connection)]
     return (
-        "UPDATE annotation_campaigncriterion SET judgments_version = judgments_version + 1,"
+        f"UPDATE {CRITERION} SET judgments_version = judgments_version + 1,"
         f" judgments_changed_at = %s{learnt} WHERE id = %s",
         [now, *params, criterion.pk],
     )
@@ -335,7 +354,7 @@ def lowest_items(criterion_id: int, seen: Iterable[int], limit: int) -> list[tup
     seen = list(seen)
     unseen = f" AND item_id NOT IN ({placeholders(len(seen))})" if seen else ""
     return rows(
-        "SELECT item_id, live, free FROM annotation_itemload "
+        f"SELECT item_id, live, free FROM {ITEM_LOAD} "
         f"WHERE criterion_id = %s AND eligible = %s{unseen} ORDER BY live LIMIT %s",
         [criterion_id, True, *seen, limit],
     )
@@ -346,11 +365,11 @@ def item_outputs(criterion_id: int, item_id: int) -> list[tuple[int, int, str, i
     item's outputs of active systems."""
     return rows(
         "SELECT o.id, o.system_id, o.text,"
-        " COALESCE((SELECT l.live FROM annotation_systemload l"
+        f" COALESCE((SELECT l.live FROM {SYSTEM_LOAD} l"
         "   WHERE l.criterion_id = %s AND l.system_id = o.system_id), 0),"
-        " COALESCE((SELECT l.live FROM annotation_itemsystemload l"
+        f" COALESCE((SELECT l.live FROM {ITEM_SYSTEM_LOAD} l"
         "   WHERE l.criterion_id = %s AND l.item_id = o.item_id AND l.system_id = o.system_id), 0) "
-        "FROM annotation_output o JOIN annotation_system s ON s.id = o.system_id "
+        f"FROM {OUTPUT} o JOIN {SYSTEM} s ON s.id = o.system_id "
         "WHERE o.item_id = %s AND s.is_active = %s ORDER BY o.system_id",
         [criterion_id, criterion_id, item_id, True],
     )
@@ -366,17 +385,17 @@ def load_shifts(
     which = placeholders(len(systems))
     return [
         (
-            "UPDATE annotation_itemload SET live = live + %s, free = free + %s "
+            f"UPDATE {ITEM_LOAD} SET live = live + %s, free = free + %s "
             "WHERE criterion_id = %s AND item_id = %s",
             [live, free, criterion_id, item_id],
         ),
         (
-            "UPDATE annotation_systemload SET live = live + %s "
+            f"UPDATE {SYSTEM_LOAD} SET live = live + %s "
             f"WHERE criterion_id = %s AND system_id IN ({which})",
             [live, criterion_id, *systems],
         ),
         (
-            "UPDATE annotation_itemsystemload SET live = live + %s "
+            f"UPDATE {ITEM_SYSTEM_LOAD} SET live = live + %s "
             f"WHERE criterion_id = %s AND item_id = %s AND system_id IN ({which})",
             [live, criterion_id, item_id, *systems],
         ),
@@ -399,10 +418,10 @@ def open_hits(
         )
     found: dict[int, tuple[int, list[int]]] = {}
     for pk, item_id, system_id in rows(
-        "SELECT a.id, h.item_id, o.system_id FROM annotation_assignment a"
-        " JOIN annotation_hit h ON h.id = a.hit_id"
-        " JOIN annotation_hitoutput s ON s.hit_id = h.id"
-        " JOIN annotation_output o ON o.id = s.output_id "
+        f"SELECT a.id, h.item_id, o.system_id FROM {ASSIGNMENT} a"
+        f" JOIN {HIT} h ON h.id = a.hit_id"
+        f" JOIN {SLOT} s ON s.hit_id = h.id"
+        f" JOIN {OUTPUT} o ON o.id = s.output_id "
         f"WHERE {which} AND a.status = %s AND h.criterion = %s"
         " AND s.degraded_text = '' ORDER BY a.id, s.position",
         [*params, Assignment.Status.ASSIGNED, criterion.criterion],
@@ -414,7 +433,7 @@ def open_hits(
 def expire(assignment_ids: Sequence[int]) -> Statement:
     which = placeholders(len(assignment_ids))
     return (
-        f"UPDATE annotation_assignment SET status = %s WHERE id IN ({which})",
+        f"UPDATE {ASSIGNMENT} SET status = %s WHERE id IN ({which})",
         [Assignment.Status.EXPIRED, *assignment_ids],
     )
 
@@ -424,8 +443,8 @@ def slot_systems(hit_id: int) -> list[int]:
     return [
         system
         for (system,) in rows(
-            "SELECT o.system_id FROM annotation_hitoutput s"
-            " JOIN annotation_output o ON o.id = s.output_id "
+            f"SELECT o.system_id FROM {SLOT} s"
+            f" JOIN {OUTPUT} o ON o.id = s.output_id "
             "WHERE s.hit_id = %s AND s.degraded_text = '' ORDER BY s.position",
             [hit_id],
         )

@@ -32,7 +32,6 @@ from annotation.models import (
 from nlgdata.text import normalise
 
 from . import sql
-from .assignment import lock_criterion
 from .composition import estimates_after
 from .loads import lock_criteria, shift_loads
 
@@ -75,19 +74,6 @@ def shown_outputs(hit: Hit) -> list[Shown]:
     return list(by_text.values())
 
 
-def submit(
-    assignment: Assignment,
-    criterion: CampaignCriterion,
-    answers: dict[int, Answer],
-    key: str,
-) -> Outcome:
-    """Save the answers (one per `Shown.key`) as the assignment's judgments, once."""
-    with transaction.atomic():
-        criterion = lock_criterion(criterion)
-        assignment.refresh_from_db()
-        return save_submission(assignment, criterion, shown_outputs(assignment.hit), answers, key)
-
-
 def save_submission(
     assignment: Assignment,
     criterion: CampaignCriterion,
@@ -95,11 +81,11 @@ def save_submission(
     answers: dict[int, Answer],
     key: str,
 ) -> Outcome:
-    """submit's work, inside a transaction that holds the criterion's lock. The assignment
-    (with its annotator) may have been read before the lock was taken, so that the lock is
-    held for the writes only: it is marked submitted only if its status and whether its
-    annotator counts are still those read (every change to them takes the lock), else read
-    again."""
+    """Save the answers as the assignment's judgments, once (flow.submit's work), inside a
+    transaction that holds the criterion's lock. The assignment (with its annotator) may
+    have been read before the lock was taken, so that the lock is held for the writes only:
+    it is marked submitted only if its status and whether its annotator counts are still
+    those read (every change to them takes the lock), else read again."""
     if assignment.status == Assignment.Status.SUBMITTED:
         same = key and key == assignment.submission_key
         return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
@@ -209,11 +195,10 @@ def clear_flags(assignments: AssignmentQuerySet) -> int:
     with transaction.atomic():
         for criterion in lock_criteria(criteria):
             # Submitted HITs of annotators still in count towards balance again.
-            back = flagged.filter(
-                annotator_counts_q("annotator__"),
-                hit__campaign_id=criterion.campaign_id,
-                hit__criterion=criterion.criterion,
-                status=Assignment.Status.SUBMITTED,
+            back = (
+                flagged.for_criterion(criterion)
+                .submitted()
+                .filter(annotator_counts_q("annotator__"))
             )
             shift_loads(criterion, back, +1)
         criteria.record_judgments_change()

@@ -28,8 +28,8 @@ from ranking.models import RankingRun
 from ranking.protocols import NAMES
 from ranking.service import queue_due_rankings
 from tests.annotation.admin_forms import change_form_data
-from tests.annotation.test_loads import kept_loads
 from tests.factories import make_campaign, make_judged_hit, make_system_set
+from tests.handout import kept_loads
 
 pytestmark = pytest.mark.django_db
 

@@ -6,10 +6,10 @@ import pytest
 from django.db import connection, connections, transaction
 
 from annotation.handout.assignment import expire_abandoned, lock_criterion, next_assignment, release
-from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs, submit
+from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs
 from annotation.identity import set_excluded
 from annotation.models import Assignment, Campaign, Criterion, Hit, HitOutput, Judgment
-from tests.annotation.test_loads import counted_from_rows, kept_loads
+from tests.annotation.test_loads import counted_from_rows
 from tests.client import HttpsClient
 from tests.factories import (
     make_annotator,
@@ -20,6 +20,7 @@ from tests.factories import (
     make_system,
     make_system_set,
 )
+from tests.handout import kept_loads, submit
 
 needs_postgres = pytest.mark.skipif(
     connection.vendor != "postgresql",

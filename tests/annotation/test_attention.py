@@ -9,13 +9,14 @@ import pytest
 from annotation.attention import attention_summary, record_attention_verdict, record_due_verdicts
 from annotation.datafiles.exporters import export
 from annotation.handout.assignment import next_assignment, release
-from annotation.handout.submission import Answer, shown_outputs, submit
+from annotation.handout.submission import Answer, shown_outputs
 from annotation.identity import completion_code, set_excluded
 from annotation.models import Annotator, Assignment, Criterion, HitOutput, Judgment
 from nlgdata.text import normalise
 from ranking.service import load_ranking_input
-from tests.annotation.test_loads import counted_from_rows, kept_loads
+from tests.annotation.test_loads import counted_from_rows
 from tests.factories import make_annotator, make_campaign, make_system_set
+from tests.handout import kept_loads, submit
 
 pytestmark = pytest.mark.django_db
 

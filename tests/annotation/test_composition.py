@@ -9,7 +9,7 @@ from django.urls import reverse
 import annotation.handout.composition as composition
 from annotation.handout.assignment import lock_criterion, next_assignment
 from annotation.handout.composition import replayed_estimates, reset_estimates
-from annotation.handout.submission import Answer, shown_outputs, submit
+from annotation.handout.submission import Answer, shown_outputs
 from annotation.models import Assignment, Composition, Criterion, Hit, Judgment
 from nlgdata.composition import ACTIVE_PER_PAIR
 from tests.annotation.test_assignment import needs_postgres, run_together
@@ -20,6 +20,7 @@ from tests.factories import (
     make_campaign,
     make_system_set,
 )
+from tests.handout import submit
 
 STRENGTH = {"sys1": 90, "sys2": 80, "sys3": 70, "sys4": 60, "sys5": 50, "sys6": 40}
 

@@ -23,7 +23,7 @@ from annotation.models import (
     Judgment,
     ProlificCheck,
 )
-from tests.annotation.test_loads import counted_from_rows, kept_loads
+from tests.annotation.test_loads import counted_from_rows
 from tests.annotation.test_views import answers, hit_url, send_answers, take_hit, url
 from tests.factories import (
     make_annotator,
@@ -32,6 +32,7 @@ from tests.factories import (
     make_judged_hit,
     make_output,
 )
+from tests.handout import kept_loads
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db

@@ -14,15 +14,13 @@ from django.utils import timezone
 from annotation.attention import record_due_verdicts
 from annotation.handout.assignment import next_assignment, release
 from annotation.handout.loads import recount_loads
-from annotation.handout.submission import Answer, clear_flags, shown_outputs, submit
+from annotation.handout.submission import Answer, clear_flags, shown_outputs
 from annotation.identity import set_excluded
 from annotation.models import (
     Assignment,
     Criterion,
     HitOutput,
     ItemLoad,
-    ItemSystemLoad,
-    SystemLoad,
 )
 from tests.factories import (
     make_annotator,
@@ -30,22 +28,9 @@ from tests.factories import (
     make_campaign,
     make_system_set,
 )
+from tests.handout import kept_loads, submit
 
 pytestmark = pytest.mark.django_db
-
-
-def kept_loads(criterion) -> dict[str, dict]:
-    """The kept counts without zeros: item -> live, system -> live,
-    (item, system) -> live, item -> free HITs."""
-    items = ItemLoad.objects.filter(criterion=criterion)
-    systems = SystemLoad.objects.filter(criterion=criterion, live__gt=0)
-    pairs = ItemSystemLoad.objects.filter(criterion=criterion, live__gt=0)
-    return {
-        "items": dict(items.filter(live__gt=0).values_list("item_id", "live")),
-        "systems": dict(systems.values_list("system_id", "live")),
-        "pairs": {(i, s): n for i, s, n in pairs.values_list("item_id", "system_id", "live")},
-        "free": dict(items.filter(free__gt=0).values_list("item_id", "free")),
-    }
 
 
 def counted_from_rows(criterion) -> dict[str, dict]:

@@ -25,7 +25,7 @@ from annotation.models import (
 )
 from annotation.prolific import ProlificError, poll_studies, review_submissions
 from annotation.tasks import sweep
-from tests.annotation.test_loads import counted_from_rows, kept_loads
+from tests.annotation.test_loads import counted_from_rows
 from tests.annotation.test_views import answers, send_answers, take_hit
 from tests.factories import (
     make_annotator,
@@ -35,6 +35,7 @@ from tests.factories import (
     make_judged_hit,
     make_system_set,
 )
+from tests.handout import kept_loads
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,6 @@
 import pytest
 
-from annotation.handout.submission import Answer, Outcome, shown_outputs, submit
+from annotation.handout.submission import Answer, Outcome, shown_outputs
 from annotation.models import Assignment, Criterion, Judgment
 from tests.factories import (
     make_annotator,
@@ -11,6 +11,7 @@ from tests.factories import (
     make_output,
     make_system,
 )
+from tests.handout import submit
 
 pytestmark = pytest.mark.django_db
 

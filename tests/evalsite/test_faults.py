@@ -18,7 +18,7 @@ import pytest
 from django.db import transaction
 
 from annotation.handout.assignment import next_assignment
-from annotation.handout.submission import Answer, shown_outputs, submit
+from annotation.handout.submission import Answer, shown_outputs
 from annotation.models import Judgment, Output
 from generation.models import GenerationJob, HostedSystem
 from ranking.models import RankingRun
@@ -31,6 +31,7 @@ from tests.factories import (
     make_system,
 )
 from tests.generation.backends.test_openai_backend import FakeOpenAIServer, server
+from tests.handout import submit
 from tests.processes import (
     REPO,
     RedisServer,

@@ -4,12 +4,13 @@ import pytest
 from django.db import transaction
 
 from annotation.handout.assignment import next_assignment
-from annotation.handout.submission import Answer, shown_outputs, submit
+from annotation.handout.submission import Answer, shown_outputs
 from generation.models import GenerationJob, HostedSystem
 from generation.service import request_generation
 from ranking.models import RankingRun
 from tests.conftest import wait_until
 from tests.factories import make_annotator, make_system, make_system_set
+from tests.handout import submit
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
