@@ -21,15 +21,11 @@ def count_of(rows: QuerySet, outer: str):
     return Coalesce(Subquery(counted.values("n")), 0)
 
 
-class AnnotationAdmin(admin.ModelAdmin):
+class ListFromTheAddressBar(admin.ModelAdmin):
     """A list's filters and search come from the address bar: a value the database cannot
     take (a NUL byte, which PostgreSQL refuses in a string) or a filter that does not fit
-    its field is a bad request (400), not a server error or a silent redirect."""
-
-    # Fields whose change on the change page save_model records as a change of counted
-    # judgments (tests/annotation/test_admin_counting.py checks that every field which
-    # changes counting is read-only or named here).
-    recorded_counting_fields: tuple[str, ...] = ()
+    its field is a bad request (400), not a server error or a silent redirect. Every app's
+    admins use it (ranking's and generation's too)."""
 
     def changelist_view(self, request, extra_context=None):
         if any("\x00" in key + value for key, value in request.GET.items()):
@@ -41,6 +37,13 @@ class AnnotationAdmin(admin.ModelAdmin):
             return super().get_changelist_instance(request)
         except IncorrectLookupParameters as error:
             raise BadRequest(f"Invalid filter: {error}") from error
+
+
+class AnnotationAdmin(ListFromTheAddressBar):
+    # Fields whose change on the change page save_model records as a change of counted
+    # judgments (tests/annotation/test_admin_counting.py checks that every field which
+    # changes counting is read-only or named here).
+    recorded_counting_fields: tuple[str, ...] = ()
 
 
 class ReadOnlyOnChange(AnnotationAdmin):

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.db import transaction
 
+from annotation.admin_base import ListFromTheAddressBar
 from jobs.admin import progress_html
 
 from .models import GenerationJob, HostedSystem
@@ -8,7 +9,7 @@ from .service import missing_items_count, output_count, request_generation
 
 
 @admin.register(HostedSystem)
-class HostedSystemAdmin(admin.ModelAdmin):
+class HostedSystemAdmin(ListFromTheAddressBar):
     list_display = ["system", "campaign", "backend", "batch_size", "outputs", "missing"]
     list_filter = ["backend", "system__campaign"]
     search_fields = ["system__name"]
@@ -43,7 +44,7 @@ class HostedSystemAdmin(admin.ModelAdmin):
 
 
 @admin.register(GenerationJob)
-class GenerationJobAdmin(admin.ModelAdmin):
+class GenerationJobAdmin(ListFromTheAddressBar):
     list_display = [
         "id",
         "hosted",

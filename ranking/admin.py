@@ -4,6 +4,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
+from annotation.admin_base import ListFromTheAddressBar
 from jobs.admin import progress_html
 from ranking.agreement.admin import RunAgreementInline
 
@@ -34,7 +35,7 @@ class SystemResultInline(admin.TabularInline):
 
 
 @admin.register(RankingRun)
-class RankingRunAdmin(admin.ModelAdmin):
+class RankingRunAdmin(ListFromTheAddressBar):
     list_display = [
         "id",
         "campaign",

@@ -95,3 +95,20 @@ def test_bundle_wrong_method_unknown_campaign_and_no_csrf(organiser):
     missing = reverse("admin:annotation_campaign_bundle", args=[999])
     assert organiser.get(missing).status_code == 404
     assert organiser.post(bundle_url(campaign)).status_code == 403
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "admin:ranking_rankingrun_changelist",
+        "admin:automatic_metrics_metricrun_changelist",
+        "admin:agreement_annotatoragreement_changelist",
+        "admin:generation_hostedsystem_changelist",
+        "admin:generation_generationjob_changelist",
+    ],
+)
+def test_every_apps_admin_list_answers_a_nul_or_a_bad_filter_with_400(organiser, name):
+    """PostgreSQL refuses NUL in a string: a NUL in a filter or search would be a 500."""
+    for query in ({"status": "a\x00b"}, {"q": "\x00"}, {"id__exact": "x"}):
+        assert organiser.get(reverse(name), query).status_code == 400, (name, query)
+    assert organiser.get(reverse(name)).status_code == 200
