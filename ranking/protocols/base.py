@@ -93,6 +93,26 @@ NO_ORDER_WITHOUT_EVIDENCE = (
 )
 
 
+def ranks_scores(engine: Callable[[Judgments, int], Any]) -> Ranks:
+    """The engine call of a view that ranks the raw scores once, without resampling: its
+    repetitions are done as soon as it is."""
+
+    def rank(
+        comparisons: Comparisons,
+        n_systems: int,
+        scores: Judgments,
+        repetitions: int,
+        seed: int,
+        progress: Progress | None,
+    ) -> Any:
+        ranking = engine(scores, n_systems)
+        if progress is not None:
+            progress(repetitions, repetitions)
+        return ranking
+
+    return rank
+
+
 def six_decimals(value: float | None) -> Decimal | None:
     """A number (not text, which the CSV guard would quote when negative), written to six
     decimals; a value the protocol does not have stays empty."""

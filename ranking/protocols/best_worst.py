@@ -4,25 +4,9 @@ best_worst.py). No resampling."""
 
 from typing import Any
 
-from ranking.engine import Comparisons, Judgments
 from ranking.engine.best_worst import BestWorstRanking, best_worst_protocol
-from ranking.engine.protocols import Progress
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, six_decimals
-
-
-def rank(
-    comparisons: Comparisons,
-    n_systems: int,
-    scores: Judgments,
-    repetitions: int,
-    seed: int,
-    progress: Progress | None,
-) -> BestWorstRanking:
-    ranking = best_worst_protocol(scores, n_systems)
-    if progress is not None:
-        progress(repetitions, repetitions)
-    return ranking
+from .base import Datasheet, Presentation, RankingProtocol, ResultLine, ranks_scores, six_decimals
 
 
 def result_fields(ranking: BestWorstRanking, index: int) -> dict[str, Any]:
@@ -58,7 +42,7 @@ PROTOCOL = RankingProtocol(
         " then Tukey's HSD between every two systems (p < 0.05); a cluster ends below a"
         " system significantly better than every system below it",
     ),
-    rank=rank,
+    rank=ranks_scores(best_worst_protocol),
     result_fields=result_fields,
     csv_columns=("cluster", "system", "score", "rank_lo", "rank_hi", "judgments"),
     csv_cells=csv_cells,

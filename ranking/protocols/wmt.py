@@ -3,24 +3,9 @@ a system's mean z, and clusters by one-sided Wilcoxon rank-sum tests. No resampl
 
 from typing import Any
 
-from ranking.engine import Comparisons, Judgments, WmtRanking, wmt_protocol
-from ranking.engine.protocols import Progress
+from ranking.engine import WmtRanking, wmt_protocol
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, six_decimals
-
-
-def rank(
-    comparisons: Comparisons,
-    n_systems: int,
-    scores: Judgments,
-    repetitions: int,
-    seed: int,
-    progress: Progress | None,
-) -> WmtRanking:
-    ranking = wmt_protocol(scores, n_systems)
-    if progress is not None:
-        progress(repetitions, repetitions)
-    return ranking
+from .base import Datasheet, Presentation, RankingProtocol, ResultLine, ranks_scores, six_decimals
 
 
 def result_fields(ranking: WmtRanking, index: int) -> dict[str, Any]:
@@ -62,7 +47,7 @@ PROTOCOL = RankingProtocol(
         significance="one-sided Wilcoxon rank-sum tests (p < 0.05): a cluster ends below a"
         " system significantly better than every system below it",
     ),
-    rank=rank,
+    rank=ranks_scores(wmt_protocol),
     result_fields=result_fields,
     csv_columns=("cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"),
     csv_cells=csv_cells,
