@@ -93,6 +93,24 @@ NO_ORDER_WITHOUT_EVIDENCE = (
 )
 
 
+def ranks_comparisons(
+    engine: Callable[[Comparisons, int, int, int, Progress | None], Any],
+) -> Ranks:
+    """The engine call of a view that ranks the pairwise comparisons, `repetitions` times."""
+
+    def rank(
+        comparisons: Comparisons,
+        n_systems: int,
+        scores: Judgments,
+        repetitions: int,
+        seed: int,
+        progress: Progress | None,
+    ) -> Any:
+        return engine(comparisons, n_systems, repetitions, seed, progress)
+
+    return rank
+
+
 def ranks_scores(engine: Callable[[Judgments, int], Any]) -> Ranks:
     """The engine call of a view that ranks the raw scores once, without resampling: its
     repetitions are done as soon as it is."""

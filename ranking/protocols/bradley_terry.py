@@ -3,8 +3,7 @@
 
 from typing import Any
 
-from ranking.engine import BradleyTerryRanking, Comparisons, Judgments, bradley_terry_protocol
-from ranking.engine.protocols import Progress
+from ranking.engine import BradleyTerryRanking, bradley_terry_protocol
 
 from .base import (
     NO_ORDER_WITHOUT_EVIDENCE,
@@ -12,20 +11,10 @@ from .base import (
     Presentation,
     RankingProtocol,
     ResultLine,
+    ranks_comparisons,
     six_decimals,
 )
 from .trueskill import PAIRS
-
-
-def rank(
-    comparisons: Comparisons,
-    n_systems: int,
-    scores: Judgments,
-    repetitions: int,
-    seed: int,
-    progress: Progress | None,
-) -> BradleyTerryRanking:
-    return bradley_terry_protocol(comparisons, n_systems, repetitions, seed, progress)
 
 
 def result_fields(ranking: BradleyTerryRanking, index: int) -> dict[str, Any]:
@@ -91,7 +80,7 @@ PROTOCOL = RankingProtocol(
         " directly or through others; 95% rank ranges over the resamples, where"
         f" {NO_ORDER_WITHOUT_EVIDENCE}",
     ),
-    rank=rank,
+    rank=ranks_comparisons(bradley_terry_protocol),
     result_fields=result_fields,
     csv_columns=(
         "rank",

@@ -1,10 +1,11 @@
 """TrueSkill over the pairwise comparisons, repeated R times: the E2E protocol (as E2E
 Table 11) and the plain bootstrap. Both report mean mu, 95% rank ranges and clusters."""
 
+from collections.abc import Callable
 from typing import Any
 
 from ranking.charts import RANK_CHART_TITLE
-from ranking.engine import Comparisons, Judgments, Ranking, summarise
+from ranking.engine import Comparisons, Ranking, RunsResult, summarise
 from ranking.engine.protocols import Progress, bootstrap_protocol, e2e_protocol
 
 from .base import (
@@ -13,6 +14,7 @@ from .base import (
     Presentation,
     RankingProtocol,
     ResultLine,
+    ranks_comparisons,
     six_decimals,
 )
 
@@ -51,16 +53,19 @@ def csv_cells(name: str, row: ResultLine) -> list:
     ]
 
 
-def ranks_by(engine):
+def summarised(
+    engine: Callable[..., RunsResult],
+) -> Callable[[Comparisons, int, int, int, Progress | None], Ranking]:
+    """R TrueSkill runs summarised: mean mu, rank ranges and clusters, where systems in
+    pieces of the comparison graph are not ordered across pieces."""
+
     def rank(
         comparisons: Comparisons,
         n_systems: int,
-        scores: Judgments,
         repetitions: int,
         seed: int,
         progress: Progress | None,
     ) -> Ranking:
-        # Systems in pieces of the comparison graph are not ordered across pieces.
         runs = engine(comparisons, n_systems, repetitions, seed, progress)
         return summarise(runs, components=comparisons.components(n_systems))
 
@@ -73,7 +78,7 @@ def trueskill_protocol(name: str, label: str, summary: str, aggregation: str, en
         label=label,
         presentation=Presentation(summary, "ranking/table_trueskill.html", "μ", RANK_CHART_TITLE),
         datasheet=Datasheet(aggregation=aggregation, significance=CLUSTERS),
-        rank=ranks_by(engine),
+        rank=ranks_comparisons(summarised(engine)),
         result_fields=result_fields,
         # mu_std, the spread of mu over the runs, as the page shows it beside mu. TrueSkill's
         # own sigma is not exported: under the E2E protocol its beta grows with the
