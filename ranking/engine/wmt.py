@@ -40,36 +40,47 @@ class Judgments:
     # int64[n]: the HIT each judgment was given in, for views that compare within a HIT
     # (best-worst); None where the judgments were not grouped.
     hit: np.ndarray | None = None
+    # int64[n]: any identifier of the item (input) each judged output is for, for views that
+    # average per (item, system) first (the WebNLG z-scores); None where not known.
+    item: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int32))
         object.__setattr__(self, "annotator", np.asarray(self.annotator, dtype=np.int64))
         object.__setattr__(self, "score", np.asarray(self.score, dtype=np.float64))
-        if self.hit is not None:
-            object.__setattr__(self, "hit", np.asarray(self.hit, dtype=np.int64))
         n = len(self.system)
         if self.system.ndim != 1 or len(self.annotator) != n or len(self.score) != n:
             raise ValueError("system, annotator and score must be 1-d arrays of equal length")
-        if self.hit is not None and len(self.hit) != n:
-            raise ValueError("hit must be a 1-d array as long as the judgments")
+        for name in ("hit", "item"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64))
+                if len(getattr(self, name)) != n:
+                    raise ValueError(f"{name} must be a 1-d array as long as the judgments")
 
     def __len__(self) -> int:
         return len(self.system)
 
     @classmethod
     def from_hits(
-        cls, systems: np.ndarray, scores: np.ndarray, annotators: np.ndarray
+        cls,
+        systems: np.ndarray,
+        scores: np.ndarray,
+        annotators: np.ndarray,
+        items: np.ndarray | None = None,
     ) -> "Judgments":
         """From (H, k) arrays of systems and scores (NaN where a slot is empty) and the
-        annotator of each of the H HITs."""
+        annotator (and, if given, the item) of each of the H HITs."""
         present = ~np.isnan(np.asarray(scores, dtype=np.float64))
-        annotator = np.broadcast_to(np.asarray(annotators)[:, None], present.shape)
-        hit = np.broadcast_to(np.arange(present.shape[0])[:, None], present.shape)
+
+        def per_slot(per_hit: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(np.asarray(per_hit)[:, None], present.shape)[present]
+
         return cls(
             np.asarray(systems)[present],
-            annotator[present],
+            per_slot(annotators),
             np.asarray(scores)[present],
-            hit[present],
+            per_slot(np.arange(present.shape[0])),
+            None if items is None else per_slot(items),
         )
 
 
