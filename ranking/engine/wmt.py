@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import mannwhitneyu
 
+from .choices import Choices
+
 SIGNIFICANCE = 0.05
 
 
@@ -43,6 +45,8 @@ class Judgments:
     # int64[n]: any identifier of the item (input) each judged output is for, for views that
     # average per (item, system) first (the WebNLG z-scores); None where not known.
     item: np.ndarray | None = None
+    # Pairwise or best-worst-of-k judgments, for the best-worst view; None for scores.
+    choices: Choices | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int32))
@@ -59,6 +63,13 @@ class Judgments:
 
     def __len__(self) -> int:
         return len(self.system)
+
+    @classmethod
+    def of_choices(cls, choices: Choices) -> "Judgments":
+        """Judgments that choose without scoring (pairwise, best-worst of k): the views of
+        scores find nothing to rank, the best-worst view ranks the choices."""
+        nothing = np.empty(0)
+        return cls(nothing, nothing, nothing, choices=choices)
 
     @classmethod
     def from_hits(
