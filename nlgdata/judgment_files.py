@@ -388,3 +388,12 @@ def _optional(text: str | None) -> str:
 
 def _number(value: float | None) -> str:
     return "" if value is None else repr(value)
+
+
+# By form -------------------------------------------------------------------------------------
+
+Reader = Callable[..., Iterator]
+Writer = Callable[[Iterable, TextIO], int]
+# `import_ratings --form` and `export_judgments --format` name these.
+READERS: dict[str, Reader] = {"da": read_da, "pairwise": read_pairwise, "esa": read_esa}
+WRITERS: dict[str, Writer] = {"da": write_da, "pairwise": write_pairwise, "esa": write_esa}

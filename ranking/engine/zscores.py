@@ -26,6 +26,7 @@ are one criterion's. Where the items are not known (`Judgments.item` is None) ea
 is its own item.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -193,7 +194,7 @@ def ranks_in_order(samples: list[np.ndarray], normalisation: Normalisation) -> n
     return 1 + np.concatenate(([0], np.cumsum(ends, dtype=np.int64)))[:n]
 
 
-def webnlg_ranks(n: int, different) -> np.ndarray:
+def webnlg_ranks(n: int, different: Callable[[int, int], bool]) -> np.ndarray:
     """The WebNLG+ 2020 notebook's ranks (`rank_systems`) of n systems best first: for each
     system in turn, every system below it that differs from it significantly is placed one
     rank below it, and any other that stands above the system just before it is moved down

@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from nlgdata.csvcells import guard, unguard
 from nlgdata.datafiles import DataFileError, read_lines
 from nlgdata.judgment_files import (
+    READERS,
+    WRITERS,
     DaJudgment,
     DataFileErrors,
     EsaJudgment,
@@ -280,3 +282,9 @@ def test_guard_and_unguard_are_inverses_and_guard_leaves_no_formula(value):
 
 def test_unguard_reads_what_csvsafe_wrote():
     assert unguard("'=1+1") == "=1+1" and unguard("'quoted") == "'quoted"
+
+
+def test_readers_and_writers_by_form():
+    assert list(READERS) == list(WRITERS) == ["da", "pairwise", "esa"]
+    judgment = PairwiseJudgment(0, "1", "x", "y", "w", "c", "b")
+    assert read(READERS["pairwise"], written(WRITERS["pairwise"], [judgment])) == [judgment]

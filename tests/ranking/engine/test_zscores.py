@@ -7,6 +7,8 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import ranksums, zscore
 
 from ranking.engine import Judgments, wmt_protocol
@@ -212,3 +214,20 @@ def test_the_choices_are_said_in_words():
     assert "sample (ddof=1)" in WMT.describe() and "left out" in WMT.describe()
     custom = Normalisation("mine", 0, "zero", False, "mannwhitneyu_greater", "wmt")
     assert "mean z over its judgments" in custom.describe()
+
+
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(st.integers(2, 4), st.integers(3, 12), st.data())
+def test_systems_judged_alike_item_by_item_share_one_cluster(n, items, data):
+    # Every item's outputs judged by one annotator, each system given the same score on
+    # it as every other: nothing tells the systems apart.
+    scores = [data.draw(st.integers(0, 100)) for _ in range(items)]
+    judgments = Judgments(
+        system=np.tile(np.arange(n), items),
+        annotator=np.repeat(np.arange(items) % 3, n),
+        score=np.repeat(scores, n).astype(float),
+        item=np.repeat(np.arange(items), n),
+    )
+    ranking = webnlg_view(judgments, n)
+    assert ranking.cluster.tolist() == [1] * n
+    assert (ranking.rank_lo.tolist(), ranking.rank_hi.tolist()) == ([1] * n, [n] * n)
