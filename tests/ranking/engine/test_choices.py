@@ -174,5 +174,7 @@ def test_the_bws_protocol_ranks_choices_where_the_judgments_carry_them():
     assert ranking.score.tolist() == expected.score.tolist()
     assert view.note(ranking) == ""
     # The score views have nothing to rank in such judgments.
-    wmt = protocol_named("wmt")
-    assert wmt.nothing_to_rank(wmt.rank(comparisons, 5, Judgments.of_choices(made), 10, 0, None))
+    for name in ("wmt", "webnlg"):
+        scores = protocol_named(name)
+        ranked = scores.rank(comparisons, 5, Judgments.of_choices(made), 10, 0, None)
+        assert scores.nothing_to_rank(ranked), name
