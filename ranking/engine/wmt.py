@@ -108,6 +108,8 @@ class WmtRanking:
     rank_hi: np.ndarray  # int64[n]
     order: np.ndarray  # int64[ranked], best first by mean z
     left_out: int  # judgments of annotators without a standard deviation
+    # float64[n]: the mean raw score of the judgments with a z-score (NaN without any)
+    mean_raw: np.ndarray | None = None
 
 
 def z_scores(judgments: Judgments) -> np.ndarray:
@@ -130,8 +132,10 @@ def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
     by_system = np.argsort(judgments.system[kept], kind="stable")
     n_judgments = np.bincount(judgments.system[kept], minlength=n_systems).astype(np.int64)
     per_system = np.split(z[kept][by_system], np.cumsum(n_judgments)[:-1])
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         mean_z = np.array([scores.mean() if len(scores) else np.nan for scores in per_system])
+        raw = np.bincount(judgments.system[kept], judgments.score[kept], minlength=n_systems)
+        mean_raw = raw / n_judgments
     ranked = np.flatnonzero(n_judgments > 0)
     order = ranked[np.argsort(-mean_z[ranked], kind="stable")]
     in_order = clusters_in_order([per_system[s] for s in order])
@@ -148,6 +152,7 @@ def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
         rank_hi=rank_hi,
         order=order,
         left_out=int((~kept).sum()),
+        mean_raw=mean_raw,
     )
 
 

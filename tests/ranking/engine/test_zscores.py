@@ -202,6 +202,7 @@ def assert_same_as_wmt(judgments: Judgments, n: int) -> None:
     today, preset = wmt_protocol(judgments, n), zscore_view(judgments, n, WMT)
     # The same sums in another order: equal up to rounding.
     np.testing.assert_allclose(preset.mean_z, today.mean_z, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(preset.mean_raw, today.mean_raw, rtol=0, atol=1e-9)
     for name in ("order", "cluster", "rank_lo", "rank_hi", "n_judgments", "left_out"):
         assert np.array_equal(getattr(preset, name), getattr(today, name)), name
 
