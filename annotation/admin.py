@@ -51,15 +51,14 @@ class CriterionFormSet(BaseInlineFormSet):
         return obj
 
     def clean(self):
-        # Rankings are kept per campaign and criterion name: a criterion deleted and made
-        # again would start its judgments version below its old rankings' and never be
-        # ranked again. One with HITs is closed instead.
+        # Deleting a criterion deletes its HITs, judgments and rankings with it: one with
+        # HITs is closed instead.
         super().clean()
         for form in self.deleted_forms:
             criterion = form.instance
             if criterion.pk and Hit.objects.for_criterion(criterion).exists():
                 raise ValidationError(
-                    f"The {criterion.criterion} criterion has HITs: untick 'is open' to close"
+                    f"The {criterion.name} criterion has HITs: untick 'is open' to close"
                     " it instead of deleting it."
                 )
 
@@ -71,9 +70,10 @@ class CampaignCriterionInline(admin.StackedInline):
     formset = CriterionFormSet
     extra = 0
     fields = [
-        "criterion",
+        "name",
         "is_open",
         "question",
+        "shows_input",
         "comprehension_check",
         "follow_up_url",
         "coverage_required",
@@ -222,10 +222,10 @@ class CampaignAdmin(RecountAfterEdits):
         rows = [
             format_html(
                 "<li>{}: <code>{}</code></li>",
-                criterion.get_criterion_display(),
+                criterion.label,
                 prolific_entry_url(criterion, request),
             )
-            for criterion in campaign.criteria.order_by("criterion")
+            for criterion in campaign.criteria.order_by("name")
         ]
         invite_url = reverse("admin:annotation_campaign_invite", args=[campaign.pk])
         return format_html(
@@ -288,10 +288,10 @@ class CampaignAdmin(RecountAfterEdits):
         invited = []
         if request.method == "POST" and form.is_valid():
             root = site_url(request)  # the host the organiser reached the admin at
-            criteria = list(campaign.criteria.order_by("criterion"))
+            criteria = list(campaign.criteria.order_by("name"))
             for name in form.cleaned_data["names"]:
                 annotator = invite(campaign, name)
-                links = [(c, root + invite_path(annotator, c.criterion)) for c in criteria]
+                links = [(c, root + invite_path(annotator, c.name)) for c in criteria]
                 invited.append((annotator, links))
         title = f"Invite annotators to {campaign}"
         return self._campaign_page(
@@ -367,7 +367,7 @@ def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
     criterion = data["criterion"]
     chunks = export(campaign, data["file_format"], criterion)
     content_type, suffix = EXPORT_FILES[data["file_format"]]
-    name = f"{campaign.slug}-{criterion.criterion if criterion else 'all'}-{suffix}"
+    name = f"{campaign.slug}-{criterion.name if criterion else 'all'}-{suffix}"
     response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response

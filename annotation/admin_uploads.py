@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 
-from .models import Campaign, Criterion, DataFile, System
+from .models import NATURALNESS, QUALITY, Campaign, DataFile, System
 from .upload_models import UploadJob
 from .uploads import queue_upload, read_progress, system_name_of
 
@@ -52,7 +52,7 @@ class UploadForm(forms.Form):
         required=False, help_text="Or the name of a new system for that one file."
     )
     criterion = forms.ChoiceField(
-        choices=[("", "from the columns")] + Criterion.choices,
+        choices=[("", "from the columns"), (QUALITY, "Quality"), (NATURALNESS, "Naturalness")],
         required=False,
         help_text="For ratings files with both quality and naturalness columns.",
     )

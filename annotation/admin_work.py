@@ -11,7 +11,7 @@ from django.contrib import admin
 
 from nlgdata.attention import describe_verdict
 
-from .admin_base import DeletesThroughRemoval, RecountAfterEdits, count_of
+from .admin_base import DeletesThroughRemoval, RecountAfterEdits, count_of, criterion_filter
 from .handout.submission import clear_flags
 from .identity import set_excluded
 from .models import Annotator, Assignment, Hit, HitOutput, Judgment
@@ -119,13 +119,17 @@ class HitOutputInline(admin.TabularInline):
 class HitAdmin(RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
-    list_display = ["id", "campaign", "criterion", "item", "external_id", "created_at"]
-    list_filter = ["campaign", "criterion"]
-    list_select_related = ["campaign", "item"]
+    list_display = ["id", "campaign", "criterion_label", "item", "external_id", "created_at"]
+    list_filter = ["campaign", criterion_filter("criterion__name")]
+    list_select_related = ["campaign", "criterion", "item"]
     search_fields = ["external_id", "item__external_id"]
     raw_id_fields = ["item"]
     fixed_on_change = ("campaign", "criterion", "item")
     inlines = [HitOutputInline]
+
+    @admin.display(description="criterion", ordering="criterion__name")
+    def criterion_label(self, hit):
+        return hit.criterion.label
 
 
 class JudgmentInline(admin.TabularInline):
@@ -167,7 +171,7 @@ class AssignmentAdmin(RecountAfterEdits):
         "submitted_at",
         "seconds",
     ]
-    list_filter = ["status", "flag", "hit__campaign", "hit__criterion"]
+    list_filter = ["status", "flag", "hit__campaign", criterion_filter("hit__criterion__name")]
     search_fields = ["annotator__external_id", "hit__external_id"]
     list_select_related = ["hit", "annotator"]
     # What the assignment is of and where it stands: the flag is cleared by the action.
@@ -208,7 +212,7 @@ class JudgmentAdmin(DeletesThroughRemoval):
     ]
     list_filter = [
         "assignment__hit__campaign",
-        "assignment__hit__criterion",
+        criterion_filter("criterion__name"),
         "slot__output__system",
     ]
     list_select_related = [

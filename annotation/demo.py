@@ -5,7 +5,7 @@ from pathlib import Path
 from django.db import transaction
 
 from .datafiles.importers import import_items, import_outputs
-from .models import Campaign, CampaignCriterion, Criterion, System
+from .models import DEFAULT_QUESTIONS, NATURALNESS, Campaign, CampaignCriterion, System
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"
 DEMO_SLUG = "demo"
@@ -42,8 +42,10 @@ def build_demo_campaign() -> Campaign:
         completion_code="DEMO2026",
         failed_completion_code="DEMOFAIL",
     )
-    for criterion in Criterion.values:
-        CampaignCriterion.objects.create(campaign=campaign, criterion=criterion, is_open=True)
+    for name in DEFAULT_QUESTIONS:
+        CampaignCriterion.objects.create(
+            campaign=campaign, name=name, shows_input=name != NATURALNESS, is_open=True
+        )
     with (DEMO_DATA / "items.csv").open("rb") as items_file:
         import_items(campaign, items_file, "items.csv")
     for name, description in DEMO_SYSTEMS.items():

@@ -18,13 +18,12 @@ class JudgmentExportForm(forms.Form):
         self.campaign = campaign
         criterion = cast(forms.ChoiceField, self.fields["criterion"])
         criterion.choices = [("", "all criteria")] + [
-            (each.criterion, each.get_criterion_display())
-            for each in campaign.criteria.order_by("criterion")
+            (each.name, each.label) for each in campaign.criteria.order_by("name")
         ]
 
     def clean_criterion(self) -> CampaignCriterion | None:
         name = self.cleaned_data["criterion"]
-        return self.campaign.criteria.get(criterion=name) if name else None
+        return self.campaign.criteria.get(name=name) if name else None
 
     def clean(self):
         super().clean()
@@ -111,13 +110,13 @@ class CriterionAdminForm(forms.ModelForm):
     class Meta:
         model = CampaignCriterion
         # The inline names the rest; this is the field this form fixes.
-        fields = ["criterion"]
+        fields = ["name"]
         widgets = {"question": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         if self.instance.pk:
-            self.fields["criterion"].disabled = True
+            self.fields["name"].disabled = True
 
 
 def shown_input(kind: str, data: dict | None) -> str:

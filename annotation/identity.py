@@ -139,7 +139,7 @@ def site_url(request=None) -> str:
 
 def prolific_entry_url(criterion: CampaignCriterion, request=None) -> str:
     """The study URL an organiser pastes into Prolific for one criterion."""
-    entry = reverse("annotation:entry", args=[criterion.campaign.slug, criterion.criterion])
+    entry = reverse("annotation:entry", args=[criterion.campaign.slug, criterion.name])
     return f"{site_url(request)}{entry}?{PROLIFIC_PLACEHOLDERS}"
 
 

@@ -8,7 +8,8 @@ goes back to the pool). Judgments are the scores of a submitted assignment.
 import secrets
 
 from django.conf import settings
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import MD5
@@ -17,18 +18,17 @@ from django.utils import timezone
 from nlgdata.composition import ACTIVE, ACTIVE_PER_PAIR, BALANCED
 from nlgdata.inputs import KINDS
 
-
-class Criterion(models.TextChoices):
-    QUALITY = "quality", "Quality"
-    NATURALNESS = "naturalness", "Naturalness"
-
+# The well-known criteria of RankME's E2E pages: a criterion by one of these names asks its
+# question unless the organiser writes another. Any other name needs its own question.
+QUALITY = "quality"
+NATURALNESS = "naturalness"
 
 DEFAULT_QUESTIONS: dict[str, str] = {
-    Criterion.QUALITY: (
+    QUALITY: (
         "How do you judge the overall quality of the utterance in terms of its grammatical "
         "correctness, fluency, adequacy and other important factors?"
     ),
-    Criterion.NATURALNESS: "Could the utterance have been produced by a native speaker?",
+    NATURALNESS: "Could the utterance have been produced by a native speaker?",
 }
 
 
@@ -140,12 +140,29 @@ class Campaign(models.Model):
         return bool(self.prolific_study_id and self.prolific_token_env)
 
 
-def shows_input(criterion_name: str) -> bool:
-    """Quality is judged with the input beside the sentences; naturalness without it."""
-    return criterion_name == Criterion.QUALITY
+def criterion_label(name: str) -> str:
+    """A criterion's name as pages show it: "Quality", "Data coverage"."""
+    return name.replace("-", " ").replace("_", " ").capitalize()
+
+
+# A criterion's name: short, lowercase, safe in a URL and a file name.
+validate_criterion_name = RegexValidator(
+    r"^[a-z0-9_-]+\Z",
+    "Use lowercase letters, digits, '-' and '_' only (e.g. quality, data-coverage).",
+)
 
 
 class CampaignCriterionQuerySet(models.QuerySet):
+    def named(self, name: str) -> "CampaignCriterion":
+        """The criterion called `name` among these (a campaign's `criteria`); an unknown
+        name raises DoesNotExist with a message that lists the names there are."""
+        try:
+            return self.get(name=name)
+        except self.model.DoesNotExist:
+            names = ", ".join(self.order_by("name").values_list("name", flat=True))
+            there = f"its criteria: {names}" if names else "it has none"
+            raise self.model.DoesNotExist(f"no criterion {name!r} ({there})") from None
+
     def record_pool_change(self, recount: bool = False) -> int:
         """Note that outputs, systems or the HIT size of these criteria changed, so the next
         hand-out works out again which items can be given out; with `recount`, that it
@@ -183,9 +200,22 @@ class CampaignCriterion(models.Model):
     """
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
-    criterion = models.CharField(max_length=20, choices=Criterion.choices)
+    name = models.CharField(
+        max_length=40,
+        validators=[validate_criterion_name],
+        help_text="A short name of the organiser's choosing, in the annotators' links and the"
+        f" results (e.g. {QUALITY}, {NATURALNESS}, correctness, data-coverage).",
+    )
     is_open = models.BooleanField(default=True)
-    question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
+    question = models.TextField(
+        blank=True,
+        help_text=f"Left empty: RankME's question, for {QUALITY} and {NATURALNESS} only.",
+    )
+    shows_input = models.BooleanField(
+        default=True,
+        help_text="Annotators see the input beside the sentences, with the coverage boxes"
+        f" (as RankME's {QUALITY}); off: the sentences alone (as its {NATURALNESS}).",
+    )
     # On by default, as the demo runs it: a new criterion screens out who misread the task.
     comprehension_check = models.BooleanField(
         default=True,
@@ -260,23 +290,31 @@ class CampaignCriterion(models.Model):
     objects = CampaignCriterionQuerySet.as_manager()
 
     class Meta:
-        ordering = ["campaign", "criterion"]
+        ordering = ["campaign", "name"]
         verbose_name = "criterion"
         verbose_name_plural = "criteria"
-        constraints = [
-            models.UniqueConstraint(fields=["campaign", "criterion"], name="criterion_once")
-        ]
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="criterion_once")]
 
     def __str__(self) -> str:
-        return f"{self.campaign.slug}/{self.criterion}"
+        return f"{self.campaign.slug}/{self.name}"
+
+    def clean(self) -> None:
+        super().clean()
+        if not self.question.strip() and self.name not in DEFAULT_QUESTIONS:
+            raise ValidationError(
+                {
+                    "question": f"Write the question annotators answer for {self.name!r}: only"
+                    f" {QUALITY} and {NATURALNESS} have a default one."
+                }
+            )
 
     @property
-    def shows_input(self) -> bool:
-        return shows_input(self.criterion)
+    def label(self) -> str:
+        return criterion_label(self.name)
 
     @property
     def question_text(self) -> str:
-        return self.question or DEFAULT_QUESTIONS[self.criterion]
+        return self.question or DEFAULT_QUESTIONS.get(self.name, "")
 
 
 class Item(models.Model):
@@ -419,12 +457,12 @@ class Annotator(models.Model):
 class HitQuerySet(models.QuerySet):
     def for_criterion(self, criterion: CampaignCriterion):
         """The HITs of a campaign's criterion."""
-        return self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+        return self.filter(criterion=criterion)
 
 
 class Hit(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="hits")
-    criterion = models.CharField(max_length=20, choices=Criterion.choices)
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="hits")
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="hits")
     external_id = models.CharField(max_length=200, blank=True)
     # The policy that chose its systems; empty for imported HITs and those made before.
@@ -443,10 +481,9 @@ class Hit(models.Model):
                 name="hit_external_id_once",
             )
         ]
-        indexes = [models.Index(fields=["campaign", "criterion"])]
 
     def __str__(self) -> str:
-        return f"HIT {self.pk} ({self.criterion}, item {self.item_id})"
+        return f"HIT {self.pk} (criterion {self.criterion_id}, item {self.item_id})"
 
 
 def original_q(to_slot: str = "") -> Q:
@@ -540,9 +577,7 @@ class AssignmentQuerySet(models.QuerySet):
 
     def for_criterion(self, criterion: CampaignCriterion):
         """The assignments of a campaign's criterion."""
-        return self.filter(
-            hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-        )
+        return self.filter(hit__criterion=criterion)
 
     def counted(self):
         """Assignments whose judgments rankings use (see counted_q)."""
@@ -708,17 +743,15 @@ class JudgmentQuerySet(models.QuerySet):
         return self.filter(original_q("slot__"))
 
     def for_criterion(self, criterion: CampaignCriterion):
-        return self.filter(
-            assignment__hit__campaign_id=criterion.campaign_id,
-            assignment__hit__criterion=criterion.criterion,
-        )
+        """The judgments that judge the criterion (Judgment.criterion)."""
+        return self.filter(criterion=criterion)
 
     def in_ranking_order(self):
-        """Criterion by criterion, HIT by HIT, position by position: the order in which
-        rankings read judgments and number systems by first appearance, so a ranking
+        """Criterion by criterion (by name), HIT by HIT, position by position: the order in
+        which rankings read judgments and number systems by first appearance, so a ranking
         depends on it. Rankings, the bundle and the judgment exports all read this one."""
         return self.order_by(
-            "assignment__hit__criterion", "assignment__hit_id", "assignment_id", "slot__position"
+            "criterion__name", "assignment__hit_id", "assignment_id", "slot__position"
         )
 
     def submitted_per_system(self) -> dict[str, tuple[int, int]]:
@@ -737,6 +770,9 @@ class JudgmentQuerySet(models.QuerySet):
 class Judgment(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
     slot = models.ForeignKey(HitOutput, on_delete=models.CASCADE, related_name="judgments")
+    # The criterion judged: the HIT's own, so far; a page that asks several criteria at once
+    # stores one judgment per slot and criterion.
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
     score = models.FloatField()
     # Coverage check-boxes (quality only).
     adds_information = models.BooleanField(default=False)

@@ -55,7 +55,7 @@ class Progress:
 
 
 def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
-    return [criterion_progress(c, now) for c in campaign.criteria.order_by("criterion")]
+    return [criterion_progress(c, now) for c in campaign.criteria.order_by("name")]
 
 
 def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:

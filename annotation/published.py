@@ -32,7 +32,16 @@ from .datafiles.importers import (
     write_outputs,
 )
 from .handout import sql
-from .models import Campaign, CampaignCriterion, Criterion, DataFile, Item, Output, System
+from .models import (
+    DEFAULT_QUESTIONS,
+    NATURALNESS,
+    Campaign,
+    CampaignCriterion,
+    DataFile,
+    Item,
+    Output,
+    System,
+)
 
 Progress = Callable[[str], None]
 
@@ -89,11 +98,12 @@ def campaign_for(dataset: Dataset, slug: str) -> tuple[Campaign, bool]:
         standard_input_kind=standard_kind,
         standard_input=standard_input,
     )
-    for criterion in Criterion.values:
+    for name in DEFAULT_QUESTIONS:
         CampaignCriterion.objects.create(
             campaign=campaign,
-            criterion=criterion,
-            question=dataset.questions.get(criterion, ""),
+            name=name,
+            shows_input=name != NATURALNESS,
+            question=dataset.questions.get(name, ""),
             coverage_required=dataset.coverage_required,
         )
     return campaign, True

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.db import transaction
 
-from .models import CampaignCriterion, Criterion, Screening
+from .models import NATURALNESS, QUALITY, CampaignCriterion, Screening
 
 
 @dataclass(frozen=True)
@@ -22,12 +22,12 @@ class WorkedPair:
 # The input is the instructions page's worked example (views.EXAMPLE_INPUT); the pair is
 # not among that example's sentences, so an annotator applies the rule rather than copies.
 WORKED_PAIRS = {
-    Criterion.QUALITY: WorkedPair(
+    QUALITY: WorkedPair(
         sentence="Near Burger King by the riverside, The Eagle is a coffee shop serving French "
         "food at moderate prices.",
         degraded="The Eagle riverside coffee near near French the shop prices King.",
     ),
-    Criterion.NATURALNESS: WorkedPair(
+    NATURALNESS: WorkedPair(
         sentence="The Eagle is a French coffee shop by the river, close to Burger King.",
         degraded="Coffee shop The the Eagle river French close by is Burger.",
     ),
@@ -35,7 +35,8 @@ WORKED_PAIRS = {
 
 
 def worked_pair(criterion: CampaignCriterion) -> WorkedPair:
-    return WORKED_PAIRS[Criterion(criterion.criterion)]
+    """Quality's pair where the criterion shows the input, naturalness's where it does not."""
+    return WORKED_PAIRS[QUALITY if criterion.shows_input else NATURALNESS]
 
 
 def sentence_first(annotator_id: int) -> bool:

@@ -9,13 +9,15 @@ from django.db import models
 # which annotation may use; until then it is evalsite's.
 from jobs.claims import BackgroundJob, JobQuerySet
 
-from .models import Campaign, Criterion, DataFile
+from .models import Campaign, DataFile, validate_criterion_name
 
 
 class UploadJob(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="uploads")
     kind = models.CharField(max_length=10, choices=DataFile.Kind.choices)
-    criterion = models.CharField(max_length=20, choices=Criterion.choices, blank=True)
+    # For a ratings file: the name of the criterion it rates (made if the campaign has none
+    # by that name yet, so a name rather than the row); empty: from the file's columns.
+    criterion = models.CharField(max_length=40, blank=True, validators=[validate_criterion_name])
     # For one outputs file: the system to import into (a new one by this name if the
     # campaign has none); empty: each file's system is its name without the extension.
     system_name = models.SlugField(max_length=100, blank=True)

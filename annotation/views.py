@@ -20,7 +20,7 @@ from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyFo
 from .handout import flow
 from .handout.assignment import active_assignment, hits_submitted, hits_taken, next_assignment
 from .handout.submission import Outcome, shown_outputs
-from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening, shows_input
+from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening
 
 # Why a page 404s (said to the log, not to the visitor: the 404 page is the same for all).
 NO_CRITERION = "No such campaign or criterion open to annotators."
@@ -117,14 +117,14 @@ def _assignment_or_404(request, criterion: CampaignCriterion, pk: int) -> Assign
     if annotator_id is None:
         raise Http404(NO_ANNOTATOR)
     campaign = criterion.campaign
-    assignment = flow.own_assignment(pk, [annotator_id], campaign.slug, criterion.criterion)
+    assignment = flow.own_assignment(pk, [annotator_id], campaign.slug, criterion.name)
     if assignment is None:
         raise Http404(NO_HIT)
     return assignment
 
 
 def _url(name: str, criterion: CampaignCriterion, *args) -> str:
-    return reverse(f"annotation:{name}", args=[criterion.campaign.slug, criterion.criterion, *args])
+    return reverse(f"annotation:{name}", args=[criterion.campaign.slug, criterion.name, *args])
 
 
 def _notice(request, title: str, text: str, status: int = 200):
@@ -299,7 +299,7 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
     form = HitForm(
         request.POST,
         shown=posted.shown,
-        coverage=shows_input(criterion_name),
+        coverage=posted.shows_input,
         coverage_required=posted.coverage_required,
     )
     if posted.submitted:

@@ -124,12 +124,13 @@ def latest_finished_runs(campaign: Campaign) -> list[tuple[RankingRun, bool]]:
     """The runs the bundle holds, the newest finished one per criterion and protocol, each
     with whether it covers the criterion's current judgments (ranking the bundle again
     gives its result only then)."""
-    versions = dict(campaign.criteria.values_list("criterion", "judgments_version"))
+    versions = dict(campaign.criteria.values_list("pk", "judgments_version"))
     latest: dict[tuple[str, str], RankingRun] = {}
-    for run in RankingRun.objects.filter(campaign=campaign).finished():
-        latest.setdefault((run.criterion, run.protocol), run)
+    runs = RankingRun.objects.filter(campaign=campaign).select_related("criterion")
+    for run in runs.finished():
+        latest.setdefault((run.criterion.name, run.protocol), run)
     return [
-        (run, run.judgments_version == versions.get(run.criterion))
+        (run, run.judgments_version == versions.get(run.criterion_id))
         for _, run in sorted(latest.items())
     ]
 

@@ -119,7 +119,7 @@ def build_datasheet(campaign: Campaign) -> dict:
 def evaluated_criteria(campaign: Campaign) -> list[CampaignCriterion]:
     """The criteria with submitted HITs (HEDS section 4 is one per criterion evaluated); all
     of them before any, for a sheet written ahead of the experiment."""
-    criteria = list(campaign.criteria.order_by("criterion"))
+    criteria = list(campaign.criteria.order_by("name"))
     judged = [criterion for criterion in criteria if submitted_hits(criterion).exists()]
     return judged or criteria
 
@@ -232,7 +232,7 @@ def hosting_of(hosted: HostedSystem | None) -> dict | None:
 def sample_questions(
     campaign: Campaign, criteria: list[CampaignCriterion], imported: list[str]
 ) -> dict:
-    judged = {c.criterion: outputs_judged_per_system(c) for c in criteria}
+    judged = {c.name: outputs_judged_per_system(c) for c in criteria}
     selection = (
         "other: the platform gives each evaluator the unseen item with the fewest judgments "
         "and the k systems with the fewest judgments for it (balanced, not random)"
@@ -243,7 +243,7 @@ def sample_questions(
             judged,
             items=campaign.items.count(),
             items_by_kind=item_kinds(campaign),
-            items_judged={c.criterion: items_judged(c) for c in criteria},
+            items_judged={c.name: items_judged(c) for c in criteria},
         ),
         "3.1.2": question(
             "3.1.2",
@@ -293,7 +293,7 @@ def evaluator_questions(campaign: Campaign, criteria: list[CampaignCriterion]) -
         "3.2.1": question(
             "3.2.1",
             evaluators.distinct().count(),
-            per_criterion={c.criterion: evaluator_count(c) for c in criteria},
+            per_criterion={c.name: evaluator_count(c) for c in criteria},
         ),
         "3.2.2": pay_question(campaign, by_source),
         "3.2.3": question(
@@ -351,7 +351,7 @@ def median_seconds_here(campaign: Campaign) -> float | None:
 
 def comprehension_checks(criteria: list[CampaignCriterion]) -> list[str]:
     return [
-        f"comprehension check ({c.criterion}): before the first HIT, a sentence and a "
+        f"comprehension check ({c.name}): before the first HIT, a sentence and a "
         "degraded copy of it (words dropped and shuffled) scored against the standard; "
         "two attempts that do not score the copy lower screen the evaluator out (no HITs)"
         for c in criteria
@@ -371,7 +371,7 @@ def screening_facts(criteria: list[CampaignCriterion]) -> dict:
             n_passed=Count("pk", filter=Q(passed=True)),
             n_screened_out=Count("pk", filter=screened_out),
         )
-        counts[criterion.criterion] = {
+        counts[criterion.name] = {
             "passed": found["n_passed"],
             "screened_out": found["n_screened_out"],
         }
@@ -500,7 +500,7 @@ def judgment_counts(campaign: Campaign) -> dict[str, int]:
 
 
 def criterion_section(criterion: CampaignCriterion) -> dict:
-    properties = CRITERION_PROPERTIES.get(criterion.criterion, {})
+    properties = CRITERION_PROPERTIES.get(criterion.name, {})
     questions = {qid: question(qid, properties.get(qid)) for qid in ("4.1.1", "4.1.2", "4.1.3")}
     questions |= {
         "4.2.1": question("4.2.1", "subjective"),
@@ -509,7 +509,7 @@ def criterion_section(criterion: CampaignCriterion) -> dict:
         **instrument_questions(criterion),
         **aggregation_questions(criterion),
     }
-    return {"criterion": criterion.criterion, "questions": questions}
+    return {"criterion": criterion.name, "questions": questions}
 
 
 def instrument_questions(criterion: CampaignCriterion) -> dict:
@@ -518,7 +518,7 @@ def instrument_questions(criterion: CampaignCriterion) -> dict:
     )
     presented = "other: a whole number typed in a box per output (magnitude estimation)"
     return {
-        "4.3.1": question("4.3.1", criterion.get_criterion_display()),
+        "4.3.1": question("4.3.1", criterion.label),
         "4.3.2": question("4.3.2", criterion.question_text, by_hand="any further definition"),
         "4.3.3": question("4.3.3", MAX_SCORE),
         "4.3.4": question(

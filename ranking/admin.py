@@ -4,7 +4,8 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.admin_base import ListFromTheAddressBar
+from annotation.admin_base import ListFromTheAddressBar, criterion_filter
+from annotation.models import CampaignCriterion
 from jobs.admin import progress_html
 from ranking.agreement.admin import RunAgreementInline
 
@@ -39,7 +40,7 @@ class RankingRunAdmin(ListFromTheAddressBar):
     list_display = [
         "id",
         "campaign",
-        "criterion",
+        "criterion_label",
         "protocol_label",
         "repetitions",
         "seed",
@@ -50,7 +51,8 @@ class RankingRunAdmin(ListFromTheAddressBar):
         "queued_at",
         "results_link",
     ]
-    list_filter = ["status", "protocol", "criterion", "campaign"]
+    list_filter = ["status", "protocol", criterion_filter("criterion__name"), "campaign"]
+    list_select_related = ["campaign", "criterion"]
     # What a run records about itself is shown, never edited.
     readonly_fields = [
         "status",
@@ -66,7 +68,8 @@ class RankingRunAdmin(ListFromTheAddressBar):
         "note",
         "error",
     ]
-    fields = ["campaign", "criterion", "protocol", "repetitions", "seed", *readonly_fields]
+    # The criterion names the campaign too (the run's campaign is set from it).
+    fields = ["criterion", "protocol", "repetitions", "seed", *readonly_fields]
     inlines = [SystemResultInline, RunAgreementInline]
     actions = ["queue_again"]
 
@@ -74,7 +77,13 @@ class RankingRunAdmin(ListFromTheAddressBar):
         # The registry's protocols as a choice (the field has no choices of its own).
         if db_field.name == "protocol":
             return forms.ChoiceField(choices=CHOICES, initial=DEFAULT, label="Protocol")
+        if db_field.name == "criterion":  # each choice names its campaign: read with it
+            kwargs["queryset"] = CampaignCriterion.objects.select_related("campaign")
         return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    @admin.display(description="criterion", ordering="criterion__name")
+    def criterion_label(self, run):
+        return run.criterion.label
 
     @admin.display(description="protocol", ordering="protocol")
     def protocol_label(self, run):
@@ -92,20 +101,19 @@ class RankingRunAdmin(ListFromTheAddressBar):
 
     @admin.display(description="")
     def results_link(self, run):
-        url = reverse("ranking:results", args=[run.campaign.slug, run.criterion])
+        url = reverse("ranking:results", args=[run.campaign.slug, run.criterion.name])
         return format_html('<a href="{}?protocol={}">results</a>', url, run.protocol)
 
     @admin.action(description="Queue the same computation again")
     def queue_again(self, request, queryset):
         with transaction.atomic():
             for run in queryset:
-                request_ranking(
-                    run.campaign, run.criterion, run.protocol, run.repetitions, run.seed
-                )
+                request_ranking(run.criterion, run.protocol, run.repetitions, run.seed)
         self.message_user(request, f"{queryset.count()} run(s) queued.")
 
     def save_model(self, request, obj, form, change):
         """A run added here is sent to a worker once saved."""
+        obj.campaign_id = obj.criterion.campaign_id
         super().save_model(request, obj, form, change)
         if not change:
             obj.send_to_worker()

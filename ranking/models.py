@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from annotation.models import Campaign, CampaignCriterion, Criterion, System
+from annotation.models import Campaign, CampaignCriterion, System
 from jobs.claims import BackgroundJob, JobQuerySet
 from ranking.protocols import DEFAULT, PROTOCOLS
 
@@ -38,7 +38,7 @@ NOTHING_TO_RANK = "Nothing to rank: "
 class RankingRunQuerySet(JobQuerySet):
     def for_criterion(self, criterion: CampaignCriterion, protocol: str | None = None):
         """The runs of a campaign's criterion: under one protocol, or under any."""
-        runs = self.filter(campaign_id=criterion.campaign_id, criterion=criterion.criterion)
+        runs = self.filter(criterion=criterion)
         return runs if protocol is None else runs.filter(protocol=protocol)
 
     def latest_judgment_counts(self, criterion: CampaignCriterion) -> "RankingRun | None":
@@ -75,7 +75,9 @@ class RankingRunQuerySet(JobQuerySet):
 
 class RankingRun(BackgroundJob):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ranking_runs")
-    criterion = models.CharField(max_length=20, choices=Criterion.choices)
+    criterion = models.ForeignKey(
+        CampaignCriterion, on_delete=models.CASCADE, related_name="ranking_runs"
+    )
     protocol = models.CharField(max_length=10, default=DEFAULT, validators=[validate_protocol])
     repetitions = models.PositiveIntegerField(
         default=DEFAULT_REPETITIONS,
@@ -109,7 +111,7 @@ class RankingRun(BackgroundJob):
     task_id_argument = "run_id"
 
     class Meta(BackgroundJob.Meta):
-        indexes = [models.Index(fields=["campaign", "criterion", "protocol", "status"])]
+        indexes = [models.Index(fields=["criterion", "protocol", "status"])]
 
     @property
     def protocol_label(self) -> str:
@@ -134,7 +136,7 @@ class RankingRun(BackgroundJob):
         return self.get_status_display()
 
     def __str__(self) -> str:
-        where = f"{self.campaign.slug}/{self.criterion}"
+        where = str(self.criterion)
         return f"{where} {self.protocol} x{self.repetitions} ({self.status})"
 
 

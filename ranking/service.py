@@ -18,7 +18,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.handout.composition import reset_estimates
-from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
+from annotation.models import Assignment, CampaignCriterion, Judgment
 from jobs.claims import Heartbeat, work_as_holder
 from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
@@ -132,8 +132,7 @@ def hit_arrays(assignments: list[Scores]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def request_ranking(
-    campaign: Campaign,
-    criterion_name: str,
+    criterion: CampaignCriterion,
     protocol: str = DEFAULT,
     repetitions: int = DEFAULT_REPETITIONS,
     seed: int = 0,
@@ -142,8 +141,8 @@ def request_ranking(
     one already queued is returned instead of a second: it has not read the judgments yet,
     so it covers the newest of them (three clicks of "recompute" make one run)."""
     computation = dict(
-        campaign=campaign,
-        criterion=criterion_name,
+        campaign_id=criterion.campaign_id,
+        criterion=criterion,
         protocol=protocol,
         repetitions=repetitions,
         seed=seed,
@@ -151,9 +150,7 @@ def request_ranking(
     with transaction.atomic():
         # Two requests at once: the criterion's row serialises them (SQLite's writers are
         # serialised by its IMMEDIATE transactions).
-        CampaignCriterion.objects.select_for_update(of=("self",)).filter(
-            campaign=campaign, criterion=criterion_name
-        ).order_by("pk").first()
+        CampaignCriterion.objects.select_for_update(of=("self",)).filter(pk=criterion.pk).first()
         waiting = RankingRun.objects.filter(**computation, status=RankingRun.Status.QUEUED)
         run = waiting.order_by("queued_at", "pk").first()
         if run is None:
@@ -179,8 +176,7 @@ def queue_due_rankings() -> list[RankingRun]:
             )
             if criterion is not None:
                 queued += [
-                    request_ranking(criterion.campaign, criterion.criterion, protocol)
-                    for protocol in due_protocols(criterion)
+                    request_ranking(criterion, protocol) for protocol in due_protocols(criterion)
                 ]
     return queued
 
@@ -245,11 +241,7 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
 def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
-    criterion = CampaignCriterion.objects.filter(
-        campaign_id=run.campaign_id, criterion=run.criterion
-    ).first()
-    if criterion is None:
-        raise NothingToRank(f"the campaign has no {run.criterion} criterion")
+    criterion = CampaignCriterion.objects.get(pk=run.criterion_id)
     data = load_ranking_input(criterion)
     run.update_as_holder(
         token,

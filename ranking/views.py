@@ -87,7 +87,7 @@ def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
     return get_object_or_404(
         CampaignCriterion.objects.select_related("campaign"),
         campaign__slug=slug,
-        criterion=criterion_name,
+        name=criterion_name,
     )
 
 
@@ -147,7 +147,7 @@ def recompute(request, slug: str, criterion_name: str):
     if not form.is_valid():
         return HttpResponse(f"Invalid request: {form.errors.as_text()}", status=400)
     with transaction.atomic():
-        request_ranking(criterion.campaign, criterion.criterion, **form.cleaned_data)
+        request_ranking(criterion, **form.cleaned_data)
     url = reverse("ranking:results", args=[slug, criterion_name])
     return redirect(f"{url}?protocol={form.cleaned_data['protocol']}")
 
@@ -175,7 +175,7 @@ def results_csv(request, slug: str, criterion_name: str):
 @require_GET
 def campaign_results(request, slug: str):
     campaign = get_object_or_404(Campaign, slug=slug)
-    first = campaign.criteria.order_by("criterion").first()
+    first = campaign.criteria.order_by("name").first()
     if first is None:
         return redirect("admin:annotation_campaign_change", campaign.pk)
-    return redirect("ranking:results", slug, first.criterion)
+    return redirect("ranking:results", slug, first.name)

@@ -6,11 +6,13 @@ from datetime import timedelta
 from django.utils import timezone
 
 from annotation.models import (
+    DEFAULT_QUESTIONS,
+    NATURALNESS,
+    QUALITY,
     Annotator,
     Assignment,
     Campaign,
     CampaignCriterion,
-    Criterion,
     Hit,
     HitOutput,
     Item,
@@ -36,13 +38,23 @@ def make_campaign(**overrides) -> Campaign:
     }
     fields.update(overrides)
     campaign = Campaign.objects.create(**fields)
-    for criterion in Criterion.values:
+    for name in DEFAULT_QUESTIONS:
         # The tests of the comprehension check turn it on (the model's default): the rest
         # count HITs from the first one.
         CampaignCriterion.objects.create(
-            campaign=campaign, criterion=criterion, comprehension_check=False
+            campaign=campaign,
+            name=name,
+            shows_input=name != NATURALNESS,
+            comprehension_check=False,
         )
     return campaign
+
+
+def criterion_of(campaign, criterion: "str | CampaignCriterion") -> CampaignCriterion:
+    """The campaign's criterion: the row given, or the one of this name."""
+    if isinstance(criterion, CampaignCriterion):
+        return criterion
+    return campaign.criteria.get(name=criterion)
 
 
 def make_item(campaign=None, **overrides) -> Item:
@@ -79,16 +91,20 @@ def make_annotator(campaign=None, **overrides) -> Annotator:
     return Annotator.objects.create(campaign=campaign or make_campaign(), **fields)
 
 
-def make_hit(outputs, criterion=Criterion.QUALITY, **overrides) -> Hit:
-    """A HIT showing `outputs` (all for one item) in the order given."""
+def make_hit(outputs, criterion: "str | CampaignCriterion" = QUALITY, **overrides) -> Hit:
+    """A HIT showing `outputs` (all for one item) in the order given, of the criterion
+    (a row, or the name of one of the campaign's)."""
     item = outputs[0].item
+    criterion = criterion_of(item.campaign, criterion)
     hit = Hit.objects.create(campaign=item.campaign, item=item, criterion=criterion, **overrides)
     for position, output in enumerate(outputs, start=1):
         HitOutput.objects.create(hit=hit, output=output, position=position)
     return hit
 
 
-def make_judged_hit(outputs, scores, annotator=None, criterion=Criterion.QUALITY) -> Assignment:
+def make_judged_hit(
+    outputs, scores, annotator=None, criterion: "str | CampaignCriterion" = QUALITY
+) -> Assignment:
     """A submitted assignment of a new HIT over `outputs`, scored `scores`."""
     hit = make_hit(outputs, criterion=criterion)
     annotator = annotator or make_annotator(hit.campaign)
@@ -98,8 +114,10 @@ def make_judged_hit(outputs, scores, annotator=None, criterion=Criterion.QUALITY
     assignment.submitted_at = assignment.started_at
     assignment.save(update_fields=["submitted_at"])
     for slot, score in zip(hit.slots.all(), scores, strict=True):
-        Judgment.objects.create(assignment=assignment, slot=slot, score=score)
-    hit.campaign.criteria.filter(criterion=criterion).record_judgments_change()
+        Judgment.objects.create(
+            assignment=assignment, slot=slot, criterion=hit.criterion, score=score
+        )
+    hit.campaign.criteria.filter(pk=hit.criterion_id).record_judgments_change()
     return assignment
 
 
@@ -146,8 +164,9 @@ def make_bulk_judged_campaign(hits: int, systems: int = 5, items: int | None = N
         for item in item_rows
         for system in system_rows
     )
+    quality = campaign.criteria.get(name=QUALITY)
     made = Hit.objects.bulk_create(
-        Hit(campaign=campaign, item=item, criterion=Criterion.QUALITY) for item in item_rows[:hits]
+        Hit(campaign=campaign, item=item, criterion=quality) for item in item_rows[:hits]
     )
     slots = HitOutput.objects.bulk_create(
         HitOutput(hit=hit, output=outputs[n * systems + i], position=i + 1)
@@ -158,7 +177,12 @@ def make_bulk_judged_campaign(hits: int, systems: int = 5, items: int | None = N
         Assignment(hit=hit, annotator=annotator, status=Assignment.Status.SUBMITTED) for hit in made
     )
     Judgment.objects.bulk_create(
-        Judgment(assignment=assignments[n], slot=slots[n * systems + i], score=100 + 10 * i + n % 7)
+        Judgment(
+            assignment=assignments[n],
+            slot=slots[n * systems + i],
+            criterion=quality,
+            score=100 + 10 * i + n % 7,
+        )
         for n in range(hits)
         for i in range(systems)
     )

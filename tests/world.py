@@ -17,7 +17,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.urls import reverse
 
-from annotation.models import Annotator, Campaign, Criterion
+from annotation.models import QUALITY, Annotator, Campaign
 from tests.client import Browser
 from tests.factories import make_campaign, make_system_set
 
@@ -28,9 +28,7 @@ class Person(Browser):
     user: User | None = None
     annotator: Annotator | None = None
 
-    def enter(
-        self, campaign: Campaign, criterion: str = Criterion.QUALITY, pid: str = "pid-1"
-    ) -> Annotator:
+    def enter(self, campaign: Campaign, criterion: str = QUALITY, pid: str = "pid-1") -> Annotator:
         """Arrive through the Prolific link of `campaign`; return the annotator this browser's
         session now holds."""
         query = {"PROLIFIC_PID": pid, "STUDY_ID": "study-1", "SESSION_ID": "session-1"}

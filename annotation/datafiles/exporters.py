@@ -21,7 +21,7 @@ from typing import Any
 from django.db.models import Count, Max, Min
 
 from annotation.csvsafe import safe_row
-from annotation.models import Assignment, Campaign, CampaignCriterion, Criterion, Judgment
+from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from nlgdata.judgments import E2E_COVERAGE_WORDS
 from nlgdata.text import normalise
 
@@ -32,7 +32,7 @@ CHUNK_ROWS = 2000
 
 # Column -> where the judgment's row holds it.
 JUDGMENT_FIELDS = {
-    "criterion": "assignment__hit__criterion",
+    "criterion": "criterion__name",
     "hit": "assignment__hit_id",
     "hit_external_id": "assignment__hit__external_id",
     "item": "assignment__hit__item__external_id",
@@ -72,6 +72,9 @@ def export(campaign: Campaign, file_format: str, criterion: CampaignCriterion | 
     if file_format == "e2e":
         if criterion is None:
             raise ExportError("the E2E format holds one criterion: name it")
+        if criterion.name not in SCORE_COLUMNS:
+            known = " or ".join(SCORE_COLUMNS)
+            raise ExportError(f"the E2E format holds {known} scores, not {criterion.name}")
         k = e2e_width(criterion)
         return e2e_chunks(criterion, k)
     records = judgment_records(campaign, criterion)
@@ -232,7 +235,7 @@ def e2e_width(criterion: CampaignCriterion) -> int:
 
 
 def e2e_chunks(criterion: CampaignCriterion, k: int) -> Iterator[str]:
-    header = e2e_header(k, SCORE_COLUMNS[criterion.criterion])
+    header = e2e_header(k, SCORE_COLUMNS[criterion.name])
     line = LineWriter()
     yield line.write(header)
     rows = e2e_judgments(criterion).values_list(*E2E_FIELDS.values())
@@ -240,9 +243,9 @@ def e2e_chunks(criterion: CampaignCriterion, k: int) -> Iterator[str]:
         dict(zip(E2E_FIELDS, values, strict=True))
         for values in rows.iterator(chunk_size=CHUNK_ROWS)
     )
-    coverage = criterion.criterion == Criterion.QUALITY
+    coverage = criterion.shows_input
     for _, slots in itertools.groupby(records, key=lambda record: record["assignment"]):
-        page = e2e_page(list(slots), SCORE_COLUMNS[criterion.criterion], coverage)
+        page = e2e_page(list(slots), SCORE_COLUMNS[criterion.name], coverage)
         yield line.write(page.get(column, "") for column in header)
 
 

@@ -19,10 +19,12 @@ from django.db import transaction
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
 from annotation.models import (
+    NATURALNESS,
+    QUALITY,
     Annotator,
     Assignment,
     Campaign,
-    Criterion,
+    CampaignCriterion,
     DataFile,
     Hit,
     HitOutput,
@@ -47,7 +49,7 @@ from .importers import (
     record_file,
 )
 
-SCORE_COLUMNS: dict[str, str] = {Criterion.QUALITY: "quality", Criterion.NATURALNESS: "natur"}
+SCORE_COLUMNS: dict[str, str] = {QUALITY: "quality", NATURALNESS: "natur"}
 TIME_FORMATS = ("%m/%d/%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
 
 
@@ -214,18 +216,20 @@ def import_ratings(
 ) -> ImportSummary:
     """Crowd ratings in the E2E CrowdFlower format, read from a binary file object."""
     opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
-    criterion, pages = read_pages(opened.lines, file_name, criterion)
+    name, pages = read_pages(opened.lines, file_name, criterion)
     with transaction.atomic():
-        campaign.criteria.get_or_create(criterion=criterion, defaults={"is_open": False})
+        found, _ = campaign.criteria.get_or_create(
+            name=name, defaults={"is_open": False, "shows_input": name != NATURALNESS}
+        )
         # In a campaign already open to annotators with systems of its own, a system the
         # file brings would get HITs at once: it comes in switched off, and the summary says so.
         running = campaign.status == Campaign.Status.OPEN and campaign.systems.exists()
-        writer = PageWriter(campaign, criterion, file_name, new_systems_active=not running)
+        writer = PageWriter(campaign, found, file_name, new_systems_active=not running)
         for batch in batches(pages, BATCH_ROWS, BATCH_CHARS, page_chars):
             writer.write(batch)
         if not writer.rows:
             raise DataFileError(file_name, "no rows after the header")
-        campaign.criteria.filter(criterion=criterion).record_judgments_change()
+        campaign.criteria.filter(pk=found.pk).record_judgments_change()
         # New submitted HITs, maybe new items, systems and outputs: count the loads again.
         campaign.criteria.record_pool_change(recount=True)
         sql.analyze(Item, System, Output, Annotator, Hit, HitOutput, Assignment, Judgment)
@@ -246,7 +250,11 @@ class PageWriter:
     systems, outputs (with a digest of their text) and annotators."""
 
     def __init__(
-        self, campaign: Campaign, criterion: str, file_name: str, new_systems_active: bool = True
+        self,
+        campaign: Campaign,
+        criterion: CampaignCriterion,
+        file_name: str,
+        new_systems_active: bool = True,
     ):
         self.campaign, self.criterion, self.file_name = campaign, criterion, file_name
         self.new_systems_active = new_systems_active
@@ -302,6 +310,7 @@ class PageWriter:
             Judgment(
                 assignment=assignment,
                 slot=slots[n * k + i],
+                criterion=self.criterion,
                 score=p.scores[i],
                 adds_information=p.coverage[i][0],
                 misses_information=p.coverage[i][1],

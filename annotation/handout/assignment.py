@@ -84,7 +84,7 @@ def hits_taken(annotator: Annotator, criterion: CampaignCriterion) -> int:
 
 
 def hits_submitted(annotator: Annotator, criterion: CampaignCriterion) -> int:
-    return sql.submitted_count(annotator.pk, criterion.campaign_id, criterion.criterion)
+    return sql.submitted_count(annotator.pk, criterion.pk)
 
 
 def expire_abandoned(criterion: CampaignCriterion, now=None) -> int:
@@ -181,7 +181,7 @@ class Mine:
     def of(cls, annotator_id: int, criterion: CampaignCriterion) -> "Mine":
         # An annotator belongs to one campaign: no need to name it (a join the planner
         # might start from the campaign's HITs).
-        rows = sql.annotator_assignments(annotator_id, criterion.criterion)
+        rows = sql.annotator_assignments(annotator_id, criterion.pk)
         active = [pk for pk, status, _, _ in rows if status == Assignment.Status.ASSIGNED]
         kept = [check for _, status, _, check in rows if status != Assignment.Status.EXPIRED]
         seen = frozenset(item_id for _, _, item_id, _ in rows)
@@ -254,7 +254,7 @@ def build_hit(
     and with `check` a degraded copy of one of them at a random position among them."""
     hit = Hit(
         campaign_id=criterion.campaign_id,
-        criterion=criterion.criterion,
+        criterion_id=criterion.pk,
         item_id=item_id,
         composition=composition,
     )

@@ -32,7 +32,7 @@ def own_assignment(
 ) -> Assignment | None:
     """The assignment `pk` if it is one of `annotator_ids`' in the criterion, with its
     annotator, HIT and item."""
-    assignment, _ = sql.annotators_assignment(pk, annotator_ids, slug, criterion_name)
+    assignment, _, _ = sql.annotators_assignment(pk, annotator_ids, slug, criterion_name)
     return assignment
 
 
@@ -64,12 +64,13 @@ def start(slug: str, criterion_name: str, annotator_ids: Sequence[int]) -> Start
 @dataclass(frozen=True)
 class PostedHit:
     """The assignment a HIT page posts to, with its sentences and the criterion's
-    `coverage_required` that the page's form needs: read before the criterion's lock is
-    taken (save_submission checks that what was read still holds)."""
+    `coverage_required` and `shows_input` that the page's form needs: read before the
+    criterion's lock is taken (save_submission checks that what was read still holds)."""
 
     assignment: Assignment
     shown: list[Shown]
     coverage_required: bool
+    shows_input: bool
 
     @property
     def submitted(self) -> bool:
@@ -79,12 +80,12 @@ class PostedHit:
 def posted_hit(
     pk: int, annotator_ids: Sequence[int], slug: str, criterion_name: str
 ) -> PostedHit | None:
-    assignment, coverage_required = sql.annotators_assignment(
+    assignment, coverage_required, shows_input = sql.annotators_assignment(
         pk, annotator_ids, slug, criterion_name
     )
     if assignment is None:
         return None
-    return PostedHit(assignment, shown_outputs(assignment.hit), coverage_required)
+    return PostedHit(assignment, shown_outputs(assignment.hit), coverage_required, shows_input)
 
 
 @dataclass(frozen=True)

@@ -206,7 +206,7 @@ def criterion_by_slug(
     found = rows(
         f"SELECT {columns(CampaignCriterion, 'c')}, {columns(Campaign, 'p')}, {remembered} "
         f"FROM {CRITERION} c JOIN {CAMPAIGN} p ON p.id = c.campaign_id "
-        f"WHERE p.slug = %s AND c.criterion = %s AND p.status <> %s{lock_sql}",
+        f"WHERE p.slug = %s AND c.name = %s AND p.status <> %s{lock_sql}",
         [*annotators, slug, name, Campaign.Status.DRAFT],
     )
     if not found:
@@ -218,34 +218,34 @@ def criterion_by_slug(
 
 def annotators_assignment(
     pk: int, annotators: Sequence[int], slug: str, criterion: str
-) -> tuple[Assignment | None, bool]:
-    """The assignment `pk` if it is one of `annotators`' in the criterion `criterion` of
-    the campaign `slug` (not a draft), with its annotator, HIT and item; and the
-    criterion's `coverage_required`, which a posted form needs before the criterion's row
-    is locked: one query."""
+) -> tuple[Assignment | None, bool, bool]:
+    """The assignment `pk` if it is one of `annotators`' in the criterion named `criterion`
+    of the campaign `slug` (not a draft), with its annotator, HIT and item; and the
+    criterion's `coverage_required` and `shows_input`, which a posted form needs before the
+    criterion's row is locked: one query."""
     if not annotators:
-        return None, False
+        return None, False, False
     found = rows(
         f"SELECT {columns(Assignment, 'a')}, {columns(Annotator, 'w')}, {columns(Hit, 'h')},"
-        f" {columns(Item, 'i')}, (SELECT c.coverage_required FROM {CRITERION} c"
-        "   WHERE c.campaign_id = h.campaign_id AND c.criterion = h.criterion) "
+        f" {columns(Item, 'i')}, c.coverage_required, c.shows_input "
         f"FROM {ASSIGNMENT} a"
         f" JOIN {ANNOTATOR} w ON w.id = a.annotator_id"
         f" JOIN {HIT} h ON h.id = a.hit_id"
         f" JOIN {ITEM} i ON i.id = h.item_id"
+        f" JOIN {CRITERION} c ON c.id = h.criterion_id"
         f" JOIN {CAMPAIGN} p ON p.id = h.campaign_id "
         f"WHERE a.id = %s AND a.annotator_id IN ({placeholders(len(annotators))})"
-        " AND p.slug = %s AND p.status <> %s AND h.criterion = %s",
+        " AND p.slug = %s AND p.status <> %s AND c.name = %s",
         [pk, *annotators, slug, Campaign.Status.DRAFT, criterion],
     )
     if not found:
-        return None, False
-    assignment, annotator, hit, item, coverage_required = made_from_row(
+        return None, False, False
+    assignment, annotator, hit, item, coverage_required, shows_input = made_from_row(
         found[0], Assignment, Annotator, Hit, Item
     )
     hit.item = item
     assignment.hit, assignment.annotator = hit, annotator
-    return assignment, bool(coverage_required)
+    return assignment, bool(coverage_required), bool(shows_input)
 
 
 def annotator(pk: int, campaign: Campaign) -> Annotator:
@@ -274,12 +274,12 @@ def hit_slots(hit: Hit) -> list[HitOutput]:
     return slots
 
 
-def submitted_count(annotator_id: int, campaign_id: int, criterion: str) -> int:
+def submitted_count(annotator_id: int, criterion_id: int) -> int:
     """The annotator's submitted HITs in the criterion."""
     ((count,),) = rows(
         f"SELECT COUNT(*) FROM {ASSIGNMENT} a JOIN {HIT} h ON h.id = a.hit_id "
-        "WHERE a.annotator_id = %s AND a.status = %s AND h.campaign_id = %s AND h.criterion = %s",
-        [annotator_id, Assignment.Status.SUBMITTED, campaign_id, criterion],
+        "WHERE a.annotator_id = %s AND a.status = %s AND h.criterion_id = %s",
+        [annotator_id, Assignment.Status.SUBMITTED, criterion_id],
     )
     return count
 
@@ -287,7 +287,7 @@ def submitted_count(annotator_id: int, campaign_id: int, criterion: str) -> int:
 # The annotator's side --------------------------------------------------------------------
 
 
-def annotator_assignments(annotator_id: int, criterion: str) -> list[tuple[int, str, int, bool]]:
+def annotator_assignments(annotator_id: int, criterion_id: int) -> list[tuple[int, str, int, bool]]:
     """(assignment, status, item, whether its HIT carries an attention check: a slot with a
     degraded copy, models.original_q) for each of the annotator's assignments in the
     criterion, through the annotator's index."""
@@ -298,8 +298,8 @@ def annotator_assignments(annotator_id: int, criterion: str) -> list[tuple[int, 
             f"  SELECT 1 FROM {SLOT} s WHERE s.hit_id = a.hit_id"
             "  AND s.degraded_text <> '') "
             f"FROM {ASSIGNMENT} a JOIN {HIT} h ON h.id = a.hit_id "
-            "WHERE a.annotator_id = %s AND h.criterion = %s ORDER BY a.id",
-            [annotator_id, criterion],
+            "WHERE a.annotator_id = %s AND h.criterion_id = %s ORDER BY a.id",
+            [annotator_id, criterion_id],
         )
     ]
 
@@ -412,19 +412,16 @@ def open_hits(
         which, params = "a.annotator_id = %s", [annotator_id]
     else:
         expired_by = connection.ops.adapt_datetimefield_value(expired_by)
-        which, params = (
-            "h.campaign_id = %s AND a.expires_at < %s",
-            [criterion.campaign_id, expired_by],
-        )
+        which, params = "a.expires_at < %s", [expired_by]
     found: dict[int, tuple[int, list[int]]] = {}
     for pk, item_id, system_id in rows(
         f"SELECT a.id, h.item_id, o.system_id FROM {ASSIGNMENT} a"
         f" JOIN {HIT} h ON h.id = a.hit_id"
         f" JOIN {SLOT} s ON s.hit_id = h.id"
         f" JOIN {OUTPUT} o ON o.id = s.output_id "
-        f"WHERE {which} AND a.status = %s AND h.criterion = %s"
+        f"WHERE {which} AND a.status = %s AND h.criterion_id = %s"
         " AND s.degraded_text = '' ORDER BY a.id, s.position",
-        [*params, Assignment.Status.ASSIGNED, criterion.criterion],
+        [*params, Assignment.Status.ASSIGNED, criterion.pk],
     ):
         found.setdefault(pk, (item_id, []))[1].append(system_id)
     return found

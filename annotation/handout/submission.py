@@ -17,7 +17,6 @@ import string
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import (
@@ -151,7 +150,13 @@ def save_judgments(
                 "reflects_perfectly": answer.reflects_perfectly,
             }
         judgments += [
-            Judgment(assignment=assignment, slot=slot, score=answer.score, **coverage)
+            Judgment(
+                assignment=assignment,
+                slot=slot,
+                criterion=criterion,
+                score=answer.score,
+                **coverage,
+            )
             for slot in shown.slots
         ]
     sql.insert(judgments, also=also)
@@ -185,13 +190,10 @@ def clear_flags(assignments: AssignmentQuerySet) -> int:
     """Count flagged HITs in rankings after all (an organiser's decision); the number of
     assignments unflagged."""
     flagged = assignments.flagged()
-    pairs = set(flagged.values_list("hit__campaign_id", "hit__criterion"))
-    if not pairs:
+    criterion_ids = set(flagged.values_list("hit__criterion_id", flat=True))
+    if not criterion_ids:
         return 0
-    which = Q()
-    for campaign_id, name in pairs:
-        which |= Q(campaign_id=campaign_id, criterion=name)
-    criteria = CampaignCriterion.objects.filter(which)
+    criteria = CampaignCriterion.objects.filter(pk__in=criterion_ids)
     with transaction.atomic():
         for criterion in lock_criteria(criteria):
             # Submitted HITs of annotators still in count towards balance again.

@@ -58,8 +58,7 @@ def measure_once(criterion: CampaignCriterion, seed: int) -> "Measured | Measure
     """The agreement of the criterion's judgments as of its current version: measured by an
     earlier run of this version, or measured now."""
     before = RunAgreement.objects.filter(
-        run__campaign_id=criterion.campaign_id,
-        run__criterion=criterion.criterion,
+        run__criterion=criterion,
         run__judgments_version=criterion.judgments_version,
         run__seed=seed,
         run__status=RankingRun.Status.DONE,
@@ -106,7 +105,7 @@ def load_hits(criterion: CampaignCriterion) -> np.ndarray:
     left_out = Case(When(annotator_counts_q("annotator__"), then=Value(False)), default=Value(True))
     rows = (
         Assignment.objects.submitted()
-        .filter(hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion)
+        .filter(hit__criterion=criterion)
         .order_by()
         .values_list("annotator_id", "started_at", "submitted_at", "flag", left_out)
     )

@@ -253,8 +253,10 @@ def latest_rankings(
     protocol's, whose mu the results page shows first, so the CSV's correlations are
     the page's whichever protocol last finished."""
     latest: dict[str, RankingRun] = {}
-    for run in RankingRun.objects.filter(campaign=campaign, protocol=protocol).finished():
-        latest.setdefault(run.criterion, run)
+    runs = RankingRun.objects.filter(campaign=campaign, protocol=protocol)
+    runs = runs.select_related("criterion")
+    for run in runs.finished():
+        latest.setdefault(run.criterion.name, run)
     return dict(sorted(latest.items()))
 
 

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
-from annotation.models import Campaign, Criterion
+from annotation.models import Campaign
 from annotation.permissions import campaign_permission_required
 from ranking.models import RankingRun
 
@@ -31,7 +31,17 @@ from .service import (
 
 class MetricsRequestForm(forms.Form):
     # The results page to come back to.
-    criterion = forms.ChoiceField(choices=Criterion.choices, required=False)
+    criterion = forms.CharField(max_length=40, required=False)
+
+    def __init__(self, *args, campaign: Campaign, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.campaign = campaign
+
+    def clean_criterion(self) -> str:
+        name = self.cleaned_data["criterion"]
+        if name and not self.campaign.criteria.filter(name=name).exists():
+            raise forms.ValidationError(f"The campaign has no criterion {name!r}.")
+        return name
 
 
 @dataclass
@@ -122,7 +132,7 @@ def metrics_section(campaign: Campaign, ranking: RankingRun | None) -> MetricsSe
 @require_POST
 def compute(request, slug: str):
     campaign = get_object_or_404(Campaign, slug=slug)
-    form = MetricsRequestForm(request.POST)
+    form = MetricsRequestForm(request.POST, campaign=campaign)
     if not form.is_valid():
         return HttpResponse(f"Invalid request: {form.errors.as_text()}", status=400)
     with transaction.atomic():

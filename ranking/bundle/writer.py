@@ -73,7 +73,7 @@ JUDGMENT_ORDER_NOTE = (
 )
 
 JUDGMENT_FIELDS = {
-    "criterion": "assignment__hit__criterion",
+    "criterion": "criterion__name",
     "hit": "assignment__hit_id",
     "assignment": "assignment_id",
     "annotator": "assignment__annotator_id",
@@ -215,13 +215,13 @@ def campaign_settings(campaign: Campaign) -> dict:
     settings["created_at"] = campaign.created_at.isoformat()
     settings["criteria"] = [
         {
-            "criterion": criterion.criterion,
+            "criterion": criterion.name,
             "question": criterion.question_text,
             "shows_input": criterion.shows_input,
             "is_open": criterion.is_open,
             "judgments_version": criterion.judgments_version,
         }
-        for criterion in campaign.criteria.order_by("criterion")
+        for criterion in campaign.criteria.order_by("name")
     ]
     return settings
 
@@ -278,14 +278,16 @@ def judgment_records(campaign: Campaign) -> Iterator[dict]:
 def run_records(campaign: Campaign) -> list[dict]:
     """The newest finished run of each criterion and protocol that has one, whatever the
     protocols are: the bundle records a protocol by name and ranks through the engine."""
-    criteria = {criterion.criterion: criterion for criterion in campaign.criteria.all()}
-    done = RankingRun.objects.filter(
-        campaign=campaign, status=RankingRun.Status.DONE, criterion__in=list(criteria)
+    criteria = {criterion.pk: criterion for criterion in campaign.criteria.all()}
+    done = RankingRun.objects.filter(criterion__in=list(criteria), status=RankingRun.Status.DONE)
+    pairs = (
+        done.order_by("criterion__name", "protocol")
+        .values_list("criterion_id", "protocol")
+        .distinct()
     )
-    pairs = done.order_by("criterion", "protocol").values_list("criterion", "protocol").distinct()
     records = []
-    for criterion_name, protocol in pairs:
-        criterion = criteria[criterion_name]
+    for criterion_id, protocol in pairs:
+        criterion = criteria[criterion_id]
         run = RankingRun.objects.for_criterion(criterion, protocol).latest_done()
         if run is not None:
             records.append(run_record(run, criterion.judgments_version))
@@ -296,7 +298,7 @@ def run_record(run: RankingRun, criterion_version: int) -> dict:
     results = run.results.select_related("system").order_by("position")
     return {
         "id": run.pk,
-        "criterion": run.criterion,
+        "criterion": run.criterion.name,
         "protocol": run.protocol,
         "protocol_label": run.protocol_label,
         "repetitions": run.repetitions,

@@ -144,7 +144,7 @@ def test_admin_annotator_list_counts_submitted_and_flagged_hits(organiser, judge
 def test_admin_hit_and_assignment_lists_show_the_judged_hit(organiser, judged):
     _, items, assignment = judged
     hits = changelist_rows(organiser.get(changelist("hit")))
-    assert columns(hits, "id", "criterion", "item") == [
+    assert columns(hits, "id", "criterion_label", "item") == [
         (str(assignment.hit_id), "Quality", items[0].external_id)
     ]
     assignments = changelist_rows(organiser.get(changelist("assignment")))
@@ -287,7 +287,7 @@ def test_admin_new_criterion_starts_with_the_comprehension_check_on(organiser):
     page = organiser.get(reverse("admin:annotation_campaign_change", args=[campaign.pk]))
     criteria = page.context["inline_admin_formsets"][0].formset
     assert criteria.empty_form["comprehension_check"].value() is True
-    assert CampaignCriterion(campaign=campaign, criterion="quality").comprehension_check
+    assert CampaignCriterion(campaign=campaign, name="quality").comprehension_check
 
 
 # Filters from the address bar -------------------------------------------------------------
@@ -338,7 +338,7 @@ def test_admin_campaign_delete_page_counts_rows_in_queries_that_do_not_grow(orga
 def test_admin_campaign_deletion_deletes_its_rows_and_no_others(organiser):
     kept = make_bulk_judged_campaign(hits=3, systems=3)
     campaign = make_bulk_judged_campaign(hits=300, systems=5)
-    RankingRun.objects.create(campaign=campaign, criterion="quality")
+    RankingRun.objects.create(campaign=campaign, criterion=campaign.criteria.get(name="quality"))
     url = reverse("admin:annotation_campaign_delete", args=[campaign.pk])
     response = organiser.submit(organiser.get(url), {"post": "yes"}, action=url)
     assert response.status_code == 302

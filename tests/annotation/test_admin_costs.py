@@ -38,7 +38,11 @@ def pages(campaign) -> list[str]:
 
 def costs(organiser, hits: int) -> dict[str, int]:
     campaign = make_bulk_judged_campaign(hits, systems=5)
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+        )
+    )
     measured = {}
     for index, url in enumerate(pages(campaign)):
         organiser.get(url)  # Django caches content types and such on a first visit

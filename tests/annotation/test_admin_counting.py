@@ -44,7 +44,7 @@ def judged(db):
     first = make_judged_hit(list(items[0].outputs.all()), [100, 50, 20])
     second = make_judged_hit(list(items[1].outputs.all()), [10, 60, 30])
     Assignment.objects.filter(pk=second.pk).update(flag=Assignment.Flag.TOO_FAST)
-    criterion = sync_pool(campaign.criteria.get(criterion="quality"))
+    criterion = sync_pool(campaign.criteria.get(name="quality"))
     ranked_now(criterion)
     return criterion, first, second
 
@@ -55,7 +55,7 @@ def ranked_now(criterion: CampaignCriterion) -> None:
     for protocol in NAMES:
         RankingRun.objects.create(
             campaign=criterion.campaign,
-            criterion=criterion.criterion,
+            criterion=criterion,
             protocol=protocol,
             status=RankingRun.Status.DONE,
             judgments_version=criterion.judgments_version,
@@ -69,7 +69,7 @@ def assert_recorded(criterion: CampaignCriterion) -> None:
     ranked_at = criterion.judgments_version
     criterion.refresh_from_db()
     assert criterion.judgments_version > ranked_at
-    queued = {(r.criterion, r.protocol) for r in queue_due_rankings()}
+    queued = {(r.criterion.name, r.protocol) for r in queue_due_rankings()}
     assert {("quality", protocol) for protocol in NAMES} <= queued
     assert_loads_right(criterion)
 
@@ -219,11 +219,11 @@ COUNTING = {
     Assignment: {"hit", "annotator", "status", "flag"},
     Hit: {"campaign", "criterion", "item"},
     HitOutput: {"hit", "output", "position", "degraded_text"},
-    Judgment: {"assignment", "slot", "score"},
+    Judgment: {"assignment", "slot", "criterion", "score"},
     System: {"campaign", "is_active"},
     Output: {"item", "system"},
     Item: {"campaign"},
-    CampaignCriterion: {"campaign", "criterion"},
+    CampaignCriterion: {"campaign", "name"},
 }
 NOT_COUNTING = {
     Annotator: {"campaign", "source", "external_id", "name", "token", "study_data"},
@@ -237,6 +237,7 @@ NOT_COUNTING = {
     CampaignCriterion: {
         "is_open",
         "question",
+        "shows_input",
         "comprehension_check",
         "coverage_required",
         "composition",
@@ -323,11 +324,11 @@ def test_rows_that_only_the_hand_out_makes_cannot_be_added_in_the_admin(organise
 def test_admin_criterion_row_keeps_its_criterion(organiser, judged):
     criterion, _, _ = judged
     campaign = criterion.campaign
-    index = list(campaign.criteria.order_by("criterion")).index(criterion)
+    index = list(campaign.criteria.order_by("name")).index(criterion)
     changes = {f"criteria-{index}-criterion": "naturalness"}
     response = save_change_page(organiser, "campaign", campaign.pk, **changes)
     assert response.status_code == 302
-    assert sorted(campaign.criteria.values_list("criterion", flat=True)) == [
+    assert sorted(campaign.criteria.values_list("name", flat=True)) == [
         "naturalness",
         "quality",
     ]
@@ -345,7 +346,7 @@ def test_admin_deletion_outsider_deletes_nothing(non_staff, judged):
 def test_admin_criterion_with_hits_cannot_be_deleted(organiser, judged):
     criterion, _, _ = judged
     campaign = criterion.campaign
-    index = list(campaign.criteria.order_by("criterion")).index(criterion)
+    index = list(campaign.criteria.order_by("name")).index(criterion)
     changes = {f"criteria-{index}-DELETE": "on"}
     response = save_change_page(organiser, "campaign", campaign.pk, **changes)
     assert response.status_code == 200
@@ -355,9 +356,9 @@ def test_admin_criterion_with_hits_cannot_be_deleted(organiser, judged):
 
 def test_admin_criterion_without_hits_can_be_deleted(organiser, judged):
     campaign = judged[0].campaign
-    naturalness = campaign.criteria.get(criterion="naturalness")
-    index = list(campaign.criteria.order_by("criterion")).index(naturalness)
+    naturalness = campaign.criteria.get(name="naturalness")
+    index = list(campaign.criteria.order_by("name")).index(naturalness)
     changes = {f"criteria-{index}-DELETE": "on"}
     response = save_change_page(organiser, "campaign", campaign.pk, **changes)
     assert response.status_code == 302
-    assert list(campaign.criteria.values_list("criterion", flat=True)) == ["quality"]
+    assert list(campaign.criteria.values_list("name", flat=True)) == ["quality"]

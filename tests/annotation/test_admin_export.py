@@ -99,7 +99,7 @@ def test_admin_export_wrong_method(organiser):
 
 def test_admin_export_of_a_criterion_the_campaign_lacks_is_refused(organiser):
     campaign = judged()
-    campaign.criteria.filter(criterion="naturalness").delete()
+    campaign.criteria.filter(name="naturalness").delete()
     response = organiser.get(
         export_url(campaign), {"file_format": "csv", "criterion": "naturalness"}
     )

@@ -8,7 +8,7 @@ from django.db import connection, connections, transaction
 from annotation.handout.assignment import expire_abandoned, lock_criterion, next_assignment, release
 from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs
 from annotation.identity import set_excluded
-from annotation.models import Assignment, Campaign, Criterion, Hit, HitOutput, Judgment
+from annotation.models import NATURALNESS, QUALITY, Assignment, Campaign, Hit, HitOutput, Judgment
 from tests.annotation.test_loads import counted_from_rows
 from tests.client import HttpsClient
 from tests.factories import (
@@ -29,8 +29,8 @@ needs_postgres = pytest.mark.skipif(
 )
 
 
-def task_of(campaign, criterion=Criterion.QUALITY):
-    return campaign.criteria.get(criterion=criterion)
+def task_of(campaign, criterion=QUALITY):
+    return campaign.criteria.get(name=criterion)
 
 
 def do_hit(assignment, criterion, score=100) -> Outcome:
@@ -52,7 +52,7 @@ def test_next_assignment_makes_hit_of_k_distinct_active_systems_in_shuffled_orde
     for _ in range(12):
         assignment = next_assignment(make_annotator(campaign), task)
         hit = assignment.hit
-        assert hit.criterion == "quality" and hit.item == items[0]
+        assert hit.criterion.name == "quality" and hit.item == items[0]
         assert list(hit.slots.values_list("position", flat=True)) == [1, 2, 3]
         assert len(systems_of(hit)) == 3
         assert systems[0].pk not in systems_of(hit)
@@ -94,10 +94,10 @@ def test_next_assignment_stops_at_the_hit_limit():
 def test_next_assignment_limit_is_per_criterion():
     campaign, _, _ = make_system_set(make_campaign(max_hits_per_annotator=1), 5, 2)
     annotator = make_annotator(campaign)
-    quality, naturalness = task_of(campaign), task_of(campaign, Criterion.NATURALNESS)
+    quality, naturalness = task_of(campaign), task_of(campaign, NATURALNESS)
     do_hit(next_assignment(annotator, quality), quality)
     assert next_assignment(annotator, quality) is None
-    assert next_assignment(annotator, naturalness).hit.criterion == "naturalness"
+    assert next_assignment(annotator, naturalness).hit.criterion.name == "naturalness"
 
 
 @pytest.mark.django_db

@@ -11,7 +11,7 @@ from annotation.datafiles.exporters import export
 from annotation.handout.assignment import next_assignment, release
 from annotation.handout.submission import Answer, shown_outputs
 from annotation.identity import completion_code, set_excluded
-from annotation.models import Annotator, Assignment, Criterion, HitOutput, Judgment
+from annotation.models import QUALITY, Annotator, Assignment, HitOutput, Judgment
 from nlgdata.text import normalise
 from ranking.service import load_ranking_input
 from tests.annotation.test_loads import counted_from_rows
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.django_db
 def checked_campaign(every=5, items=12):
     fields = {"outputs_per_hit": 3, "min_seconds_per_hit": 0, "attention_check_every": every}
     campaign, _, _ = make_system_set(make_campaign(**fields), systems=4, items=items)
-    return campaign, campaign.criteria.get(criterion=Criterion.QUALITY)
+    return campaign, campaign.criteria.get(name=QUALITY)
 
 
 def check_slot(assignment) -> HitOutput | None:

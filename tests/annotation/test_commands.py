@@ -17,7 +17,12 @@ def test_import_commands_load_the_published_e2e_files(e2e_data):
     assert Item.objects.filter(campaign=campaign).count() == 630
     assert System.objects.filter(campaign=campaign).count() == 21
     assert Output.objects.filter(item__campaign=campaign).count() == 21 * 630
-    assert Hit.objects.filter(campaign=campaign, criterion="quality").count() == 2979
+    assert (
+        Hit.objects.filter(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality")
+        ).count()
+        == 2979
+    )
     assert Judgment.objects.filter(assignment__hit__campaign=campaign).count() == 5 * 2979
     assert Annotator.objects.filter(campaign=campaign).count() == 112
     with pytest.raises(CommandError, match="already imported"):
@@ -79,7 +84,7 @@ def test_demo_builds_once_and_reset_rebuilds():
     call_command("demo")
     campaign = Campaign.objects.get(slug="demo")
     assert campaign.status == "open"
-    assert set(campaign.criteria.filter(is_open=True).values_list("criterion", flat=True)) == {
+    assert set(campaign.criteria.filter(is_open=True).values_list("name", flat=True)) == {
         "quality",
         "naturalness",
     }

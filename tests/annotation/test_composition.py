@@ -10,7 +10,7 @@ import annotation.handout.composition as composition
 from annotation.handout.assignment import lock_criterion, next_assignment
 from annotation.handout.composition import replayed_estimates, reset_estimates
 from annotation.handout.submission import Answer, shown_outputs
-from annotation.models import Assignment, Composition, Criterion, Hit, Judgment
+from annotation.models import QUALITY, Assignment, Composition, Hit, Judgment
 from nlgdata.composition import ACTIVE_PER_PAIR
 from tests.annotation.test_assignment import needs_postgres, run_together
 from tests.annotation.test_loads import BOUNDS, visit_costs
@@ -29,7 +29,7 @@ def active_criterion(systems=6, items=12, share=20, **fields):
     campaign, rows, _ = make_system_set(
         make_campaign(min_seconds_per_hit=0, **fields), systems, items
     )
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     criterion.composition, criterion.balanced_share = Composition.ACTIVE, share
     criterion.save()
     return campaign, criterion
@@ -80,7 +80,7 @@ def test_active_composes_balanced_after_its_comparisons_per_pair(per_pair, expec
 @pytest.mark.django_db
 def test_a_balanced_criterion_records_balanced_hits():
     campaign, _, _ = make_system_set(make_campaign(min_seconds_per_hit=0), 5, 3)
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     work(campaign, criterion, 3)
     assert set(Hit.objects.values_list("composition", flat=True)) == {Composition.BALANCED}
 
@@ -175,7 +175,7 @@ def inline_form_data(page) -> dict:
 
 def test_organiser_switches_a_running_criterion_to_active_in_the_admin(organiser):
     campaign, _, _ = make_system_set(make_campaign(min_seconds_per_hit=0), 5, 4)
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     work(campaign, criterion, 1)
     url = reverse("admin:annotation_campaign_change", args=[campaign.pk])
     page = organiser.get(url)
@@ -199,7 +199,7 @@ def test_active_composition_costs_no_query_more_than_balanced(client):
     # 30 HITs of 5 systems: 30 comparisons per pair, under ACTIVE_PER_PAIR, so that the
     # visit's HITs are composed actively.
     campaign = make_bulk_judged_campaign(30, items=70, min_seconds_per_hit=0)
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     criterion.composition, criterion.balanced_share = Composition.ACTIVE, 0
     criterion.save()
     next_assignment(make_annotator(campaign), criterion)  # the pool is counted, once

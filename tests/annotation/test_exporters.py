@@ -145,8 +145,10 @@ def test_export_unknown_campaign_or_criterion_is_an_error():
     with pytest.raises(CommandError, match="no campaign 'nope'"):
         exported("nope")
     campaign = make_campaign()
-    campaign.criteria.filter(criterion="naturalness").delete()
-    with pytest.raises(CommandError, match="has no naturalness criterion"):
+    campaign.criteria.filter(name="naturalness").delete()
+    with pytest.raises(
+        CommandError, match="no criterion .naturalness. \\(its criteria: quality\\)"
+    ):
         exported(campaign.slug, "--criterion", "naturalness")
 
 
@@ -228,7 +230,7 @@ def test_export_e2e_refuses_hits_of_several_sizes():
 
 def ranked(campaign: Campaign) -> list[tuple[str, float]]:
     """Mean mu per system, in the order the ranking numbers the systems."""
-    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
+    data = load_ranking_input(campaign.criteria.get(name="quality"))
     ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=7)
     names = dict(System.objects.filter(campaign=campaign).values_list("id", "name"))
     return [(names[pk], float(ranking.mean_mu[i])) for i, pk in enumerate(data.systems)]

@@ -5,12 +5,10 @@ import pytest
 
 from annotation.handout import flow
 from annotation.handout.submission import Answer, Outcome
-from annotation.models import Assignment, Criterion, Judgment
+from annotation.models import QUALITY, Assignment, Judgment
 from tests.factories import make_annotator, make_campaign, make_system_set
 
 pytestmark = pytest.mark.django_db
-
-QUALITY = Criterion.QUALITY
 
 
 def campaign_with_annotator(**fields):
@@ -42,7 +40,7 @@ def test_start_for_an_annotator_of_another_campaign_is_none():
 
 def test_start_sends_to_the_comprehension_check_first():
     campaign, annotator = campaign_with_annotator()
-    campaign.criteria.filter(criterion=QUALITY).update(comprehension_check=True)
+    campaign.criteria.filter(name=QUALITY).update(comprehension_check=True)
     started = flow.start(campaign.slug, QUALITY, [annotator.pk])
     assert started is not None and started.needs_check and started.assignment is None
     assert not Assignment.objects.exists()
@@ -90,7 +88,7 @@ def test_finish_hands_back_the_open_hit():
     campaign, annotator = campaign_with_annotator()
     first = flow.start(campaign.slug, QUALITY, [annotator.pk]).assignment
     criterion = flow.finish(campaign.slug, QUALITY, [annotator.pk])
-    assert criterion == campaign.criteria.get(criterion=QUALITY)
+    assert criterion == campaign.criteria.get(name=QUALITY)
     first.refresh_from_db()
     assert first.status == Assignment.Status.EXPIRED
     assert flow.finish(campaign.slug, QUALITY, [make_annotator().pk]) is None

@@ -82,7 +82,7 @@ def test_set_prolific_check_counts_only_confirmed_work_and_records_each_change()
     item = make_item()
     annotator = make_annotator(item.campaign, prolific_check=ProlificCheck.AWAITING)
     make_judged_hit([make_output(item), make_output(item)], [10, 20], annotator=annotator)
-    criterion = item.campaign.criteria.get(criterion="quality")
+    criterion = item.campaign.criteria.get(name="quality")
     with transaction.atomic():  # the loads counted, as the first hand-out would
         sync_pool(lock_criterion(criterion))
     version = CampaignCriterion.objects.get(pk=criterion.pk).judgments_version
@@ -130,7 +130,7 @@ def test_set_excluded_removes_judgments_from_rankings_reversibly():
     outputs = [make_output(item), make_output(item)]
     assignment = make_judged_hit(outputs, [10, 20])
     annotator = assignment.annotator
-    versions = dict(item.campaign.criteria.values_list("criterion", "judgments_version"))
+    versions = dict(item.campaign.criteria.values_list("name", "judgments_version"))
     set_excluded(annotator, True)
     annotator.refresh_from_db()
     assert annotator.is_excluded
@@ -138,7 +138,7 @@ def test_set_excluded_removes_judgments_from_rankings_reversibly():
     set_excluded(annotator, False)
     assert Judgment.objects.counted().count() == 2
     # Each change is recorded on the criterion the annotator worked on, and only there.
-    after = dict(item.campaign.criteria.values_list("criterion", "judgments_version"))
+    after = dict(item.campaign.criteria.values_list("name", "judgments_version"))
     assert after == {"quality": versions["quality"] + 2, "naturalness": versions["naturalness"]}
 
 
@@ -215,7 +215,7 @@ def test_invite_annotators_command_without_a_site_url_invites_nobody(settings):
 def test_prolific_entry_url_comes_from_the_request_host_else_site_url(rf, settings):
     settings.SITE_URL = "https://configured.example"
     settings.ALLOWED_HOSTS = ["eval.example.org"]
-    criterion = make_campaign(slug="e2e").criteria.get(criterion="quality")
+    criterion = make_campaign(slug="e2e").criteria.get(name="quality")
     request = rf.get("/admin/", secure=True, HTTP_HOST="eval.example.org")
     from_request = prolific_entry_url(criterion, request)
     assert from_request.startswith("https://eval.example.org/annotate/e2e/quality/?PROLIFIC_PID=")

@@ -214,7 +214,7 @@ def test_import_ratings_creates_everything_for_a_page():
     )
     assert summary.created["HITs"] == 1 and summary.created["judgments"] == 3
     hit = Hit.objects.get(campaign=campaign)
-    assert (hit.criterion, hit.external_id, hit.item.external_id) == ("quality", "7", "1")
+    assert (hit.criterion.name, hit.external_id, hit.item.external_id) == ("quality", "7", "1")
     assignment = hit.assignments.get()
     assert assignment.status == "submitted" and assignment.seconds_taken == 569
     judgments = list(Judgment.objects.filter(assignment=assignment).order_by("slot__position"))
@@ -228,7 +228,7 @@ def test_import_ratings_creates_everything_for_a_page():
 def test_import_ratings_records_a_judgments_change_of_its_criterion():
     campaign = make_campaign()
     import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=7, q1=100))), "q.csv")
-    versions = dict(campaign.criteria.values_list("criterion", "judgments_version"))
+    versions = dict(campaign.criteria.values_list("name", "judgments_version"))
     assert versions == {"quality": 1, "naturalness": 0}
 
 
@@ -338,7 +338,7 @@ def test_import_ratings_naturalness_columns_make_naturalness_hits():
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"quality", b"natur")
     summary = import_ratings(campaign, io.BytesIO(data), "natur.csv")
     assert summary.created["judgments"] == 3
-    assert Hit.objects.get(campaign=campaign).criterion == "naturalness"
+    assert Hit.objects.get(campaign=campaign).criterion.name == "naturalness"
 
 
 def test_import_ratings_with_both_criteria_needs_a_choice():
@@ -350,7 +350,7 @@ def test_import_ratings_with_both_criteria_needs_a_choice():
         import_ratings(campaign, io.BytesIO(data), "both.csv")
     assert not Hit.objects.exists()
     import_ratings(campaign, io.BytesIO(data), "both.csv", criterion="naturalness")
-    judgments = Judgment.objects.filter(assignment__hit__criterion="naturalness")
+    judgments = Judgment.objects.filter(assignment__hit__criterion__name="naturalness")
     assert sorted(judgments.values_list("score", flat=True)) == [90, 90, 90]
 
 

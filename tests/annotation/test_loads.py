@@ -17,8 +17,8 @@ from annotation.handout.loads import recount_loads
 from annotation.handout.submission import Answer, clear_flags, shown_outputs
 from annotation.identity import set_excluded
 from annotation.models import (
+    QUALITY,
     Assignment,
-    Criterion,
     HitOutput,
     ItemLoad,
 )
@@ -43,9 +43,7 @@ def counted_from_rows(criterion) -> dict[str, dict]:
         to_attr="original_slots",
     )
     assignments = (
-        Assignment.objects.filter(
-            hit__campaign_id=criterion.campaign_id, hit__criterion=criterion.criterion
-        )
+        Assignment.objects.filter(hit__criterion=criterion)
         .select_related("hit", "annotator")
         .prefetch_related(original_slots)
     )
@@ -82,7 +80,7 @@ def test_kept_loads_equal_a_count_from_the_rows_after_any_sequence(seed):
         systems=5,
         items=12,
     )
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     annotators = [make_annotator(campaign) for _ in range(5)]
     clock = timezone.now()  # hand-outs see time pass only when an "expire" step says so
     actions = ["take", "take", "submit", "submit", "expire", "late", "release", "exclude"]
@@ -121,7 +119,7 @@ def test_kept_loads_equal_a_count_from_the_rows_after_any_sequence(seed):
 
 def test_recount_loads_repairs_counts_written_wrongly():
     campaign, _, items = make_system_set(systems=3, items=2)
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     next_assignment(make_annotator(campaign), criterion)
     ItemLoad.objects.filter(criterion=criterion).update(live=99)
     recount_loads(criterion)
@@ -175,7 +173,7 @@ def test_annotator_requests_cost_the_same_whatever_the_campaign_size(client):
         campaign = make_bulk_judged_campaign(
             hits, items=hits + 20, min_seconds_per_hit=0, attention_check_every=1
         )
-        criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+        criterion = campaign.criteria.get(name=QUALITY)
         next_assignment(make_annotator(campaign), criterion)  # the pool is counted, once
         measured[hits] = visit_costs(client, campaign, f"visitor-{hits}")
     print(f"\nSQL queries per request: {measured[500]}")

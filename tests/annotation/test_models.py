@@ -1,9 +1,11 @@
 import pytest
+from django.core.exceptions import ValidationError
 
-from annotation.models import Assignment, Judgment
+from annotation.models import Assignment, CampaignCriterion, Judgment
 from tests.factories import (
     make_annotator,
     make_assignment,
+    make_campaign,
     make_hit,
     make_judged_hit,
     make_system_set,
@@ -26,5 +28,48 @@ def test_counted_assignments_and_judgments_follow_one_rule():
     assert list(Assignment.objects.counted()) == [counted]
     assert list(Assignment.objects.flagged()) == [flagged]
     assert set(Judgment.objects.counted()) == set(counted.judgments.all())
-    used_and_left_out = Judgment.objects.for_criterion(campaign.criteria.get(criterion="quality"))
+    used_and_left_out = Judgment.objects.for_criterion(campaign.criteria.get(name="quality"))
     assert sorted(used_and_left_out.submitted_per_system().values()) == [(1, 2), (1, 2)]
+
+
+def test_criterion_of_a_free_name_needs_its_own_question():
+    campaign = make_campaign()
+    fluency = CampaignCriterion(campaign=campaign, name="data-coverage")
+    with pytest.raises(ValidationError) as raised:
+        fluency.full_clean()
+    assert list(raised.value.message_dict) == ["question"]
+    assert "Write the question" in raised.value.message_dict["question"][0]
+    fluency.question = "Does the text say everything the table says?"
+    fluency.full_clean()
+    fluency.save()
+    assert (fluency.label, fluency.question_text) == ("Data coverage", fluency.question)
+    assert fluency.shows_input  # the default
+    quality = campaign.criteria.get(name="quality")
+    assert quality.question_text.startswith("How do you judge the overall quality")
+
+
+@pytest.mark.parametrize("name", ["Quality", "data coverage", "qualité", "x" * 41, ""])
+def test_criterion_name_is_short_lowercase_letters_digits_dashes(name):
+    criterion = CampaignCriterion(campaign=make_campaign(), name=name, question="Good?")
+    with pytest.raises(ValidationError) as raised:
+        criterion.full_clean()
+    assert "name" in raised.value.message_dict
+
+
+def test_criteria_named_finds_one_or_lists_the_names_there_are():
+    campaign = make_campaign()
+    assert campaign.criteria.named("quality").name == "quality"
+    with pytest.raises(CampaignCriterion.DoesNotExist, match=r"its criteria: naturalness, q"):
+        campaign.criteria.named("fluency")
+    campaign.criteria.all().delete()
+    with pytest.raises(CampaignCriterion.DoesNotExist, match="it has none"):
+        campaign.criteria.named("quality")
+
+
+def test_judgments_of_a_criterion_are_those_that_judge_it():
+    campaign, _, items = make_system_set(systems=2, items=2)
+    quality = make_judged_hit(list(items[0].outputs.all()), [1, 2])
+    make_judged_hit(list(items[1].outputs.all()), [3, 4], criterion="naturalness")
+    criterion = campaign.criteria.get(name="quality")
+    assert set(Judgment.objects.for_criterion(criterion)) == set(quality.judgments.all())
+    assert all(j.criterion_id == criterion.pk for j in quality.judgments.all())

@@ -8,7 +8,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.models import Annotator, Assignment, Criterion
+from annotation.models import NATURALNESS, QUALITY, Annotator, Assignment
 from annotation.monitor import criterion_progress
 from tests.factories import (
     make_annotator,
@@ -64,7 +64,7 @@ def imported_hits(campaign, outputs, now) -> None:
 
 def test_progress_of_a_criterion_with_known_history(history):
     campaign, now = history
-    progress = criterion_progress(campaign.criteria.get(criterion=Criterion.QUALITY), now)
+    progress = criterion_progress(campaign.criteria.get(name=QUALITY), now)
     assert (progress.done, progress.target, progress.active_now, progress.last_hour) == (
         4,
         10,
@@ -77,7 +77,7 @@ def test_progress_of_a_criterion_with_known_history(history):
     assert (progress.cost, progress.cost_at_target) == (Decimal("2.00"), Decimal("5.00"))
     assert progress.finish_at == now + timedelta(hours=2)  # 6 more at 3 an hour
     assert len(progress.per_hour) == 24 and sum(n for _, n in progress.per_hour) == 4
-    naturalness = criterion_progress(campaign.criteria.get(criterion=Criterion.NATURALNESS), now)
+    naturalness = criterion_progress(campaign.criteria.get(name=NATURALNESS), now)
     assert (naturalness.done, naturalness.finish_at, naturalness.median_seconds) == (0, None, None)
 
 
@@ -114,7 +114,7 @@ def test_progress_of_imported_ratings_only_has_no_times_rate_or_cost():
     campaign = make_campaign(target_hits=10, pay_per_hit=Decimal("0.50"))
     _, _, items = make_system_set(campaign, systems=3, items=1)
     imported_hits(campaign, list(items[0].outputs.all()), now)
-    progress = criterion_progress(campaign.criteria.get(criterion=Criterion.QUALITY), now)
+    progress = criterion_progress(campaign.criteria.get(name=QUALITY), now)
     assert (progress.done, progress.imported, progress.last_hour) == (0, 2, 0)
     assert (progress.median_seconds, progress.flagged_share, progress.finish_at) == (None,) * 3
     assert progress.cost == 0 and progress.last_day == 0

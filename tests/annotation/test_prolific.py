@@ -16,10 +16,10 @@ from annotation.handout.assignment import lock_criterion
 from annotation.handout.loads import sync_pool
 from annotation.identity import set_excluded, set_prolific_check
 from annotation.models import (
+    QUALITY,
     Annotator,
     Assignment,
     CampaignCriterion,
-    Criterion,
     Judgment,
     ProlificCheck,
 )
@@ -117,7 +117,7 @@ def study(prolific):
     set_excluded(careless, True)
     make_assignment(make_hit(list(items[1].outputs.all())), annotator=returner)
     with transaction.atomic():  # the loads counted, as the first hand-out would
-        sync_pool(lock_criterion(campaign.criteria.get(criterion=Criterion.QUALITY)))
+        sync_pool(lock_criterion(campaign.criteria.get(name=QUALITY)))
     prolific.submissions = [
         {"id": "s1", "participant_id": "careful", "status": "AWAITING REVIEW"},
         {"id": "s2", "participant_id": "careless", "status": "AWAITING REVIEW"},
@@ -128,7 +128,7 @@ def study(prolific):
 
 
 def test_review_approves_passing_rejects_failing_and_releases_returned_places(study, prolific):
-    criterion = study.criteria.get(criterion=Criterion.QUALITY)
+    criterion = study.criteria.get(name=QUALITY)
     review = review_submissions(study)
     assert prolific.transitions["s1"] == {"action": "APPROVE"}
     assert prolific.transitions["s2"]["action"] == "REJECT"
@@ -233,7 +233,7 @@ def counted_annotators(campaign) -> set[str]:
 
 
 def test_made_up_prolific_ids_never_count_nor_get_approved(invented, prolific):
-    criterion = invented.criteria.get(criterion=Criterion.QUALITY)
+    criterion = invented.criteria.get(name=QUALITY)
     made_up = Annotator.objects.filter(external_id__startswith="made-up-")
     assert made_up.count() == MADE_UP
     their_hits = Assignment.objects.submitted().filter(annotator__in=made_up).count()
@@ -264,7 +264,7 @@ def test_review_flags_an_annotator_who_has_no_submission_and_counts_them_once_fo
 ):
     """An annotator from before the campaign could ask (counted) is flagged when the review
     finds no submission of theirs, and counts again once a later review finds one."""
-    criterion = study.criteria.get(criterion=Criterion.QUALITY)
+    criterion = study.criteria.get(name=QUALITY)
     careful = Annotator.objects.get(external_id="careful")
     prolific.submissions = [s for s in prolific.submissions if s["participant_id"] != "careful"]
     review = review_submissions(study)

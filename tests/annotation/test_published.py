@@ -41,7 +41,7 @@ def test_load_published_logicnlg_makes_a_slot_per_statement_and_three_systems(lo
     assert item.input_data["title"] == entries[table_id][1][2]
     generated = json.loads((logicnlg_data / "outputs" / "field_infusing.json").read_text())
     assert item.outputs.get(system__name="field-infusing-trans").text == generated[table_id][1]
-    quality = campaign.criteria.get(criterion="quality")
+    quality = campaign.criteria.get(name="quality")
     assert "true of the table" in quality.question and not quality.coverage_required
     assert campaign.outputs_per_hit == 3 and campaign.status == Campaign.Status.DRAFT
     again = load("logicnlg", str(logicnlg_data))

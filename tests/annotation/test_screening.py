@@ -5,7 +5,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from annotation.models import Assignment, CampaignCriterion, Criterion, Screening
+from annotation.models import QUALITY, Assignment, CampaignCriterion, Screening
 from annotation.screening import WORKED_PAIRS, sentence_first
 from tests.factories import make_campaign, make_system_set
 
@@ -21,7 +21,7 @@ def checked_campaign():
 
 
 def url(name, campaign, *args):
-    return reverse(f"annotation:{name}", args=[campaign.slug, Criterion.QUALITY, *args])
+    return reverse(f"annotation:{name}", args=[campaign.slug, QUALITY, *args])
 
 
 def start(worker, campaign):
@@ -33,7 +33,7 @@ def answer_check(worker, campaign, right: bool):
     """Score the worked pair: the sentence above its degraded copy if `right`."""
     page = worker.get(url("check", campaign))
     text = page.content.decode()
-    pair = WORKED_PAIRS[Criterion.QUALITY]
+    pair = WORKED_PAIRS[QUALITY]
     assert pair.sentence in text and pair.degraded in text
     sentence_is_a = sentence_first(worker.annotator.pk)
     assert text.index(pair.sentence) < text.index(pair.degraded) if sentence_is_a else True

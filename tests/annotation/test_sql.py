@@ -10,10 +10,10 @@ from django.utils import timezone
 from annotation.handout import sql
 from annotation.handout.assignment import next_assignment
 from annotation.models import (
+    QUALITY,
     Assignment,
     Campaign,
     CampaignCriterion,
-    Criterion,
     Hit,
     HitOutput,
     Judgment,
@@ -32,7 +32,7 @@ def fields_of(instance) -> dict:
 
 def given_out():
     campaign, _, _ = make_system_set(make_campaign(attention_check_every=1), systems=4, items=3)
-    criterion = campaign.criteria.get(criterion=Criterion.QUALITY)
+    criterion = campaign.criteria.get(name=QUALITY)
     criterion.estimates = {"1": [0.5, 0.9, 3]}
     criterion.save()
     annotator = make_annotator(campaign, study_data={"study_id": "s-1", "note": "é <b>"})
@@ -55,7 +55,7 @@ def test_the_criterion_and_its_campaign_come_back_as_the_orm_reads_them():
 
 def test_an_assignment_comes_back_with_its_annotator_hit_and_item_only_for_its_annotator():
     campaign, criterion, annotator, assignment = given_out()
-    found, coverage_required = sql.annotators_assignment(
+    found, coverage_required, shows_input = sql.annotators_assignment(
         assignment.pk, [annotator.pk], campaign.slug, "quality"
     )
     expected = Assignment.objects.select_related("annotator", "hit__item").get(pk=assignment.pk)
@@ -64,6 +64,7 @@ def test_an_assignment_comes_back_with_its_annotator_hit_and_item_only_for_its_a
     assert fields_of(found.hit) == fields_of(expected.hit)
     assert fields_of(found.hit.item) == fields_of(expected.hit.item)
     assert coverage_required is criterion.coverage_required is True
+    assert shows_input is criterion.shows_input is True
     someone_else = make_annotator(campaign)
     assert (
         sql.annotators_assignment(assignment.pk, [someone_else.pk], campaign.slug, "quality")[0]
@@ -88,13 +89,14 @@ def test_slots_come_back_in_order_with_outputs_and_the_check_among_them():
 def test_insert_writes_what_bulk_create_would_and_sets_the_keys():
     campaign, criterion, annotator, assignment = given_out()
     now = timezone.now()
-    hit = Hit(campaign=campaign, criterion="quality", item=assignment.hit.item)
+    hit = Hit(campaign=campaign, criterion=criterion, item=assignment.hit.item)
     sql.insert([hit])
     new = Assignment(hit=hit, annotator=annotator, started_at=now, expires_at=now + timedelta(1))
     sql.insert([new])
     slots = list(assignment.hit.slots.order_by("position"))
     judgments = [
-        Judgment(assignment=assignment, slot=slot, score=50 + n) for n, slot in enumerate(slots)
+        Judgment(assignment=assignment, slot=slot, criterion=criterion, score=50 + n)
+        for n, slot in enumerate(slots)
     ]
     sql.insert(judgments)
     assert Hit.objects.get(pk=hit.pk).created_at is not None  # auto_now_add filled in

@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.handout.submission import Answer, Outcome, shown_outputs
-from annotation.models import Assignment, Criterion, Judgment
+from annotation.models import NATURALNESS, QUALITY, Assignment, Judgment
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -16,12 +16,12 @@ from tests.handout import submit
 pytestmark = pytest.mark.django_db
 
 
-def hit_with_texts(*texts, criterion=Criterion.QUALITY, **campaign_fields):
+def hit_with_texts(*texts, criterion=QUALITY, **campaign_fields):
     campaign = make_campaign(min_seconds_per_hit=0, **campaign_fields)
     item = make_item(campaign)
     outputs = [make_output(item, make_system(campaign), text=text) for text in texts]
     hit = make_hit(outputs, criterion=criterion)
-    return hit, campaign.criteria.get(criterion=criterion)
+    return hit, campaign.criteria.get(name=criterion)
 
 
 def test_shown_outputs_merges_identical_texts_and_letters_the_rest():
@@ -51,7 +51,7 @@ def test_submit_gives_identical_outputs_equal_judgments():
 
 
 def test_submit_naturalness_saves_no_coverage():
-    hit, task = hit_with_texts("One.", "Two.", criterion=Criterion.NATURALNESS)
+    hit, task = hit_with_texts("One.", "Two.", criterion=NATURALNESS)
     assignment = make_assignment(hit)
     answers = {1: Answer(5, reflects_perfectly=True), 2: Answer(6, adds_information=True)}
     submit(assignment, task, answers, "k")
@@ -86,7 +86,7 @@ def test_submit_too_fast_is_flagged_but_kept():
 
 def test_submit_records_a_judgments_change_of_its_criterion_only():
     hit, task = hit_with_texts("One.", "Two.")
-    other = hit.campaign.criteria.get(criterion=Criterion.NATURALNESS)
+    other = hit.campaign.criteria.get(name=NATURALNESS)
     submit(make_assignment(hit), task, {1: Answer(5), 2: Answer(6)}, "k")
     task.refresh_from_db()
     other.refresh_from_db()

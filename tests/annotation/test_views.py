@@ -11,7 +11,15 @@ from django.utils import timezone
 from annotation.forms import COVERAGE_MISSING
 from annotation.handout.submission import Outcome
 from annotation.identity import invite, invite_path, passes_checks, set_excluded
-from annotation.models import Annotator, Assignment, Campaign, Criterion, Judgment, Screening
+from annotation.models import (
+    NATURALNESS,
+    QUALITY,
+    Annotator,
+    Assignment,
+    Campaign,
+    Judgment,
+    Screening,
+)
 from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, NO_MORE_PAGES, OUTCOME_MESSAGES
 from nlgdata.judgments import COVERAGE_MARKS
 from tests.annotation.sample_inputs import INPUTS
@@ -31,7 +39,7 @@ from tests.world import Person
 pytestmark = pytest.mark.django_db
 
 
-def url(name, campaign, criterion=Criterion.QUALITY, *args):
+def url(name, campaign, criterion=QUALITY, *args):
     return reverse(f"annotation:{name}", args=[campaign.slug, criterion, *args])
 
 
@@ -41,10 +49,10 @@ def configure(campaign: Campaign, **fields) -> None:
     campaign.save(update_fields=list(fields))
 
 
-def take_hit(person: Person, campaign: Campaign, criterion=Criterion.QUALITY) -> Assignment:
+def take_hit(person: Person, campaign: Campaign, criterion=QUALITY) -> Assignment:
     """Press Start on the instructions page; return the assignment it gave."""
     response = person.submit(person.get(url("entry", campaign, criterion)))
-    assignment = Assignment.objects.get(annotator=person.annotator, hit__criterion=criterion)
+    assignment = Assignment.objects.get(annotator=person.annotator, hit__criterion__name=criterion)
     assert response.url == hit_url(assignment)
     return assignment
 
@@ -56,7 +64,7 @@ def answers(assignment, scores=None, **extra):
     scores = scores or [10 * (n + 1) for n in range(len(slots))]
     data = {"submission_key": "key-1"}
     data.update({f"score_{slot.position}": str(s) for slot, s in zip(slots, scores, strict=True)})
-    if assignment.hit.criterion == Criterion.QUALITY:
+    if assignment.hit.criterion.name == QUALITY:
         marked = {name.split("_")[1] for name in extra if name.split("_")[0] in COVERAGE_MARKS}
         data.update({f"perfect_{s.position}": "on" for s in slots if str(s.position) not in marked})
     data.update(extra)
@@ -65,7 +73,7 @@ def answers(assignment, scores=None, **extra):
 
 def hit_url(assignment, criterion=None):
     hit = assignment.hit
-    return url("hit", hit.campaign, criterion or hit.criterion, assignment.pk)
+    return url("hit", hit.campaign, criterion or hit.criterion.name, assignment.pk)
 
 
 def send_answers(person: Person, assignment, data, page=None, **extra):
@@ -132,7 +140,7 @@ def test_entry_mturk_preview_shows_instructions_without_annotator(stranger):
 def test_entry_invitation_link_recognises_named_annotator(stranger):
     campaign = make_campaign()
     annotator = invite(campaign, "Ada Lovelace")
-    response = stranger.get(invite_path(annotator, Criterion.NATURALNESS))
+    response = stranger.get(invite_path(annotator, NATURALNESS))
     assert response.status_code == 302
     assert stranger.get(response.url).status_code == 200
     assert stranger.session["annotators"] == {str(campaign.pk): annotator.pk}
@@ -303,7 +311,7 @@ def test_hit_quality_page_shows_standard_input_outputs_and_question(campaign, wo
 
 
 def test_hit_naturalness_page_shows_no_input_and_no_coverage(campaign, worker):
-    assignment = take_hit(worker, campaign, Criterion.NATURALNESS)
+    assignment = take_hit(worker, campaign, NATURALNESS)
     page = worker.get(hit_url(assignment)).content.decode()
     item = assignment.hit.item
     assert item.input_data["attributes"][0][1] not in page
@@ -421,7 +429,7 @@ def test_hit_coverage_required_refuses_a_sentence_without_a_box(campaign, worker
 
 
 def test_hit_coverage_optional_when_the_criterion_says_so(campaign, worker):
-    campaign.criteria.filter(criterion=Criterion.QUALITY).update(coverage_required=False)
+    campaign.criteria.filter(name=QUALITY).update(coverage_required=False)
     assert "at least one box" not in worker.get(url("entry", campaign)).content.decode()
     assignment = take_hit(worker, campaign)
     page = worker.get(hit_url(assignment)).content.decode()
@@ -435,7 +443,7 @@ def test_hit_coverage_optional_when_the_criterion_says_so(campaign, worker):
 
 
 def test_hit_naturalness_ignores_coverage_fields(campaign, worker):
-    assignment = take_hit(worker, campaign, Criterion.NATURALNESS)
+    assignment = take_hit(worker, campaign, NATURALNESS)
     send_answers(worker, assignment, answers(assignment, perfect_1="on", adds_1="on"))
     judgments = Judgment.objects.filter(assignment=assignment)
     assert judgments.count() == 3
@@ -524,7 +532,7 @@ def test_hit_outsider_cannot_read_or_submit(request, campaign, worker, outsider)
 
 def test_hit_of_the_other_criterion_url_is_404(campaign, worker):
     assignment = take_hit(worker, campaign)
-    other = url("hit", campaign, Criterion.NATURALNESS, assignment.pk)
+    other = url("hit", campaign, NATURALNESS, assignment.pk)
     assert worker.get(other).status_code == 404
 
 
@@ -604,7 +612,7 @@ def test_hit_limit_ends_at_completion(campaign, worker):
 
 def test_hit_submission_records_a_judgments_change_in_its_transaction(campaign, worker):
     assignment = take_hit(worker, campaign)
-    task = campaign.criteria.get(criterion="quality")
+    task = campaign.criteria.get(name="quality")
     before = task.judgments_version
     send_answers(worker, assignment, answers(assignment))
     task.refresh_from_db()
@@ -707,7 +715,7 @@ def finish_visit(worker, campaign, close_others: bool = True) -> str:
     assignment = take_hit(worker, campaign)
     send_answers(worker, assignment, answers(assignment))
     if close_others:
-        campaign.criteria.exclude(criterion=Criterion.QUALITY).update(is_open=False)
+        campaign.criteria.exclude(name=QUALITY).update(is_open=False)
     following = Assignment.objects.filter(annotator=worker.annotator, status="assigned").first()
     if following is not None:
         worker.submit(worker.get(hit_url(following)), action=url("finish", campaign))
@@ -770,7 +778,7 @@ def test_done_without_submitted_work_shows_no_code(campaign, worker):
 
 def test_done_has_one_way_out_and_offers_no_other_criterion_by_default(campaign, worker):
     page = finish_visit(worker, campaign, close_others=False)
-    assert url("entry", campaign, Criterion.NATURALNESS) not in page
+    assert url("entry", campaign, NATURALNESS) not in page
     assert page.count('href="https://') == 1  # the way back to Prolific, with the code
     assert f'href="{PROLIFIC_DONE}{campaign.completion_code}"' in page
     assert f'content="10;url={PROLIFIC_DONE}{campaign.completion_code}"' in page
@@ -779,7 +787,7 @@ def test_done_has_one_way_out_and_offers_no_other_criterion_by_default(campaign,
 
 def test_done_offers_the_organisers_follow_up_study_as_an_option(campaign, worker):
     follow_up = "https://app.prolific.com/studies/other"
-    campaign.criteria.filter(criterion=Criterion.QUALITY).update(follow_up_url=follow_up)
+    campaign.criteria.filter(name=QUALITY).update(follow_up_url=follow_up)
     page = finish_visit(worker, campaign, close_others=False)
     assert f'id="follow-up-link" href="{follow_up}"' in page
     assert "Optional" in page
@@ -803,7 +811,7 @@ def make_inattentive(worker, campaign):
 def make_screened_out(worker, campaign):
     Screening.objects.create(
         annotator=worker.annotator,
-        criterion=campaign.criteria.get(criterion=Criterion.NATURALNESS),
+        criterion=campaign.criteria.get(name=NATURALNESS),
         attempts=Screening.MAX_ATTEMPTS,
     )
 
@@ -831,19 +839,19 @@ def test_done_tells_a_failed_worker_why(campaign, worker, make_fail, reason):
     assert campaign.failed_completion_code in page and campaign.completion_code not in page
     assert f'content="10;url={PROLIFIC_DONE}{campaign.failed_completion_code}"' in page
     assert follow_up not in page
-    assert url("entry", campaign, Criterion.NATURALNESS) not in page
+    assert url("entry", campaign, NATURALNESS) not in page
     assert not passes_checks(Annotator.objects.get(pk=worker.annotator.pk))
 
 
 def test_entry_of_another_criterion_sends_a_failed_worker_to_the_reason(campaign, worker):
     configure(campaign, min_seconds_per_hit=3600)
     finish_visit(worker, campaign, close_others=False)
-    response = worker.get(url("entry", campaign, Criterion.NATURALNESS))
-    assert response.url == url("done", campaign, Criterion.NATURALNESS)
+    response = worker.get(url("entry", campaign, NATURALNESS))
+    assert response.url == url("done", campaign, NATURALNESS)
     page = worker.get(response.url).content.decode()
     assert '<p id="failure-reason">Too fast' in page
     assert campaign.failed_completion_code in page
-    assert not Assignment.objects.filter(hit__criterion=Criterion.NATURALNESS).exists()
+    assert not Assignment.objects.filter(hit__criterion__name=NATURALNESS).exists()
 
 
 def test_hit_of_an_excluded_worker_is_saved_and_leads_to_the_reason(campaign, worker):
@@ -862,7 +870,7 @@ def test_hit_of_an_excluded_worker_is_saved_and_leads_to_the_reason(campaign, wo
 def test_done_tells_an_invited_annotator_what_the_code_is_for(stranger):
     campaign = make_campaign(outputs_per_hit=2, min_seconds_per_hit=0)
     make_system_set(campaign)
-    stranger.get(invite_path(invite(campaign, "Ada"), Criterion.QUALITY))
+    stranger.get(invite_path(invite(campaign, "Ada"), QUALITY))
     stranger.submit(stranger.get(url("entry", campaign)))
     assignment = Assignment.objects.get()
     send_answers(stranger, assignment, answers(assignment, [50, 60]))
@@ -901,11 +909,11 @@ def test_hit_every_input_kind_shows_for_quality_and_never_for_naturalness(worker
     item = make_item(campaign, input_kind=kind, input_data=data, input_key=kind)
     outputs = [make_output(item, text="First."), make_output(item, text="Second.")]
     annotator = worker.enter(campaign)
-    for criterion in (Criterion.QUALITY, Criterion.NATURALNESS):
+    for criterion in (QUALITY, NATURALNESS):
         assignment = make_assignment(make_hit(outputs, criterion=criterion), annotator)
         page = worker.get(hit_url(assignment)).content.decode()
         shown = [fragment in page for fragment in fragments]
-        if criterion == Criterion.QUALITY:
+        if criterion == QUALITY:
             assert f'class="input input-{kind}"' in page
             assert all(shown)
         else:

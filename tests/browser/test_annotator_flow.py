@@ -31,7 +31,7 @@ def fill_scores(page, scores) -> dict[str, int]:
 
 
 def saved_judgments(criterion: str) -> dict[str, tuple]:
-    judgments = Judgment.objects.filter(assignment__hit__criterion=criterion).select_related(
+    judgments = Judgment.objects.filter(assignment__hit__criterion__name=criterion).select_related(
         "slot__output"
     )
     return {

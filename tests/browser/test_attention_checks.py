@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from annotation.models import Annotator, Assignment, Criterion, Judgment, Screening
+from annotation.models import NATURALNESS, QUALITY, Annotator, Assignment, Judgment, Screening
 from annotation.screening import WORKED_PAIRS
 from tests.browser.demo import OUTPUTS, demo_campaign
 from tests.factories import make_item, make_output
@@ -29,8 +29,8 @@ def checked_campaign():
         item = make_item(campaign, external_id=f"green-man-{n}", input_key=f"green-man-{n}")
         for name, text in OUTPUTS.items():
             make_output(item, systems[name], text=text)
-    campaign.criteria.filter(criterion=Criterion.QUALITY).update(is_open=False)
-    campaign.criteria.filter(criterion=Criterion.NATURALNESS).update(comprehension_check=True)
+    campaign.criteria.filter(name=QUALITY).update(is_open=False)
+    campaign.criteria.filter(name=NATURALNESS).update(comprehension_check=True)
     return campaign
 
 
@@ -52,7 +52,7 @@ def arrive(browser, live_server, pid: str):
 def take_check(page, careful: bool) -> None:
     """Score the worked pair: the scrambled copy below its sentence, or above it."""
     expect(page.get_by_role("heading", name="A quick check before you start")).to_be_visible()
-    pair = WORKED_PAIRS[Criterion.NATURALNESS]
+    pair = WORKED_PAIRS[NATURALNESS]
     for sentence in page.locator("fieldset.output").all():
         text = sentence.locator(".utterance").inner_text().strip()
         sentence_is_better = text == pair.sentence

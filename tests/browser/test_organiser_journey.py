@@ -92,14 +92,14 @@ def create_campaign(page, live_server) -> Campaign:
     page.get_by_label("Min seconds per hit:").fill("0")
     page.get_by_label("One HIT in this many carries an attention check:").fill("0")
     page.get_by_role("button", name="Add another Criterion").click()
-    page.locator("select[name='criteria-0-criterion']").select_option("quality")
+    page.locator("input[name='criteria-0-name']").fill("quality")
     page.get_by_role("button", name="Save and continue editing").click()
     expect(page.locator(".messagelist .success")).to_contain_text("was added successfully")
     shoot(page, "campaign-added")
     campaign = Campaign.objects.get(slug="e2e-pilot")
     assert campaign.status == Campaign.Status.DRAFT
     criterion = campaign.criteria.get()
-    assert (criterion.criterion, criterion.is_open, criterion.comprehension_check) == (
+    assert (criterion.name, criterion.is_open, criterion.comprehension_check) == (
         "quality",
         True,
         True,
@@ -159,7 +159,7 @@ def wait_for_ranking(page, live_server, campaign: Campaign) -> None:
         assert time.monotonic() < deadline, "no ranking of the pilot on the results page"
         page.wait_for_timeout(1000)
         page.reload()
-    assert campaign.criteria.get().criterion in page.url
+    assert campaign.criteria.get().name in page.url
 
 
 def download(page, click) -> bytes:
@@ -212,7 +212,7 @@ def test_organiser_runs_a_campaign_from_the_browser_only(
     # The sweep may have ranked the first HIT alone before the second came: the run of both.
     runs = RankingRun.objects.filter(campaign=campaign, protocol="e2e", status="done")
     run = wait_until(lambda: runs.filter(hits=PILOT_HITS).first(), RANKING_WAIT_S)
-    assert run.criterion == "quality" and run.results.count() == len(SYSTEMS)
+    assert run.criterion.name == "quality" and run.results.count() == len(SYSTEMS)
     page.reload()
     shoot(page, "results", phone=True)
     ranking = csv_rows(download(page, page.get_by_role("link", name="Download CSV").click))

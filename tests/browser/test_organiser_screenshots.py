@@ -86,7 +86,11 @@ def test_screenshot_metrics_progress(live_server, browser):
     outputs = list(campaign.items.first().outputs.all())
     for n in range(6):
         judged(outputs, timezone.now() - timedelta(minutes=n), 40)
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", seed=1))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), seed=1
+        )
+    )
     MetricRun.objects.create(
         campaign=campaign,
         status="running",
@@ -107,11 +111,18 @@ def test_screenshot_bundle_page(live_server, browser):
         judged(outputs, timezone.now() - timedelta(minutes=n), 40)
     for protocol in ["e2e", "bt"]:
         run = RankingRun.objects.create(
-            campaign=campaign, criterion="quality", protocol=protocol, seed=1
+            campaign=campaign,
+            criterion=campaign.criteria.get(name="quality"),
+            protocol=protocol,
+            seed=1,
         )
         execute_run(run)
     judged(outputs, timezone.now(), 40)  # judgments changed since: the E2E run again
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", seed=2))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), seed=2
+        )
+    )
     url = reverse("admin:annotation_campaign_bundle", args=[campaign.pk])
     shoot(log_in(browser, live_server, DESKTOP), live_server, url, "bundle", "[type=submit]")
 

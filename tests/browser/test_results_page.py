@@ -23,7 +23,11 @@ def test_results_page_fits_a_phone_under_every_protocol(live_server, browser):
         make_judged_hit(list(item.outputs.order_by("system__name")), [300, 200, 100, 50])
     for protocol in PROTOCOLS:
         run = RankingRun.objects.create(
-            campaign=campaign, criterion="quality", repetitions=20, seed=1, protocol=protocol
+            campaign=campaign,
+            criterion=campaign.criteria.get(name="quality"),
+            repetitions=20,
+            seed=1,
+            protocol=protocol,
         )
         execute_run(run)
     page = log_in(browser, live_server, PHONE)

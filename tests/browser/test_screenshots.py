@@ -83,7 +83,7 @@ def e2e_campaign(e2e_data: Path) -> Campaign:
     for protocol, repetitions in REPETITIONS.items():
         run = RankingRun.objects.create(
             campaign=campaign,
-            criterion="quality",
+            criterion=campaign.criteria.get(name="quality"),
             protocol=protocol,
             repetitions=repetitions,
             seed=0,

@@ -18,7 +18,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.identity import set_excluded
-from annotation.models import Annotator, Assignment, Campaign, Criterion, Screening
+from annotation.models import Annotator, Assignment, Campaign, Screening
 from annotation.screening import WORKED_PAIRS
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import GREEN_MAN, OUTPUTS, demo_campaign
@@ -85,7 +85,7 @@ def new_worker(browser):
 
 def take_check(page, criterion: str, careful: bool) -> None:
     expect(page.get_by_role("heading", name="A quick check before you start")).to_be_visible()
-    pair = WORKED_PAIRS[Criterion(criterion)]
+    pair = WORKED_PAIRS[criterion]
     for sentence in page.locator("fieldset.output").all():
         sentence_is_better = sentence.locator(".utterance").inner_text().strip() == pair.sentence
         sentence.get_by_label("Score").fill("90" if sentence_is_better == careful else "30")
@@ -183,7 +183,7 @@ def test_three_prolific_workers_each_get_one_way_out(live_server, browser):
     assert careful_hits.count() == 2 * HITS and not careful_hits.exclude(flag="").exists()
     hasty_hits = submitted.filter(annotator=workers["hasty"])
     assert list(hasty_hits.values_list("flag", flat=True)) == ["too_fast"] * HITS
-    assert not hasty_hits.filter(hit__criterion="naturalness").exists()
+    assert not hasty_hits.filter(hit__criterion__name="naturalness").exists()
     screening = Screening.objects.get(annotator=workers["screened"])
     assert (screening.attempts, screening.passed) == (2, False)
     assert not Assignment.objects.filter(annotator=workers["screened"]).exists()

@@ -29,7 +29,7 @@ def evaluated_campaign(**fields):
     worker and an invited annotator (the first item by both); one HIT too fast, one
     annotator excluded; a finished E2E ranking run with seed 5."""
     campaign, systems, items = make_system_set(make_campaign(**fields), systems=3, items=4)
-    campaign.criteria.filter(criterion="quality").update(question=QUESTION)
+    campaign.criteria.filter(name="quality").update(question=QUESTION)
     hosted = systems[2]
     Output.objects.filter(system=hosted).update(origin=Output.Origin.GENERATED)
     HostedSystem.objects.create(
@@ -48,7 +48,9 @@ def evaluated_campaign(**fields):
     make_judged_hit(list(items[0].outputs.all()), [1, 2, 3], annotator=other)
     fast = make_judged_hit(list(items[1].outputs.all()), [3, 2, 1], annotator=worker)
     Assignment.objects.filter(pk=fast.pk).update(flag=Assignment.Flag.TOO_FAST)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10, seed=5)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10, seed=5
+    )
     execute_run(run)
     return campaign, run
 
@@ -140,7 +142,7 @@ def test_datasheet_without_pay_leaves_it_to_a_person():
 
 def test_datasheet_names_the_checks_the_campaign_runs_and_who_they_left_out():
     campaign, _ = evaluated_campaign(attention_check_every=4, attention_p_threshold=0.1)
-    quality = campaign.criteria.get(criterion="quality")
+    quality = campaign.criteria.get(name="quality")
     quality.comprehension_check = True
     quality.save(update_fields=["comprehension_check"])
     passed, failed = (make_annotator(campaign, external_id=name) for name in ["p1", "p2"])
@@ -205,7 +207,10 @@ def test_datasheet_says_nothing_to_rank_where_the_results_page_does():
         make_judged_hit(list(item.outputs.order_by("system__name")), [100, 100, 100])
     for protocol in ("wmt", "e2e"):
         run = RankingRun.objects.create(
-            campaign=campaign, criterion="quality", protocol=protocol, repetitions=10
+            campaign=campaign,
+            criterion=campaign.criteria.get(name="quality"),
+            protocol=protocol,
+            repetitions=10,
         )
         execute_run(run)
     wmt, e2e = RankingRun.objects.order_by("pk")
@@ -221,7 +226,11 @@ def test_datasheet_says_nothing_to_rank_where_the_results_page_does():
 
 def test_datasheet_before_any_ranking_says_there_is_nothing_to_rank():
     campaign, _, _ = make_system_set(systems=3, items=2)
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+        )
+    )
     quality = questions(build_datasheet(campaign), "4", "quality")
     assert quality["4.3.9"]["by_hand"].startswith("no ranking yet: Nothing to rank: no comp")
     assert quality["4.3.10"]["by_hand"] == quality["4.3.9"]["by_hand"]
@@ -256,7 +265,7 @@ def test_datasheet_markdown_renders_every_section_and_the_list_to_fill():
 def test_datasheet_markdown_escapes_untrusted_text():
     campaign, _ = evaluated_campaign(name="<script>alert(1)</script> **Big**")
     campaign.systems.filter(name="sys1").update(label="[click](https://evil.example) | x")
-    campaign.criteria.filter(criterion="quality").update(question="# Rate\n- it | now")
+    campaign.criteria.filter(name="quality").update(question="# Rate\n- it | now")
     markdown = render_markdown(build_datasheet(campaign))
     assert "<script>" not in markdown and "&lt;script&gt;alert(1)&lt;/script&gt;" in markdown
     assert "\\*\\*Big\\*\\*" in markdown

@@ -100,7 +100,10 @@ def finished(model, pk):
 def long_ranking_run(hits: int = 300, repetitions: int = 10_000) -> RankingRun:
     campaign = make_bulk_judged_campaign(hits)
     return RankingRun.objects.create(
-        campaign=campaign, criterion="quality", repetitions=repetitions, seed=5
+        campaign=campaign,
+        criterion=campaign.criteria.get(name="quality"),
+        repetitions=repetitions,
+        seed=5,
     )
 
 
@@ -190,7 +193,7 @@ def test_killed_generation_job_is_completed_without_duplicates(workers, slow_mod
 
 def judge_hits(campaign, count: int, score_of) -> None:
     """Annotators submit `count` HITs through the annotation code the pages call."""
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     for n in range(count):
         assignment = next_assignment(make_annotator(campaign), criterion)
         answers = {

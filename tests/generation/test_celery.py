@@ -33,7 +33,7 @@ def generated_campaign():
 
 
 def judge_all_items(campaign, favourite: str) -> int:
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     with_favourite = 0
     for n in range(6):
         assignment = next_assignment(make_annotator(campaign), criterion)

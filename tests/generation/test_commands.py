@@ -39,7 +39,7 @@ def test_generate_unknown_system_is_an_error():
 
 def test_demo_gives_work_before_and_after_its_hosted_system_generates():
     call_command("demo")
-    quality = Campaign.objects.get(slug="demo").criteria.get(criterion="quality")
+    quality = Campaign.objects.get(slug="demo").criteria.get(name="quality")
     before = next_assignment(make_annotator(quality.campaign), quality)
     # The demo checks attention: a first HIT also shows a degraded copy of one output.
     assert before is not None and before.hit.slots.originals().count() == 4

@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import psycopg
 import pytest
 
-from annotation.models import Criterion
+from annotation.models import QUALITY
 from annotation.screening import WORKED_PAIRS
 from tests.production.conftest import ORGANISER
 
@@ -158,7 +158,7 @@ class CrowdWorker(Visitor):
     def pass_check(self) -> Page:
         """Score the worked pair as a careful person does: the scrambled copy lower."""
         check = self.expect(self.get(CHECK), 200, "comprehension check")
-        pair = WORKED_PAIRS[Criterion.QUALITY]
+        pair = WORKED_PAIRS[QUALITY]
         sentence_first = check.text.index(pair.sentence) < check.text.index(pair.degraded)
         scores = {"score_a": "120", "score_b": "15"}
         if not sentence_first:
@@ -280,13 +280,13 @@ def test_production_admin_is_styled_and_its_inlines_work_in_a_browser(site):
         assert header not in ("rgba(0, 0, 0, 0)", "transparent"), site.log_tails()
         page.fill("#id_name", "Browser pilot")  # the admin's JavaScript fills the slug in
         page.click("text=Add another Criterion")  # made by the admin's inlines.js
-        page.select_option("select[name='criteria-0-criterion']", "naturalness")
+        page.fill("input[name='criteria-0-name']", "naturalness")
         page.click("input[name=_save]")
         page.wait_for_url(f"{site.url}/admin/annotation/campaign/")
         browser.close()
     with psycopg.connect(site.database_url) as connection:
         rows = connection.execute(
-            "SELECT c.criterion FROM annotation_campaigncriterion c "
+            "SELECT c.name FROM annotation_campaigncriterion c "
             "JOIN annotation_campaign p ON p.id = c.campaign_id WHERE p.slug = 'browser-pilot'"
         ).fetchall()
     assert rows == [("naturalness",)]

@@ -17,7 +17,9 @@ def ranked_campaign():
     campaign, _, items = make_system_set(systems=3, items=4)
     for item in items:
         make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 50])
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     execute_run(run)
     return campaign, run
 
@@ -25,17 +27,23 @@ def ranked_campaign():
 def test_admin_run_list_shows_each_run_with_its_progress_and_results_link(organiser):
     campaign, done = ranked_campaign()
     queued = RankingRun.objects.create(
-        campaign=campaign, criterion="naturalness", protocol="bootstrap"
+        campaign=campaign, criterion=campaign.criteria.get(name="naturalness"), protocol="bootstrap"
     )
     response = organiser.get(RUN_LIST)
     page = response.content.decode()
     assert '<progress max="10" value="10"></progress> 10/10' in page
     assert '<progress max="200" value="0"></progress> 0/200' in page
     for run in (done, queued):
-        url = reverse("ranking:results", args=[campaign.slug, run.criterion])
+        url = reverse("ranking:results", args=[campaign.slug, run.criterion.name])
         assert f'<a href="{url}?protocol={run.protocol}">results</a>' in page
     shown = [
-        (row["id"], row["criterion"], row["protocol_label"], row["state"], row["progress_bar"])
+        (
+            row["id"],
+            row["criterion_label"],
+            row["protocol_label"],
+            row["state"],
+            row["progress_bar"],
+        )
         for row in changelist_rows(response)
     ]
     assert shown == [
@@ -65,15 +73,20 @@ def test_admin_queue_again_queues_the_same_computation(
         )
     assert "1 run(s) queued." in response.content.decode()
     again = RankingRun.objects.exclude(pk=run.pk).get()
-    assert (again.campaign, again.criterion, again.protocol) == (campaign, "quality", "bootstrap")
+    assert (again.campaign, again.criterion.name, again.protocol) == (
+        campaign,
+        "quality",
+        "bootstrap",
+    )
     assert (again.repetitions, again.seed, again.status) == (10, 7, "queued")
     assert len(callbacks) == 1
 
 
 def new_run(campaign, repetitions) -> dict:
     """What the organiser fills in on the admin's page for a new run."""
-    fields = {"criterion": "quality", "protocol": "e2e", "seed": 0}
-    return {"campaign": campaign.pk, "repetitions": repetitions, **fields}
+    criterion = campaign.criteria.get(name="quality")
+    fields = {"criterion": criterion.pk, "protocol": "e2e", "seed": 0}
+    return {"repetitions": repetitions, **fields}
 
 
 def add_run(person, campaign, repetitions):
@@ -134,7 +147,9 @@ def disagreeing_campaign():
         outputs = list(item.outputs.order_by("system__name"))
         for name, annotator in people.items():
             make_judged_hit(outputs, [10, 20, 30] if name == "C" else [30, 20, 10], annotator)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     execute_run(run)
     return run, people
 
@@ -188,7 +203,9 @@ def test_admin_annotator_agreement_sends_outsiders_to_the_login_page(request, ou
 
 def test_admin_run_list_shows_a_run_with_nothing_to_rank_as_such(organiser):
     campaign, _, _ = make_system_set(systems=3, items=2)  # no judgments
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", protocol="wmt")
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), protocol="wmt"
+    )
     execute_run(run)
     [row] = changelist_rows(organiser.get(RUN_LIST))
     assert (row["id"], row["state"]) == (str(run.pk), "Nothing to rank")

@@ -58,7 +58,11 @@ def judged_campaign(hits: int = 24, seed: int = 1) -> Campaign:
 
 def stored_run(campaign: Campaign, protocol: str = "e2e", seed: int = 7) -> RankingRun:
     run = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", protocol=protocol, repetitions=20, seed=seed
+        campaign=campaign,
+        criterion=campaign.criteria.get(name="quality"),
+        protocol=protocol,
+        repetitions=20,
+        seed=seed,
     )
     assert execute_run(run)
     run.refresh_from_db()
@@ -158,7 +162,7 @@ def test_bundle_judgments_carry_flags_exclusions_and_row_numbers_only(tmp_path):
 
 def test_bundle_settings_hold_the_question_wording_and_items_their_references(tmp_path):
     campaign = judged_campaign(hits=2)
-    campaign.criteria.filter(criterion="naturalness").update(question="Is it *natural*?")
+    campaign.criteria.filter(name="naturalness").update(question="Is it *natural*?")
     bundle = tmp_path / "campaign.zip"
     call_command("bundle", campaign.slug, str(bundle))
     with zipfile.ZipFile(bundle) as archive:

@@ -66,7 +66,9 @@ def test_submitted_hits_are_ranked_by_the_sweep_without_any_message(celery_worke
     """Nothing but the recorded change tells the worker: its beat finds it and queues a
     run per protocol, which includes every judgment."""
     campaign = judged_campaign()
-    runs = RankingRun.objects.filter(campaign=campaign, criterion="quality")
+    runs = RankingRun.objects.filter(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality")
+    )
     for protocol in NAMES:
         run = wait_until(
             lambda protocol=protocol: runs.filter(

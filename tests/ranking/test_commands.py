@@ -72,7 +72,7 @@ def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, ca
     out = tmp_path / "bt.csv"
     call_command("rank", "e2e", "--runs", "1000", "--protocol", "bt", "--csv", str(out))
     assert "   rank  rating   range  system" in capsys.readouterr().out
-    data = load_ranking_input(CampaignCriterion.objects.get(criterion="quality"))
+    data = load_ranking_input(CampaignCriterion.objects.get(name="quality"))
     reference = reference_ratings(data.comparisons, len(data.systems))
     run = RankingRun.objects.get(protocol="bt")
     for result in run.results.all():

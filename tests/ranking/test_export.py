@@ -18,7 +18,9 @@ def test_write_csv_quotes_system_names_a_spreadsheet_would_run():
     System.objects.filter(pk=systems[0].pk).update(name="-cmd")
     for item in items:
         make_judged_hit(list(item.outputs.order_by("system__name")), [50, 100, 300])
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10, seed=1)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10, seed=1
+    )
     execute_run(run)
     out = io.StringIO()
     write_csv(out, run)
@@ -39,7 +41,10 @@ def test_write_csv_of_each_view_names_its_columns_and_leaves_no_empty_cells():
     headers = {}
     for protocol in ("bt", "wmt"):
         run = RankingRun.objects.create(
-            campaign=campaign, criterion="quality", protocol=protocol, repetitions=10
+            campaign=campaign,
+            criterion=campaign.criteria.get(name="quality"),
+            protocol=protocol,
+            repetitions=10,
         )
         execute_run(run)
         out = io.StringIO()

@@ -56,7 +56,10 @@ def test_runs_of_one_version_share_the_agreement_measured_first():
     campaign, _ = judged_campaign()
     first, second = (
         RankingRun.objects.create(
-            campaign=campaign, criterion="quality", protocol=name, repetitions=10
+            campaign=campaign,
+            criterion=campaign.criteria.get(name="quality"),
+            protocol=name,
+            repetitions=10,
         )
         for name in ("e2e", "bt")
     )
@@ -75,10 +78,14 @@ def test_runs_of_one_version_share_the_agreement_measured_first():
 @pytest.mark.django_db
 def test_a_change_to_the_judgments_measures_agreement_again():
     campaign, (_, b, _, _) = judged_campaign()
-    before = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    before = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     assert execute_run(before)
     set_excluded(b, True)  # bumps the criterion's judgments version
-    after = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    after = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     assert execute_run(after)
     before.refresh_from_db()
     after.refresh_from_db()

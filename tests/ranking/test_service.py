@@ -52,7 +52,12 @@ def judged_campaign(hits: int = 30, seed: int = 1):
 def quality_run(campaign, **fields) -> RankingRun:
     """A quality ranking run of 10 repetitions, unless `fields` say otherwise."""
     return RankingRun.objects.create(
-        **{"campaign": campaign, "criterion": "quality", "repetitions": 10, **fields}
+        **{
+            "campaign": campaign,
+            "criterion": campaign.criteria.get(name="quality"),
+            "repetitions": 10,
+            **fields,
+        }
     )
 
 
@@ -60,7 +65,7 @@ def test_load_ranking_input_numbers_systems_by_first_appearance():
     campaign, systems, items = make_system_set(systems=3, items=2)
     first = list(items[0].outputs.order_by("system__name"))
     make_judged_hit([first[2], first[0], first[1]], [10, 20, 20])
-    data = load_ranking_input(campaign.criteria.get(criterion="quality"))
+    data = load_ranking_input(campaign.criteria.get(name="quality"))
     assert data.systems == [systems[2].pk, systems[0].pk, systems[1].pk]
     assert (data.hits, data.judgments, len(data.comparisons.winner)) == (1, 3, 3)
     assert data.comparisons.draw.sum() == 1
@@ -74,7 +79,7 @@ def test_load_ranking_input_reads_each_judgments_annotator_in_the_same_one_query
     alice, bob = make_annotator(campaign), make_annotator(campaign)
     make_judged_hit(first, [10, 20, 30], annotator=alice)
     make_judged_hit(second[:2], [40, 50], annotator=bob)
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     with django_assert_num_queries(1):
         data = load_ranking_input(criterion)
     # Annotators are numbered by first appearance, like systems: a bundle, which knows them
@@ -92,7 +97,7 @@ def test_load_ranking_input_leaves_out_flagged_and_excluded():
     Assignment.objects.filter(pk=flagged.pk).update(flag=Assignment.Flag.TOO_FAST)
     excluded = make_annotator(campaign, is_excluded=True)
     make_judged_hit(outputs[2], [1, 2, 3], annotator=excluded)
-    assert load_ranking_input(campaign.criteria.get(criterion="quality")).hits == 1
+    assert load_ranking_input(campaign.criteria.get(name="quality")).hits == 1
 
 
 def test_execute_run_stores_results_best_first():
@@ -188,7 +193,9 @@ def test_execute_run_without_judgments_finds_nothing_to_rank_and_keeps_previous_
     campaign, _ = judged_campaign(hits=5)
     good = quality_run(campaign)
     execute_run(good)
-    empty = RankingRun.objects.create(campaign=campaign, criterion="naturalness", repetitions=10)
+    empty = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="naturalness"), repetitions=10
+    )
     execute_run(empty)
     empty.refresh_from_db()
     assert empty.status == "done" and empty.found_nothing_to_rank
@@ -228,7 +235,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     )
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     data = load_ranking_input(criterion)
     ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=0)
     agreement = measure(criterion, seed=0)
@@ -260,7 +267,7 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
     with django_capture_on_commit_callbacks() as sent:
         queued = queue_due_rankings()
     # One per registered protocol: e2e, bootstrap, bt, wmt, bws, webnlg.
-    assert sorted((r.criterion, r.protocol) for r in queued) == sorted(
+    assert sorted((r.criterion.name, r.protocol) for r in queued) == sorted(
         ("quality", protocol) for protocol in NAMES
     )
     assert len(sent) == len(NAMES) == 6  # a message each, once committed
@@ -271,7 +278,7 @@ def test_sweep_asks_two_queries_per_criterion_whatever_the_number_of_protocols(
     django_assert_num_queries,
 ):
     campaign, _ = judged_campaign(hits=3)
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     with django_assert_num_queries(2):
         assert due_protocols(criterion) == NAMES
 
@@ -283,7 +290,7 @@ def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
     quality_run(campaign, protocol="wmt", status="running", heartbeat_at=long_ago)
     RankingRun.objects.update(queued_at=long_ago)
     # The abandoned WMT run is not waiting: its worker is gone, so a new run is queued.
-    due = due_protocols(campaign.criteria.get(criterion="quality"))
+    due = due_protocols(campaign.criteria.get(name="quality"))
     assert due == ["e2e", "bootstrap", "wmt", "bws", "webnlg"]
 
 
@@ -298,7 +305,7 @@ def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(seconds=61))
     again = queue_due_rankings()
     assert len(again) == len(NAMES)
-    task = campaign.criteria.get(criterion="quality")
+    task = campaign.criteria.get(name="quality")
     execute_run(again[0])
     again[0].refresh_from_db()
     assert again[0].judgments_version == task.judgments_version
@@ -316,13 +323,13 @@ def test_sweep_leaves_criteria_alone_whose_runs_cover_their_judgments():
 def test_sweep_counts_a_run_with_nothing_to_rank_as_covering_its_input():
     """Otherwise a criterion that cannot be ranked yet would be queued on every sweep."""
     campaign, _ = judged_campaign(hits=1)
-    naturalness = campaign.criteria.get(criterion="naturalness")
+    naturalness = campaign.criteria.get(name="naturalness")
     CampaignCriterion.objects.filter(pk=naturalness.pk).record_judgments_change()
-    runs = [r for r in queue_due_rankings() if r.criterion == "naturalness"]
+    runs = [r for r in queue_due_rankings() if r.criterion.name == "naturalness"]
     for run in runs:
         execute_run(run)
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
-    assert [r.outcome for r in RankingRun.objects.filter(criterion="naturalness")] == [
+    assert [r.outcome for r in RankingRun.objects.filter(criterion__name="naturalness")] == [
         "Nothing to rank"
     ] * len(NAMES)
     assert queue_due_rankings() == []
@@ -361,7 +368,7 @@ def e2e_run_of(campaign) -> RankingRun:
 
 def test_a_criterion_closes_once_its_clusters_stay_the_same_for_its_hits():
     campaign, systems, _ = make_system_set(systems=3, items=0)
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     criterion.close_when_stable_for = 20
     criterion.save(update_fields=["close_when_stable_for"])
     add_judged_hits(campaign, systems, [120, 100, 40], 30)
@@ -388,7 +395,7 @@ def test_a_criterion_closes_once_its_clusters_stay_the_same_for_its_hits():
 
 def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_count():
     campaign, systems, _ = make_system_set(systems=3, items=0)
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     criterion.close_when_stable_for = 20
     criterion.save(update_fields=["close_when_stable_for"])
     add_judged_hits(campaign, systems, [120, 100, 100], 20)  # sys2 and sys3 tie

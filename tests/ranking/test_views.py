@@ -28,7 +28,11 @@ def ranked_campaign(repetitions: int = 20, protocol: str = "e2e"):
         outputs = list(item.outputs.order_by("system__name"))
         make_judged_hit(outputs, [300, 100, 50])
     run = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", repetitions=repetitions, seed=1, protocol=protocol
+        campaign=campaign,
+        criterion=campaign.criteria.get(name="quality"),
+        repetitions=repetitions,
+        seed=1,
+        protocol=protocol,
     )
     execute_run(run)
     return campaign, run
@@ -284,7 +288,11 @@ def test_results_page_charts_judgments_used_and_left_out(organiser):
     page = organiser.get(results_url(campaign)).content.decode()
     assert ">6</text>" in page  # as the run counted them: 6 judgments each, none flagged
     # The next run (the sweep's, after the flag) counts again; the page reads its counts.
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+        )
+    )
     with CaptureQueriesContext(connection) as queries:
         page = organiser.get(results_url(campaign)).content.decode()
     assert "Judgments so far" in page
@@ -297,7 +305,7 @@ def test_results_page_shows_an_abandoned_run_as_lost_not_as_current(organiser):
     long_ago = timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)
     RankingRun.objects.create(
         campaign=campaign,
-        criterion="quality",
+        criterion=campaign.criteria.get(name="quality"),
         status="running",
         repetitions=10_000,
         progress=1_000,
@@ -316,7 +324,9 @@ def test_results_page_shows_the_agreement_stored_with_the_run(organiser):
     other = make_annotator(campaign)
     for item in campaign.items.all():
         make_judged_hit(list(item.outputs.order_by("system__name")), [50, 100, 300], other)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     execute_run(run)
     agreement = RunAgreement.objects.get(run=run)
     page = organiser.get(results_url(campaign)).content.decode()
@@ -335,7 +345,9 @@ def test_results_page_without_pairs_judged_twice_says_alpha_is_not_defined(organ
 
 def test_results_page_shows_a_run_with_nothing_to_rank_as_the_campaigns_state(organiser, caplog):
     campaign, _, _ = make_system_set(systems=3, items=2)
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     with caplog.at_level("INFO"):
         assert execute_run(run)
     run.refresh_from_db()
@@ -371,7 +383,10 @@ def test_all_tied_judgments_are_one_cluster_or_nothing_to_rank_on_page_and_csv(o
     for item in items:
         make_judged_hit(list(item.outputs.order_by("system__name")), [100, 100, 100])
     run = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", protocol=protocol, repetitions=20
+        campaign=campaign,
+        criterion=campaign.criteria.get(name="quality"),
+        protocol=protocol,
+        repetitions=20,
     )
     execute_run(run)
     run.refresh_from_db()
@@ -398,7 +413,9 @@ def test_results_page_shows_the_forecast_and_how_the_hits_were_composed(organise
         hit = make_judged_hit(outputs, [300, 100, 100]).hit  # sys2 and sys3 always tie
         hit.composition = "active" if n % 4 else "balanced"
         hit.save(update_fields=["composition"])
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=50, seed=1)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=50, seed=1
+    )
     execute_run(run)
     run.refresh_from_db()
     assert run.hits_per_composition == {"active": 9, "balanced": 3}
@@ -412,7 +429,7 @@ def test_results_page_shows_the_forecast_and_how_the_hits_were_composed(organise
 
 def test_ranking_run_resets_the_online_estimate(organiser):
     campaign, run = ranked_campaign()
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     estimates = {campaign.systems.get(pk=int(s)).name: e for s, e in criterion.estimates.items()}
     assert estimates["sys1"][0] > estimates["sys2"][0] > estimates["sys3"][0]
     assert [e[2] for e in estimates.values()] == [12, 12, 12]  # 6 HITs, 2 comparisons each
@@ -422,7 +439,7 @@ def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_clos
     organiser,
 ):
     campaign, systems, items = make_system_set(systems=3, items=16)
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     criterion.close_when_stable_for = 4
     criterion.save(update_fields=["close_when_stable_for"])
     pages = []
@@ -430,7 +447,10 @@ def test_results_page_says_since_when_the_clusters_are_stable_and_that_they_clos
         for item in judged:
             make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 10])
         run = RankingRun.objects.create(
-            campaign=campaign, criterion="quality", repetitions=50, seed=1
+            campaign=campaign,
+            criterion=campaign.criteria.get(name="quality"),
+            repetitions=50,
+            seed=1,
         )
         execute_run(run)
         pages.append(organiser.get(results_url(campaign)).content.decode())

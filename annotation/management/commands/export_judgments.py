@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.datafiles.exporters import FORMATS, ExportError, export
-from annotation.models import Campaign, CampaignCriterion, Criterion
+from annotation.models import Campaign, CampaignCriterion
 
 
 class Command(BaseCommand):
@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign slug")
-        parser.add_argument("--criterion", choices=Criterion.values)
+        parser.add_argument("--criterion", help="its name (default: every criterion)")
         parser.add_argument("--format", dest="file_format", choices=list(FORMATS), default="csv")
         parser.add_argument("--out", help="file to write (standard output if not given)")
 
@@ -25,9 +25,10 @@ class Command(BaseCommand):
             raise CommandError(f"no campaign '{campaign}'")
         chosen = None
         if criterion:
-            chosen = CampaignCriterion.objects.filter(campaign=found, criterion=criterion).first()
-            if chosen is None:
-                raise CommandError(f"campaign '{campaign}' has no {criterion} criterion")
+            try:
+                chosen = found.criteria.named(criterion)
+            except CampaignCriterion.DoesNotExist as error:
+                raise CommandError(f"campaign '{campaign}': {error}") from None
         try:
             chunks = export(found, file_format, chosen)
         except ExportError as error:

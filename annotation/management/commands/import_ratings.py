@@ -1,7 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from annotation.datafiles.ratings_import import import_ratings
-from annotation.models import Criterion
+from annotation.datafiles.ratings_import import SCORE_COLUMNS, import_ratings
 
 from ._importing import get_campaign, open_file, run_import
 
@@ -17,7 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument(
             "--criterion",
-            choices=Criterion.values,
+            choices=list(SCORE_COLUMNS),
             help="which scores to read when the file has both",
         )
         parser.add_argument("--create-campaign", action="store_true")

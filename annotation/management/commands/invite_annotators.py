@@ -31,5 +31,5 @@ class Command(BaseCommand):
         for name in names:
             annotator = invite(campaign, name)
             for criterion in campaign.criteria.all():
-                link = root + invite_path(annotator, criterion.criterion)
-                self.stdout.write(f"{name}\t{criterion.criterion}\t{link}")
+                link = root + invite_path(annotator, criterion.name)
+                self.stdout.write(f"{name}\t{criterion.name}\t{link}")

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.urls import reverse
 
 from annotation.demo import DEMO_SLUG
-from annotation.models import Campaign, Criterion
+from annotation.models import QUALITY, Campaign
 from evalsite.celery import worker_command
 from generation.demo import DEMO_SYSTEM
 
@@ -63,7 +63,7 @@ class Command(BaseCommand):
             if settings.DEBUG
             else "make an account with `manage.py createsuperuser`"
         )
-        entry = reverse("annotation:entry", args=[DEMO_SLUG, Criterion.QUALITY])
+        entry = reverse("annotation:entry", args=[DEMO_SLUG, QUALITY])
         self.stdout.write(
             self.style.SUCCESS(
                 f"Annotators: http://{addrport}{entry}?PROLIFIC_PID=try-me\n"

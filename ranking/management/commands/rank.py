@@ -5,7 +5,7 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.models import Campaign, Criterion
+from annotation.models import QUALITY, Campaign, CampaignCriterion
 from ranking.agreement.models import RunAgreement
 from ranking.bundle.rerank import BundleError, Reranked, rerank_bundle
 from ranking.export import Named, stored_rows, write_rows
@@ -31,8 +31,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--criterion",
             dest="criterion_name",
-            choices=Criterion.values,
-            help=f"default: {Criterion.QUALITY}; with --bundle, every criterion it has",
+            metavar="NAME",
+            help=f"the criterion's name (default: {QUALITY}); with --bundle, every criterion it"
+            " has",
         )
         parser.add_argument(
             "--repetitions",
@@ -61,7 +62,7 @@ class Command(BaseCommand):
             raise CommandError("give a campaign, or --bundle FILE")
         run = self.new_run(
             slug,
-            criterion_name or Criterion.QUALITY,
+            criterion_name or QUALITY,
             protocol or DEFAULT,
             DEFAULT_REPETITIONS if repetitions is None else repetitions,
             seed or 0,
@@ -87,9 +88,13 @@ class Command(BaseCommand):
         campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:
             raise CommandError(f"no campaign '{slug}'")
+        try:
+            criterion = campaign.criteria.named(criterion_name)
+        except CampaignCriterion.DoesNotExist as error:
+            raise CommandError(f"campaign '{slug}': {error}") from None
         run = RankingRun(
             campaign=campaign,
-            criterion=criterion_name,
+            criterion=criterion,
             protocol=protocol,
             repetitions=repetitions,
             seed=seed,

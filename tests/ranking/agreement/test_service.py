@@ -48,7 +48,9 @@ def judged_campaign():
 
 
 def ranked(campaign) -> RankingRun:
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+    )
     assert execute_run(run)
     return run
 

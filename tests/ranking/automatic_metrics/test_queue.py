@@ -45,7 +45,7 @@ def test_ranking_is_computed_while_a_metric_run_waits(ranking_worker):
         make_judged_hit(list(item.outputs.order_by("system__name")), [300, 200, 100])
     with transaction.atomic():
         metric_run = request_metrics(campaign)
-        ranking = request_ranking(campaign, "quality", repetitions=20, seed=3)
+        ranking = request_ranking(campaign.criteria.get(name="quality"), repetitions=20, seed=3)
     done = wait_until(
         lambda: RankingRun.objects.filter(pk=ranking.pk, status="done").first(),
         timeout=90,

@@ -55,7 +55,7 @@ def ranked_and_scored_campaign(names=("sys1", "sys2", "sys3")):
     for item in items:
         make_judged_hit(list(item.outputs.order_by("system_id")), [300, 100, 50])
     ranking = RankingRun.objects.create(
-        campaign=campaign, criterion="quality", repetitions=20, seed=1
+        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=20, seed=1
     )
     execute_run(ranking)
     execute_metric_run(MetricRun.objects.create(campaign=campaign))
@@ -195,7 +195,11 @@ def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(
     campaign = ranked_and_scored_campaign()
     e2e = RankingRun.objects.get(campaign=campaign)
     # A Bradley-Terry run finishing later is not what the page shows first.
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", protocol="bt"))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), protocol="bt"
+        )
+    )
     url = reverse("metrics:correlations_csv", args=[campaign.slug])
     response = organiser.get(url)
     disposition = f'attachment; filename="{campaign.slug}-metric-correlations.csv"'

@@ -1,0 +1,64 @@
+"""Criteria became rows that HITs, judgments and ranking runs point at (annotation 0022-0024,
+ranking 0013-0015): an install from before keeps every HIT, judgment and run, each with
+the criterion it named."""
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from annotation.models import CampaignCriterion, Hit, Judgment
+from ranking.models import RankingRun
+
+BEFORE_CRITERION_ROWS = [
+    ("annotation", "0021_upload_job"),
+    ("ranking", "0012_agreement_and_metrics_apps"),
+]
+
+
+def old_rows(apps):
+    """A campaign as it was before: criteria quality and naturalness by name, a HIT of each
+    judged, a HIT of a criterion the campaign has no row of, a run of quality."""
+    get = apps.get_model
+    campaign = get("annotation", "Campaign").objects.create(slug="old", name="Old")
+    for name in ("quality", "naturalness"):
+        get("annotation", "CampaignCriterion").objects.create(campaign=campaign, criterion=name)
+    item = get("annotation", "Item").objects.create(
+        campaign=campaign, external_id="1", input_kind="mr", input_data={}, input_key="k"
+    )
+    system = get("annotation", "System").objects.create(campaign=campaign, name="tgen")
+    output = get("annotation", "Output").objects.create(item=item, system=system, text="A.")
+    annotator = get("annotation", "Annotator").objects.create(
+        campaign=campaign, source="invited", external_id="ada"
+    )
+    for name in ("quality", "naturalness", "fluency"):
+        hit = get("annotation", "Hit").objects.create(campaign=campaign, criterion=name, item=item)
+        slot = get("annotation", "HitOutput").objects.create(hit=hit, output=output, position=1)
+        assignment = get("annotation", "Assignment").objects.create(
+            hit=hit, annotator=annotator, status="submitted"
+        )
+        get("annotation", "Judgment").objects.create(assignment=assignment, slot=slot, score=90)
+    get("ranking", "RankingRun").objects.create(campaign=campaign, criterion="quality")
+    return campaign.pk
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_to_criterion_rows_keeps_hits_judgments_and_runs_with_their_criterion():
+    old_state = MigrationExecutor(connection).migrate(BEFORE_CRITERION_ROWS)
+    campaign_id = old_rows(old_state.apps)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    criteria = CampaignCriterion.objects.filter(campaign_id=campaign_id)
+    assert list(criteria.values_list("name", "shows_input", "is_open")) == [
+        ("fluency", True, False),  # made for its HIT, closed
+        ("naturalness", False, True),
+        ("quality", True, True),
+    ]
+    hits = Hit.objects.filter(campaign_id=campaign_id).order_by("pk")
+    assert [hit.criterion.name for hit in hits] == ["quality", "naturalness", "fluency"]
+    judgments = Judgment.objects.filter(assignment__hit__campaign_id=campaign_id)
+    assert all(j.criterion_id == j.assignment.hit.criterion_id for j in judgments)
+    assert judgments.count() == 3
+    (run,) = RankingRun.objects.filter(campaign_id=campaign_id)
+    assert run.criterion == criteria.get(name="quality")
