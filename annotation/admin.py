@@ -72,6 +72,8 @@ class CampaignCriterionInline(admin.StackedInline):
     extra = 0
     fields = [
         "criterion",
+        "form",
+        "settings",
         "is_open",
         "question",
         "comprehension_check",

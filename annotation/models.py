@@ -8,6 +8,7 @@ goes back to the pool). Judgments are the scores of a submitted assignment.
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.db.models import Q
@@ -165,6 +166,27 @@ class CampaignCriterionQuerySet(models.QuerySet):
         )
 
 
+def judging_registry():
+    """The registry of judgment forms (annotation/judging/), imported when first asked: its
+    forms' modules import annotation's page forms, which import these models."""
+    from annotation import judging  # noqa: PLC0415 - see the docstring
+
+    return judging
+
+
+def default_form() -> str:
+    return judging_registry().DEFAULT
+
+
+def validate_form_name(name: str) -> None:
+    """A name of the registry's forms (a validator, not choices: a new form needs no
+    migration)."""
+    try:
+        judging_registry().form_named(name)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
 class Composition(models.TextChoices):
     """How the systems of a new HIT are chosen (nlgdata/composition.py)."""
 
@@ -185,6 +207,20 @@ class CampaignCriterion(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
     criterion = models.CharField(max_length=20, choices=Criterion.choices)
     is_open = models.BooleanField(default=True)
+    # How annotators judge it (annotation/judging/): its page, checks, files and views.
+    form = models.CharField(
+        "judgment form",
+        max_length=20,
+        default=default_form,
+        validators=[validate_form_name],
+        help_text="How annotators judge the outputs; chosen when the criterion is added.",
+    )
+    # What the form reads (JudgmentForm.clean_settings checks and completes it).
+    settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The judgment form's settings, as JSON (see the form's documentation).",
+    )
     question = models.TextField(blank=True, help_text="Left empty: the RankME question.")
     # On by default, as the demo runs it: a new criterion screens out who misread the task.
     comprehension_check = models.BooleanField(
@@ -269,6 +305,21 @@ class CampaignCriterion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.campaign.slug}/{self.criterion}"
+
+    def clean(self) -> None:
+        """The settings as the criterion's form reads them (a ValidationError names the
+        key that is wrong)."""
+        judging = judging_registry().FORMS.get(self.form)
+        if judging is None:
+            return  # the field's validator says so
+        if not isinstance(self.settings, dict):
+            raise ValidationError({"settings": "Give the settings as a JSON object."})
+        self.settings = judging.clean_settings(self.settings, self)
+
+    @property
+    def judging(self):
+        """The criterion's judgment form (annotation.judging.base.JudgmentForm)."""
+        return judging_registry().form_of(self)
 
     @property
     def shows_input(self) -> bool:

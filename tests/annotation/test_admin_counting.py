@@ -223,7 +223,7 @@ COUNTING = {
     System: {"campaign", "is_active"},
     Output: {"item", "system"},
     Item: {"campaign"},
-    CampaignCriterion: {"campaign", "criterion"},
+    CampaignCriterion: {"campaign", "criterion", "form"},
 }
 NOT_COUNTING = {
     Annotator: {"campaign", "source", "external_id", "name", "token", "study_data"},
@@ -243,6 +243,7 @@ NOT_COUNTING = {
         "balanced_share",
         "close_when_stable_for",
         "follow_up_url",
+        "settings",
     },
 }
 
