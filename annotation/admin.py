@@ -71,6 +71,8 @@ class CampaignCriterionInline(admin.StackedInline):
     extra = 0
     fields = [
         "name",
+        "form",
+        "settings",
         "is_open",
         "question",
         "shows_input",

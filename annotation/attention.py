@@ -22,6 +22,8 @@ from django.utils import timezone
 from nlgdata.attention import AttentionVerdict, attention_verdict, verdict_of
 
 from .identity import set_excluded
+from .judging import form_named
+from .judging.base import CheckRow
 from .models import (
     Annotator,
     Assignment,
@@ -66,17 +68,28 @@ def record_attention_verdict(annotator: Annotator) -> AttentionVerdict:
 
 def check_scores(annotator_id: int) -> tuple[list[float], list[float]]:
     """The scores of each check's original and of its degraded copy, check by check, from
-    the annotator's submitted HITs that carried one. It reads the judgments of the
-    annotator's own HITs (at most the HIT limit's), through the annotator's index: asked
-    for the checks first, the planner would read every check of the campaign."""
-    rows = Judgment.objects.filter(
-        assignment__annotator_id=annotator_id, assignment__status=Assignment.Status.SUBMITTED
-    ).values_list("assignment_id", "slot__output_id", "slot__degraded_text", "score")
-    original: dict[tuple[int, int], float] = {}
-    copy: dict[tuple[int, int], float] = {}
-    for assignment_id, output_id, degraded_text, score in rows:
-        (copy if degraded_text else original)[(assignment_id, output_id)] = score
-    pairs = [(original[key], score) for key, score in copy.items() if key in original]
+    the annotator's submitted HITs that carried one, paired by each criterion's judgment
+    form (JudgmentForm.attention). It reads the judgments of the annotator's own HITs (at
+    most the HIT limit's), through the annotator's index: asked for the checks first, the
+    planner would read every check of the campaign."""
+    form_of_hit = CampaignCriterion.objects.filter(
+        campaign_id=OuterRef("assignment__hit__campaign_id"),
+        criterion=OuterRef("assignment__hit__criterion"),
+    ).values("form")[:1]
+    rows = (
+        Judgment.objects.filter(
+            assignment__annotator_id=annotator_id,
+            assignment__status=Assignment.Status.SUBMITTED,
+        )
+        .annotate(form=Subquery(form_of_hit))
+        .values_list("form", "assignment_id", "slot__output_id", "slot__degraded_text", "score")
+    )
+    by_form: dict[str, list[CheckRow]] = {}
+    for form, *row in rows:
+        by_form.setdefault(form, []).append(tuple(row))
+    pairs = [
+        pair for form, found in by_form.items() for pair in form_named(form).attention.pairs(found)
+    ]
     return [o for o, _ in pairs], [d for _, d in pairs]
 
 

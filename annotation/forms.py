@@ -227,6 +227,10 @@ class HitForm(SubmissionKeyForm):
                     errors += [(s.label, str(e), field.id_for_label) for e in field.errors]
         return errors
 
+    def page_context(self) -> dict:
+        """What the HIT page (annotation/hit.html) reads beside the common context."""
+        return {"rows": self.rows(), "coverage_rule": COVERAGE_RULE}
+
     def rows(self) -> list[dict]:
         """Per sentence: the sentence, its bound fields and its coverage errors."""
         rows = []
@@ -250,7 +254,17 @@ class HitForm(SubmissionKeyForm):
 
 
 class CheckForm(forms.Form):
-    """The comprehension check's two scores, as a HIT asks for them."""
+    """The comprehension check's two scores, as a HIT asks for them, of the sentences shown
+    as A and B (`first`, `second`)."""
 
     score_a = MagnitudeField(label="Score for sentence A")
     score_b = MagnitudeField(label="Score for sentence B")
+
+    def __init__(self, data=None, first: str = "", second: str = "", **kwargs):
+        super().__init__(data, **kwargs)
+        self.texts = (first, second)
+
+    def rows(self) -> list[tuple[str, str, forms.BoundField]]:
+        """(label, sentence, score field) per sentence, as the check page shows them."""
+        first, second = self.texts
+        return [("A", first, self["score_a"]), ("B", second, self["score_b"])]

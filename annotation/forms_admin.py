@@ -5,6 +5,7 @@ from django import forms
 
 from nlgdata.inputs import InputError, check_input, format_mr, parse_mr
 
+from . import judging
 from .datafiles.exporters import FORMATS
 from .models import Campaign, CampaignCriterion
 
@@ -104,19 +105,26 @@ class CampaignAdminForm(forms.ModelForm):
 
 
 class CriterionAdminForm(forms.ModelForm):
-    """A criterion of the campaign page. Which criterion a row is stays as it was made: its
-    HITs and judgments are of that criterion (a new row chooses it)."""
+    """A criterion of the campaign page. Which criterion a row is, and its judgment form,
+    stay as they were made: its HITs and judgments are of that criterion, judged so (a new
+    row chooses both). The form is chosen among the registry's (annotation/judging/)."""
+
+    form = forms.ChoiceField(
+        label="Judgment form", choices=judging.CHOICES, initial=judging.DEFAULT
+    )
 
     class Meta:
         model = CampaignCriterion
-        # The inline names the rest; this is the field this form fixes.
-        fields = ["name"]
+        # The inline names the rest; these are the fields this form fixes.
+        fields = ["name", "form"]
         widgets = {"question": forms.Textarea(attrs={"rows": 2})}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["form"].help_text = CampaignCriterion._meta.get_field("form").help_text
         if self.instance.pk:
             self.fields["name"].disabled = True
+            self.fields["form"].disabled = True
 
 
 def shown_input(kind: str, data: dict | None) -> str:

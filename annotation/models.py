@@ -182,6 +182,27 @@ class CampaignCriterionQuerySet(models.QuerySet):
         )
 
 
+def judging_registry():
+    """The registry of judgment forms (annotation/judging/), imported when first asked: its
+    forms' modules import annotation's page forms, which import these models."""
+    from annotation import judging  # noqa: PLC0415 - see the docstring
+
+    return judging
+
+
+def default_form() -> str:
+    return judging_registry().DEFAULT
+
+
+def validate_form_name(name: str) -> None:
+    """A name of the registry's forms (a validator, not choices: a new form needs no
+    migration)."""
+    try:
+        judging_registry().form_named(name)
+    except ValueError as error:
+        raise ValidationError(str(error)) from None
+
+
 class Composition(models.TextChoices):
     """How the systems of a new HIT are chosen (nlgdata/composition.py)."""
 
@@ -207,6 +228,20 @@ class CampaignCriterion(models.Model):
         f" results (e.g. {QUALITY}, {NATURALNESS}, correctness, data-coverage).",
     )
     is_open = models.BooleanField(default=True)
+    # How annotators judge it (annotation/judging/): its page, checks, files and views.
+    form = models.CharField(
+        "judgment form",
+        max_length=20,
+        default=default_form,
+        validators=[validate_form_name],
+        help_text="How annotators judge the outputs; chosen when the criterion is added.",
+    )
+    # What the form reads (JudgmentForm.clean_settings checks and completes it).
+    settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The judgment form's settings, as JSON (see the form's documentation).",
+    )
     question = models.TextField(
         blank=True,
         help_text=f"Left empty: RankME's question, for {QUALITY} and {NATURALNESS} only.",
@@ -299,6 +334,9 @@ class CampaignCriterion(models.Model):
         return f"{self.campaign.slug}/{self.name}"
 
     def clean(self) -> None:
+        """A question where the name has no default one, and the settings as the
+        criterion's form reads them (a ValidationError names the field or key that is
+        wrong)."""
         super().clean()
         if not self.question.strip() and self.name not in DEFAULT_QUESTIONS:
             raise ValidationError(
@@ -307,6 +345,17 @@ class CampaignCriterion(models.Model):
                     f" {QUALITY} and {NATURALNESS} have a default one."
                 }
             )
+        judging = judging_registry().FORMS.get(self.form)
+        if judging is None:
+            return  # the field's validator says so
+        if not isinstance(self.settings, dict):
+            raise ValidationError({"settings": "Give the settings as a JSON object."})
+        self.settings = judging.clean_settings(self.settings, self)
+
+    @property
+    def judging(self):
+        """The criterion's judgment form (annotation.judging.base.JudgmentForm)."""
+        return judging_registry().form_of(self)
 
     @property
     def label(self) -> str:

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from nlgdata.inputs import InputError, check_input
 
 from . import identity, screening
-from .forms import COVERAGE_RULE, CheckForm, EntryForm, HitForm, SubmissionKeyForm
+from .forms import EntryForm, SubmissionKeyForm
 from .handout import flow
 from .handout.assignment import active_assignment, hits_submitted, hits_taken, next_assignment
 from .handout.submission import Outcome, shown_outputs
@@ -178,7 +178,12 @@ def _is_known(criterion: CampaignCriterion, link) -> bool:
 
 
 def _instructions(request, criterion: CampaignCriterion, preview: bool = False):
-    context = {"criterion": criterion, "preview": preview, "example_input": EXAMPLE_INPUT}
+    context = {
+        "criterion": criterion,
+        "preview": preview,
+        "example_input": EXAMPLE_INPUT,
+        "form_instructions": criterion.judging.instructions_template,
+    }
     return render(request, "annotation/instructions.html", context)
 
 
@@ -234,28 +239,27 @@ def check(request, slug: str, criterion_name: str):
         return _next_hit(annotator, criterion)
     if state and state.screened_out:
         return redirect(_url("done", criterion))
-    form = CheckForm(request.POST or None)
+    comprehension = criterion.judging.comprehension
     sentence_first = screening.sentence_first(annotator.pk)
-    if form.is_valid():
-        a, b = form.cleaned_data["score_a"], form.cleaned_data["score_b"]
-        sentence, degraded = (a, b) if sentence_first else (b, a)
-        state = screening.record_attempt(annotator.pk, criterion, sentence, degraded)
-        if not (state.passed or state.screened_out):
-            messages.warning(request, CHECK_RETRY_MESSAGE)
-        return redirect(_url("check", criterion))  # which shows what comes next
-    pair = screening.worked_pair(criterion)
+    pair = comprehension.worked_pair(criterion)
     first, second = (
         (pair.sentence, pair.degraded) if sentence_first else (pair.degraded, pair.sentence)
     )
+    form = comprehension.page_form(request.POST or None, first, second)
+    if form.is_valid():
+        passed = comprehension.passes(form, sentence_first)
+        state = screening.record_attempt(annotator.pk, criterion, passed)
+        if not (state.passed or state.screened_out):
+            messages.warning(request, CHECK_RETRY_MESSAGE)
+        return redirect(_url("check", criterion))  # which shows what comes next
     context = {
         "criterion": criterion,
         "campaign": criterion.campaign,
         "form": form,
         "example_input": EXAMPLE_INPUT,
-        "rows": [("A", first, form["score_a"]), ("B", second, form["score_b"])],
         "attempts_left": Screening.MAX_ATTEMPTS - (state.attempts if state else 0),
     }
-    return render(request, "annotation/check.html", context)
+    return render(request, comprehension.template, context)
 
 
 def _next_hit(annotator: Annotator, criterion: CampaignCriterion):
@@ -279,12 +283,8 @@ def hit(request, slug: str, criterion_name: str, assignment_id: int):
         submitted = assignment.status == Assignment.Status.SUBMITTED
         _say_where(request, BACK_TO_SUBMITTED if submitted else BACK_TO_EXPIRED, following)
         return _go_to(following, criterion)
-    form = HitForm(
-        shown=shown_outputs(assignment.hit),
-        coverage=criterion.shows_input,
-        coverage_required=criterion.coverage_required,
-    )
-    return render(request, "annotation/hit.html", _hit_context(criterion, assignment, form))
+    form = criterion.judging.page_form(None, shown_outputs(assignment.hit), criterion)
+    return _hit_page(request, criterion, assignment, form)
 
 
 def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
@@ -296,20 +296,14 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
     posted = flow.posted_hit(assignment_id, remembered, slug, criterion_name)
     if posted is None:
         raise Http404(NO_HIT)
-    form = HitForm(
-        request.POST,
-        shown=posted.shown,
-        coverage=posted.shows_input,
-        coverage_required=posted.coverage_required,
-    )
+    form = posted.criterion.judging.page_form(request.POST, posted.shown, posted.criterion)
     if posted.submitted:
         answers, key = {}, SubmissionKeyForm(request.POST).sent_key()
     elif form.is_valid():
         answers, key = form.answers(), form.key()
     else:
         criterion = _criterion_or_404(slug, criterion_name)
-        context = _hit_context(criterion, posted.assignment, form)
-        return render(request, "annotation/hit.html", context)
+        return _hit_page(request, criterion, posted.assignment, form)
     submitted = flow.submit(posted, slug, criterion_name, answers, key)
     if submitted is None:
         raise Http404(NO_CRITERION)
@@ -334,19 +328,26 @@ def _say_where(request, what: str, following: Assignment | None) -> None:
     messages.warning(request, f"{what} {NEXT_PAGE if following else NO_MORE_PAGES}")
 
 
+def _hit_page(request, criterion: CampaignCriterion, assignment: Assignment, form):
+    """The criterion's form's HIT page (annotation/judging/base.py says what it gets)."""
+    context = _hit_context(criterion, assignment, form)
+    if hasattr(form, "page_context"):
+        context |= form.page_context()
+    return render(request, criterion.judging.page_template, context)
+
+
 def _hit_context(criterion, assignment, form) -> dict:
     done = hits_submitted(assignment.annotator, criterion)
     return {
+        "judging_form": criterion.judging,
         "criterion": criterion,
         "campaign": criterion.campaign,
         "assignment": assignment,
         "item": assignment.hit.item,
         "form": form,
-        "rows": form.rows(),
         "standard": _standard(criterion.campaign),
         "number": done + 1,
         "max_chars": settings.MAX_OUTPUT_CHARS,
-        "coverage_rule": COVERAGE_RULE,
         "can_finish": done > 0,
     }
 

@@ -98,7 +98,7 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
         return found.pk, found.annotator.pk, found.hit.item.pk
 
     def sql_assignment():
-        found, _ = sql.annotators_assignment(assignment.pk, [annotator_id], campaign.slug, name)
+        found, _, _ = sql.annotators_assignment(assignment.pk, [annotator_id], campaign.slug, name)
         return found.pk, found.annotator.pk, found.hit.item.pk
 
     def orm_slots():

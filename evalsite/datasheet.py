@@ -30,7 +30,6 @@ from annotation.models import (
 )
 from generation.models import HostedSystem
 from nlgdata.attention import checks_needed
-from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
 from ranking.agreement.models import RunAgreement
 from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
@@ -305,8 +304,7 @@ def evaluator_questions(campaign: Campaign, criteria: list[CampaignCriterion]) -
         ),
         "3.2.4": question(
             "3.2.4",
-            "instructions with a worked example before the first HIT; on every HIT the "
-            "standard utterance comes first with its fixed score of 100",
+            per_form(criteria, lambda sheet: sheet.training),
             instructions=campaign.instructions,
             standard=campaign.standard_text,
         ),
@@ -351,12 +349,20 @@ def median_seconds_here(campaign: Campaign) -> float | None:
 
 def comprehension_checks(criteria: list[CampaignCriterion]) -> list[str]:
     return [
-        f"comprehension check ({c.name}): before the first HIT, a sentence and a "
-        "degraded copy of it (words dropped and shuffled) scored against the standard; "
-        "two attempts that do not score the copy lower screen the evaluator out (no HITs)"
+        f"comprehension check ({c.name}): {c.judging.comprehension.wording}"
         for c in criteria
         if c.comprehension_check
     ]
+
+
+def per_form(criteria: list[CampaignCriterion], wording, **values) -> str:
+    """A campaign-wide answer in the words of its criteria's judgment forms: one form's
+    alone, or each form's after its name."""
+    forms = {c.judging.name: c.judging for c in criteria}
+    said = {name: wording(form.datasheet).format(**values) for name, form in forms.items()}
+    if len(said) == 1:
+        return next(iter(said.values()))
+    return "; ".join(f"{name}: {text}" for name, text in said.items())
 
 
 def screening_facts(criteria: list[CampaignCriterion]) -> dict:
@@ -385,7 +391,7 @@ def evaluator_count(criterion: CampaignCriterion) -> int:
 def design_questions(
     campaign: Campaign, criteria: list[CampaignCriterion], imported: list[str]
 ) -> dict:
-    collected = "online, on the platform's RankME HIT pages"
+    collected = per_form(criteria, lambda sheet: sheet.collected)
     if imported:
         collected += "; imported ratings were collected elsewhere (see 3.1.2)"
     return {
@@ -394,11 +400,7 @@ def design_questions(
         "3.3.3": quality_assurance(campaign, criteria),
         "3.3.4": question(
             "3.3.4",
-            "one HIT per page: the standard with its score of 100, then the outputs of k "
-            f"systems ({campaign.outputs_per_hit} per HIT) for one input, shuffled, each "
-            "with a score box; for quality also the input and three coverage boxes per "
-            "output; a live view of the ranking the numbers imply; identical outputs are "
-            "shown once and their score given to each system",
+            per_form(criteria, lambda sheet: sheet.pages, k=campaign.outputs_per_hit),
             by_hand="links to screenshots",
         ),
         "3.3.5": question(
@@ -419,7 +421,7 @@ def quality_assurance(campaign: Campaign, criteria: list[CampaignCriterion]) -> 
     methods = [
         f"automatic: a HIT submitted in under {campaign.min_seconds_per_hit} s is flagged "
         "and left out of rankings (an organiser may clear the flag)",
-        *attention_method(campaign),
+        *attention_method(campaign, criteria),
         *[f"screening: {check}" for check in comprehension_checks(criteria)],
         "manual: organisers may exclude an evaluator, whose judgments are then left out",
         "the coverage boxes: 'reflects the input perfectly' cannot be ticked with another",
@@ -437,15 +439,16 @@ def quality_assurance(campaign: Campaign, criteria: list[CampaignCriterion]) -> 
     )
 
 
-def attention_method(campaign: Campaign) -> list[str]:
+def attention_method(campaign: Campaign, criteria: list[CampaignCriterion]) -> list[str]:
     every = campaign.attention_check_every
     if not every:
         return []
     threshold = campaign.attention_p_threshold
+    rule = "; ".join(
+        dict.fromkeys(c.judging.attention.wording.format(every=every) for c in criteria)
+    )
     return [
-        f"automatic: attention checks: an evaluator's first HIT and one in every {every} "
-        "after it show a degraded copy of one of its outputs, never ranked; an evaluator "
-        "whose scores do not put the outputs above their copies (one-sided Mann-Whitney "
+        f"automatic: attention checks: {rule} (one-sided Mann-Whitney "
         f"test, p above {threshold:g} after at least {checks_needed(threshold)} checks) is "
         "left out of rankings"
     ]
@@ -504,7 +507,7 @@ def criterion_section(criterion: CampaignCriterion) -> dict:
     questions = {qid: question(qid, properties.get(qid)) for qid in ("4.1.1", "4.1.2", "4.1.3")}
     questions |= {
         "4.2.1": question("4.2.1", "subjective"),
-        "4.2.2": question("4.2.2", "relative: k outputs of different systems judged together"),
+        "4.2.2": question("4.2.2", criterion.judging.datasheet.relative),
         "4.2.3": question("4.2.3", "intrinsic"),
         **instrument_questions(criterion),
         **aggregation_questions(criterion),
@@ -513,25 +516,16 @@ def criterion_section(criterion: CampaignCriterion) -> dict:
 
 
 def instrument_questions(criterion: CampaignCriterion) -> dict:
-    boxes = "; with three coverage check-boxes per output: " + ", ".join(
-        f"'{words}'" for words in COVERAGE_MARKS.values()
-    )
-    presented = "other: a whole number typed in a box per output (magnitude estimation)"
+    sheet = criterion.judging.datasheet
     return {
         "4.3.1": question("4.3.1", criterion.label),
         "4.3.2": question("4.3.2", criterion.question_text, by_hand="any further definition"),
-        "4.3.3": question("4.3.3", MAX_SCORE),
-        "4.3.4": question(
-            "4.3.4", f"1-{MAX_SCORE:,}, relative to the standard's fixed score of 100"
-        ),
-        "4.3.5": question("4.3.5", presented + (boxes if criterion.shows_input else "")),
+        "4.3.3": question("4.3.3", sheet.scale_size(criterion)),
+        "4.3.4": question("4.3.4", sheet.scale(criterion)),
+        "4.3.5": question("4.3.5", sheet.presented(criterion)),
         "4.3.6": question("4.3.6", "N/A: there is a rating instrument"),
         "4.3.7": question("4.3.7", criterion.question_text),
-        "4.3.8": question(
-            "4.3.8",
-            "relative quality estimation (including ranking): RankME, magnitude estimation "
-            "of k outputs against a standard",
-        ),
+        "4.3.8": question("4.3.8", sheet.elicitation, rating_means=sheet.rating_means),
     }
 
 

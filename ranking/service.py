@@ -160,9 +160,10 @@ def request_ranking(
 
 
 def queue_due_rankings() -> list[RankingRun]:
-    """The sweep: a run per protocol for every criterion whose judgments changed since the
-    input of its latest run, unless one is waiting or one was queued less than the
-    debounce interval ago, so a burst of submitted HITs leads to few recomputations."""
+    """The sweep: a run per protocol that fits its judgment form for every criterion whose
+    judgments changed since the input of its latest run, unless one is waiting or one was
+    queued less than the debounce interval ago, so a burst of submitted HITs leads to few
+    recomputations."""
     queued = []
     changed = CampaignCriterion.objects.filter(judgments_version__gt=0).values_list("pk", flat=True)
     for criterion_id in changed:
@@ -206,7 +207,14 @@ def due_protocols(criterion: CampaignCriterion) -> list[str]:
         covered, last_queued = latest[protocol]
         return criterion.judgments_version > covered and last_queued <= debounce
 
-    return [protocol for protocol in NAMES if is_due(protocol)]
+    return [protocol for protocol in fitting_protocols(criterion) if is_due(protocol)]
+
+
+def fitting_protocols(criterion: CampaignCriterion) -> list[str]:
+    """The registered protocols that fit the criterion's judgment form (its `protocols`),
+    in the registry's order."""
+    fits = set(criterion.judging.protocols)
+    return [protocol for protocol in NAMES if protocol in fits]
 
 
 # Running ------------------------------------------------------------------------------------

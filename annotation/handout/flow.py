@@ -9,6 +9,7 @@ query; None means there is no such thing for this visitor (the view's 404).
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import transaction
 
@@ -18,7 +19,7 @@ from annotation.screening import has_passed
 
 from . import sql
 from .assignment import hand_back, hand_out
-from .submission import Answer, Outcome, Shown, save_submission, shown_outputs
+from .submission import Outcome, Shown, save_submission, shown_outputs
 
 
 def find_criterion(slug: str, criterion_name: str) -> CampaignCriterion | None:
@@ -63,29 +64,30 @@ def start(slug: str, criterion_name: str, annotator_ids: Sequence[int]) -> Start
 
 @dataclass(frozen=True)
 class PostedHit:
-    """The assignment a HIT page posts to, with its sentences and the criterion's
-    `coverage_required` and `shows_input` that the page's form needs: read before the
-    criterion's lock is taken (save_submission checks that what was read still holds)."""
+    """The assignment a HIT page posts to, with its sentences and its criterion (whose form
+    and settings the page's form needs): read before the criterion's lock is taken
+    (save_submission checks that what was read of the assignment still holds)."""
 
     assignment: Assignment
     shown: list[Shown]
-    coverage_required: bool
-    shows_input: bool
+    criterion: CampaignCriterion
 
     @property
     def submitted(self) -> bool:
         return self.assignment.status == Assignment.Status.SUBMITTED
 
+    @property
+    def coverage_required(self) -> bool:
+        return self.criterion.coverage_required
+
 
 def posted_hit(
     pk: int, annotator_ids: Sequence[int], slug: str, criterion_name: str
 ) -> PostedHit | None:
-    assignment, coverage_required, shows_input = sql.annotators_assignment(
-        pk, annotator_ids, slug, criterion_name
-    )
-    if assignment is None:
+    assignment, criterion = sql.assignment_and_criterion(pk, annotator_ids, slug, criterion_name)
+    if assignment is None or criterion is None:
         return None
-    return PostedHit(assignment, shown_outputs(assignment.hit), coverage_required, shows_input)
+    return PostedHit(assignment, shown_outputs(assignment.hit), criterion)
 
 
 @dataclass(frozen=True)
@@ -101,12 +103,13 @@ class Submitted:
 
 
 def submit(
-    posted: PostedHit, slug: str, criterion_name: str, answers: dict[int, Answer], key: str
+    posted: PostedHit, slug: str, criterion_name: str, answers: Any, key: str
 ) -> Submitted | None:
     """Save the answers and hand out the next HIT in one transaction, holding the
     criterion's lock (taken with the criterion's read) for the writes only; None when the
-    criterion is no longer there. A page already submitted saves nothing: `key` tells
-    whether this is the same submission again."""
+    criterion is no longer there. `answers`: the criterion's page form's (JudgmentForm).
+    A page already submitted saves nothing: `key` tells whether this is the same
+    submission again."""
     assignment = posted.assignment
     with transaction.atomic():
         criterion, _ = sql.criterion_by_slug(slug, criterion_name, lock=True)

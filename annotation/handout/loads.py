@@ -94,7 +94,7 @@ def compute_hit_size(criterion: CampaignCriterion) -> int:
         .distinct()
         .count()
     )
-    return min(criterion.campaign.outputs_per_hit, active)
+    return min(criterion.judging.outputs_per_hit(criterion), active)
 
 
 def mark_eligible_items(criterion: CampaignCriterion) -> None:

@@ -221,13 +221,23 @@ def annotators_assignment(
 ) -> tuple[Assignment | None, bool, bool]:
     """The assignment `pk` if it is one of `annotators`' in the criterion named `criterion`
     of the campaign `slug` (not a draft), with its annotator, HIT and item; and the
-    criterion's `coverage_required` and `shows_input`, which a posted form needs before the
-    criterion's row is locked: one query."""
+    criterion's `coverage_required` and `shows_input`: one query (assignment_and_criterion)."""
+    assignment, found = assignment_and_criterion(pk, annotators, slug, criterion)
+    return assignment, bool(found and found.coverage_required), bool(found and found.shows_input)
+
+
+def assignment_and_criterion(
+    pk: int, annotators: Sequence[int], slug: str, criterion: str
+) -> tuple[Assignment | None, CampaignCriterion | None]:
+    """The assignment `pk` if it is one of `annotators`' in the criterion `criterion` of
+    the campaign `slug` (not a draft), with its annotator, HIT and item; and the criterion
+    (unlocked, without its campaign), whose form a posted page needs before the criterion's
+    row is locked: one query."""
     if not annotators:
-        return None, False, False
+        return None, None
     found = rows(
         f"SELECT {columns(Assignment, 'a')}, {columns(Annotator, 'w')}, {columns(Hit, 'h')},"
-        f" {columns(Item, 'i')}, c.coverage_required, c.shows_input "
+        f" {columns(Item, 'i')}, {columns(CampaignCriterion, 'c')} "
         f"FROM {ASSIGNMENT} a"
         f" JOIN {ANNOTATOR} w ON w.id = a.annotator_id"
         f" JOIN {HIT} h ON h.id = a.hit_id"
@@ -239,13 +249,13 @@ def annotators_assignment(
         [pk, *annotators, slug, Campaign.Status.DRAFT, criterion],
     )
     if not found:
-        return None, False, False
-    assignment, annotator, hit, item, coverage_required, shows_input = made_from_row(
-        found[0], Assignment, Annotator, Hit, Item
+        return None, None
+    assignment, annotator, hit, item, campaign_criterion = made_from_row(
+        found[0], Assignment, Annotator, Hit, Item, CampaignCriterion
     )
     hit.item = item
     assignment.hit, assignment.annotator = hit, annotator
-    return assignment, bool(coverage_required), bool(shows_input)
+    return assignment, campaign_criterion
 
 
 def annotator(pk: int, campaign: Campaign) -> Annotator:

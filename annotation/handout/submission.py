@@ -15,6 +15,7 @@ different answer to a HIT already submitted (the first answer is kept).
 import enum
 import string
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -77,14 +78,16 @@ def save_submission(
     assignment: Assignment,
     criterion: CampaignCriterion,
     shown: list[Shown],
-    answers: dict[int, Answer],
+    answers: Any,
     key: str,
 ) -> Outcome:
     """Save the answers as the assignment's judgments, once (flow.submit's work), inside a
-    transaction that holds the criterion's lock. The assignment (with its annotator) may
-    have been read before the lock was taken, so that the lock is held for the writes only:
-    it is marked submitted only if its status and whether its annotator counts are still
-    those read (every change to them takes the lock), else read again."""
+    transaction that holds the criterion's lock; the criterion's judgment form says what
+    its answers' scores are and writes them (annotation/judging/base.py). The assignment
+    (with its annotator) may have been read before the lock was taken, so that the lock is
+    held for the writes only: it is marked submitted only if its status and whether its
+    annotator counts are still those read (every change to them takes the lock), else read
+    again."""
     if assignment.status == Assignment.Status.SUBMITTED:
         same = key and key == assignment.submission_key
         return Outcome.REPEATED if same else Outcome.ALREADY_SUBMITTED
@@ -96,7 +99,8 @@ def save_submission(
         return save_submission(fresh, criterion, shown, answers, key)
     was_live = not was_expired  # open
     is_live = not assignment.flag and assignment.annotator.counts
-    scores = slot_scores(shown, answers)
+    judging = criterion.judging
+    scores = judging.slot_scores(shown, answers)
     writes = []
     # Flagged, or an expired HIT that nobody else took (its HIT, free since it expired, is
     # done after all): its loads move.
@@ -109,13 +113,13 @@ def save_submission(
     if is_live:  # counted: the online estimate learns from it at once, in the same UPDATE
         criterion.estimates = learnt = estimates_after(criterion, scores)
     writes.append(sql.judgments_change(criterion, learnt))
-    save_judgments(assignment, criterion, shown, answers, writes)
+    judging.save(assignment, criterion, shown, answers, writes)
     return Outcome.SAVED
 
 
 def slot_scores(sentences: list[Shown], answers: dict[int, Answer]) -> list[tuple[int, float]]:
     """(system, score) per slot of an output, in slot order: an attention check is no
-    system's output."""
+    system's output. RankME's, and any form's whose answers are one `score` per sentence."""
     slots = [
         (slot, answers[shown.key].score)
         for shown in sentences
@@ -138,7 +142,8 @@ def save_judgments(
     answers: dict[int, Answer],
     also: list[sql.Statement],
 ) -> None:
-    """The answers' judgments, written with `also` (sql.run_together)."""
+    """RankME's answers as judgments (with coverage marks where the input is shown),
+    written with `also` (sql.run_together)."""
     judgments = []
     for shown in sentences:
         answer = answers[shown.key]

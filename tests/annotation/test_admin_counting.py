@@ -223,7 +223,7 @@ COUNTING = {
     System: {"campaign", "is_active"},
     Output: {"item", "system"},
     Item: {"campaign"},
-    CampaignCriterion: {"campaign", "name"},
+    CampaignCriterion: {"campaign", "name", "form"},
 }
 NOT_COUNTING = {
     Annotator: {"campaign", "source", "external_id", "name", "token", "study_data"},
@@ -244,6 +244,7 @@ NOT_COUNTING = {
         "balanced_share",
         "close_when_stable_for",
         "follow_up_url",
+        "settings",
     },
 }
 
