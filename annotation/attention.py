@@ -72,17 +72,11 @@ def check_scores(annotator_id: int) -> tuple[list[float], list[float]]:
     form (JudgmentForm.attention). It reads the judgments of the annotator's own HITs (at
     most the HIT limit's), through the annotator's index: asked for the checks first, the
     planner would read every check of the campaign."""
-    form_of_hit = CampaignCriterion.objects.filter(
-        campaign_id=OuterRef("assignment__hit__campaign_id"),
-        criterion=OuterRef("assignment__hit__criterion"),
-    ).values("form")[:1]
-    rows = (
-        Judgment.objects.filter(
-            assignment__annotator_id=annotator_id,
-            assignment__status=Assignment.Status.SUBMITTED,
-        )
-        .annotate(form=Subquery(form_of_hit))
-        .values_list("form", "assignment_id", "slot__output_id", "slot__degraded_text", "score")
+    rows = Judgment.objects.filter(
+        assignment__annotator_id=annotator_id,
+        assignment__status=Assignment.Status.SUBMITTED,
+    ).values_list(
+        "criterion__form", "assignment_id", "slot__output_id", "slot__degraded_text", "score"
     )
     by_form: dict[str, list[CheckRow]] = {}
     for form, *row in rows:

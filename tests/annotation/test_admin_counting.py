@@ -25,8 +25,7 @@ from annotation.models import (
     System,
 )
 from ranking.models import RankingRun
-from ranking.protocols import NAMES
-from ranking.service import queue_due_rankings
+from ranking.service import fitting_protocols, queue_due_rankings
 from tests.annotation.admin_forms import change_form_data
 from tests.factories import make_campaign, make_judged_hit, make_system_set
 from tests.handout import kept_loads
@@ -52,7 +51,7 @@ def judged(db):
 def ranked_now(criterion: CampaignCriterion) -> None:
     """Finished runs of every protocol at the criterion's version, queued long ago."""
     criterion.refresh_from_db()
-    for protocol in NAMES:
+    for protocol in fitting_protocols(criterion):
         RankingRun.objects.create(
             campaign=criterion.campaign,
             criterion=criterion,
@@ -70,7 +69,7 @@ def assert_recorded(criterion: CampaignCriterion) -> None:
     criterion.refresh_from_db()
     assert criterion.judgments_version > ranked_at
     queued = {(r.criterion.name, r.protocol) for r in queue_due_rankings()}
-    assert {("quality", protocol) for protocol in NAMES} <= queued
+    assert {("quality", protocol) for protocol in fitting_protocols(criterion)} <= queued
     assert_loads_right(criterion)
 
 

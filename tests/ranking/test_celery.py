@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from ranking.models import RankingRun
-from ranking.protocols import NAMES
+from ranking.service import fitting_protocols
 from tests.conftest import wait_until
 from tests.factories import make_judged_hit, make_system_set
 
@@ -66,10 +66,9 @@ def test_submitted_hits_are_ranked_by_the_sweep_without_any_message(celery_worke
     """Nothing but the recorded change tells the worker: its beat finds it and queues a
     run per protocol, which includes every judgment."""
     campaign = judged_campaign()
-    runs = RankingRun.objects.filter(
-        campaign=campaign, criterion=campaign.criteria.get(name="quality")
-    )
-    for protocol in NAMES:
+    criterion = campaign.criteria.get(name="quality")
+    runs = RankingRun.objects.filter(campaign=campaign, criterion=criterion)
+    for protocol in fitting_protocols(criterion):
         run = wait_until(
             lambda protocol=protocol: runs.filter(
                 protocol=protocol, status="done", hits=10

@@ -13,6 +13,10 @@ from ranking.agreement.service import measure
 from ranking.engine import rank_systems
 from ranking.models import RankingRun
 from ranking.protocols import NAMES
+
+# The views that fit RankME's judgments (its form's `protocols`), in the registry's order:
+# the sweep queues these for a RankME criterion, and not the DA-only ones (webnlg).
+RANKME_VIEWS = [name for name in NAMES if name != "webnlg"]
 from ranking.service import (
     NothingToRank,
     clusters_of,
@@ -266,11 +270,11 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
     campaign, _ = judged_campaign(hits=3)
     with django_capture_on_commit_callbacks() as sent:
         queued = queue_due_rankings()
-    # One per registered protocol: e2e, bootstrap, bt, wmt, bws, webnlg.
+    # One per view that fits RankME: e2e, bootstrap, bt, wmt, bws.
     assert sorted((r.criterion.name, r.protocol) for r in queued) == sorted(
-        ("quality", protocol) for protocol in NAMES
+        ("quality", protocol) for protocol in RANKME_VIEWS
     )
-    assert len(sent) == len(NAMES) == 6  # a message each, once committed
+    assert len(sent) == len(RANKME_VIEWS) == 5  # a message each, once committed
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -280,7 +284,7 @@ def test_sweep_asks_two_queries_per_criterion_whatever_the_number_of_protocols(
     campaign, _ = judged_campaign(hits=3)
     criterion = campaign.criteria.get(name="quality")
     with django_assert_num_queries(2):
-        assert due_protocols(criterion) == NAMES
+        assert due_protocols(criterion) == RANKME_VIEWS
 
 
 def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
@@ -291,7 +295,7 @@ def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
     RankingRun.objects.update(queued_at=long_ago)
     # The abandoned WMT run is not waiting: its worker is gone, so a new run is queued.
     due = due_protocols(campaign.criteria.get(name="quality"))
-    assert due == ["e2e", "bootstrap", "wmt", "bws", "webnlg"]
+    assert due == ["e2e", "bootstrap", "wmt", "bws"]
 
 
 def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
@@ -304,7 +308,7 @@ def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
     assert queue_due_rankings() == []  # the last run was queued less than 60 s ago
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(seconds=61))
     again = queue_due_rankings()
-    assert len(again) == len(NAMES)
+    assert len(again) == len(RANKME_VIEWS)
     task = campaign.criteria.get(name="quality")
     execute_run(again[0])
     again[0].refresh_from_db()
@@ -331,7 +335,7 @@ def test_sweep_counts_a_run_with_nothing_to_rank_as_covering_its_input():
     RankingRun.objects.update(queued_at=timezone.now() - timedelta(hours=1))
     assert [r.outcome for r in RankingRun.objects.filter(criterion__name="naturalness")] == [
         "Nothing to rank"
-    ] * len(NAMES)
+    ] * len(RANKME_VIEWS)
     assert queue_due_rankings() == []
 
 
