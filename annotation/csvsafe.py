@@ -10,7 +10,7 @@ import csv
 from collections.abc import Iterable
 from typing import Any
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+from nlgdata.csvcells import FORMULA_STARTS
 
 
 def safe_cell(value: Any) -> Any:

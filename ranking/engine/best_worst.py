@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import f_oneway, tukey_hsd
 
+from .choices import NONE, Choices
 from .wmt import Judgments, cluster_spans
 
 SIGNIFICANCE = 0.05
@@ -40,6 +41,7 @@ class BestWorstRanking:
     rank_lo: np.ndarray  # int64[n]
     rank_hi: np.ndarray  # int64[n]
     order: np.ndarray  # int64[ranked], best first
+    invalid: int = 0  # judgments left out (best_worst_choices: Choices.valid)
 
 
 def best_worst_values(judgments: Judgments) -> np.ndarray:
@@ -55,6 +57,14 @@ def best_worst_values(judgments: Judgments) -> np.ndarray:
     best = decided & (judgments.score == top[hit])
     worst = decided & (judgments.score == bottom[hit])
     return best.astype(np.int64) - worst.astype(np.int64)
+
+
+def best_worst_view(judgments: Judgments, n_systems: int) -> BestWorstRanking:
+    """The best-worst view of a criterion: of its choices (pairwise or best-worst of k)
+    where the judgments carry them, else of the scores within each HIT."""
+    if judgments.choices is not None:
+        return best_worst_choices(judgments.choices, n_systems)
+    return best_worst_protocol(judgments, n_systems)
 
 
 def best_worst_protocol(judgments: Judgments, n_systems: int) -> BestWorstRanking:
@@ -118,3 +128,70 @@ def clusters_in_order(order: np.ndarray, better: Callable[[int, int], bool]) -> 
     n = len(order)
     ends = [all(better(order[i], order[j]) for j in range(i + 1, n)) for i in range(n - 1)]
     return 1 + np.concatenate(([0], np.cumsum(ends, dtype=np.int64)))[:n]
+
+
+# Choices: pairwise preferences and best-worst of k ---------------------------------------------
+
+
+def best_worst_choices(choices: Choices, n_systems: int) -> BestWorstRanking:
+    """Best-worst scores of pairwise or best-worst-of-k judgments, as the RotoWire study
+    (Puduppully and Lapata 2021) and its ReproHum reproductions report them:
+
+    - a system's score is 100 x (times best - times worst) / times shown, over the valid
+      judgments (Choices.valid); a pairwise tie is shown for both, best and worst for
+      neither;
+    - significance: a one-way ANOVA over the systems' per-item scores (the same score over
+      one item's judgments), then Tukey's HSD between every two (p < 0.05);
+    - systems ordered by score; a cluster ends below a system significantly better than
+      every system below it; a system's rank range runs from 1 + the systems significantly
+      better than it to the ranked systems less those significantly worse, so that no order
+      is claimed that the HSD does not find.
+    """
+    valid = choices.valid()
+    shown = choices.shown[valid]
+    used = shown != NONE
+    system = shown[used]
+    item = np.broadcast_to(choices.item[valid][:, None], shown.shape)[used]
+    value = (shown == choices.best[valid][:, None]).astype(np.int64)[used]
+    value -= (shown == choices.worst[valid][:, None]).astype(np.int64)[used]
+    n_shown = np.bincount(system, minlength=n_systems).astype(np.int64)
+    best = np.bincount(system, value == 1, minlength=n_systems).astype(np.int64)
+    worst = np.bincount(system, value == -1, minlength=n_systems).astype(np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = 100.0 * (best - worst) / n_shown
+    ranked = np.flatnonzero(n_shown > 0)
+    order = ranked[np.argsort(-score[ranked], kind="stable")]
+    better = significance(per_item_scores(system, item, value, n_systems))
+    in_order = clusters_in_order(order, better)
+    cluster = np.zeros(n_systems, dtype=np.int64)
+    cluster[order] = in_order
+    rank_lo, rank_hi = np.zeros_like(cluster), np.zeros_like(cluster)
+    for s in order:
+        rank_lo[s] = 1 + sum(better(t, s) for t in order)
+        rank_hi[s] = len(order) - sum(better(s, t) for t in order)
+    return BestWorstRanking(
+        protocol="bws",
+        score=score,
+        best=best,
+        worst=worst,
+        n_judgments=n_shown,
+        cluster=cluster,
+        rank_lo=rank_lo,
+        rank_hi=rank_hi,
+        order=order,
+        invalid=int((~valid).sum()),
+    )
+
+
+def per_item_scores(
+    system: np.ndarray, item: np.ndarray, value: np.ndarray, n_systems: int
+) -> list[np.ndarray]:
+    """Per system, its score on each item it was shown with: 100 x (best - worst) / shown
+    over that item's judgments (`value` +1 best, -1 worst, 0 neither, one per showing)."""
+    pairs = np.stack([system.astype(np.int64), item.astype(np.int64)], axis=1)
+    if len(pairs) == 0:
+        return [np.empty(0) for _ in range(n_systems)]
+    unique, group = np.unique(pairs, axis=0, return_inverse=True)
+    group = group.ravel()
+    scores = 100.0 * np.bincount(group, value) / np.bincount(group)
+    return [scores[unique[:, 0] == s] for s in range(n_systems)]

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import mannwhitneyu
 
+from .choices import Choices
+
 SIGNIFICANCE = 0.05
 
 
@@ -40,36 +42,56 @@ class Judgments:
     # int64[n]: the HIT each judgment was given in, for views that compare within a HIT
     # (best-worst); None where the judgments were not grouped.
     hit: np.ndarray | None = None
+    # int64[n]: any identifier of the item (input) each judged output is for, for views that
+    # average per (item, system) first (the WebNLG z-scores); None where not known.
+    item: np.ndarray | None = None
+    # Pairwise or best-worst-of-k judgments, for the best-worst view; None for scores.
+    choices: Choices | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int32))
         object.__setattr__(self, "annotator", np.asarray(self.annotator, dtype=np.int64))
         object.__setattr__(self, "score", np.asarray(self.score, dtype=np.float64))
-        if self.hit is not None:
-            object.__setattr__(self, "hit", np.asarray(self.hit, dtype=np.int64))
         n = len(self.system)
         if self.system.ndim != 1 or len(self.annotator) != n or len(self.score) != n:
             raise ValueError("system, annotator and score must be 1-d arrays of equal length")
-        if self.hit is not None and len(self.hit) != n:
-            raise ValueError("hit must be a 1-d array as long as the judgments")
+        for name in ("hit", "item"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64))
+                if len(getattr(self, name)) != n:
+                    raise ValueError(f"{name} must be a 1-d array as long as the judgments")
 
     def __len__(self) -> int:
         return len(self.system)
 
     @classmethod
+    def of_choices(cls, choices: Choices) -> "Judgments":
+        """Judgments that choose without scoring (pairwise, best-worst of k): the views of
+        scores find nothing to rank, the best-worst view ranks the choices."""
+        nothing = np.empty(0)
+        return cls(nothing, nothing, nothing, choices=choices)
+
+    @classmethod
     def from_hits(
-        cls, systems: np.ndarray, scores: np.ndarray, annotators: np.ndarray
+        cls,
+        systems: np.ndarray,
+        scores: np.ndarray,
+        annotators: np.ndarray,
+        items: np.ndarray | None = None,
     ) -> "Judgments":
         """From (H, k) arrays of systems and scores (NaN where a slot is empty) and the
-        annotator of each of the H HITs."""
+        annotator (and, if given, the item) of each of the H HITs."""
         present = ~np.isnan(np.asarray(scores, dtype=np.float64))
-        annotator = np.broadcast_to(np.asarray(annotators)[:, None], present.shape)
-        hit = np.broadcast_to(np.arange(present.shape[0])[:, None], present.shape)
+
+        def per_slot(per_hit: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(np.asarray(per_hit)[:, None], present.shape)[present]
+
         return cls(
             np.asarray(systems)[present],
-            annotator[present],
+            per_slot(annotators),
             np.asarray(scores)[present],
-            hit[present],
+            per_slot(np.arange(present.shape[0])),
+            None if items is None else per_slot(items),
         )
 
 
@@ -86,6 +108,8 @@ class WmtRanking:
     rank_hi: np.ndarray  # int64[n]
     order: np.ndarray  # int64[ranked], best first by mean z
     left_out: int  # judgments of annotators without a standard deviation
+    # float64[n]: the mean raw score of the judgments with a z-score (NaN without any)
+    mean_raw: np.ndarray | None = None
 
 
 def z_scores(judgments: Judgments) -> np.ndarray:
@@ -108,8 +132,10 @@ def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
     by_system = np.argsort(judgments.system[kept], kind="stable")
     n_judgments = np.bincount(judgments.system[kept], minlength=n_systems).astype(np.int64)
     per_system = np.split(z[kept][by_system], np.cumsum(n_judgments)[:-1])
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore"):
         mean_z = np.array([scores.mean() if len(scores) else np.nan for scores in per_system])
+        raw = np.bincount(judgments.system[kept], judgments.score[kept], minlength=n_systems)
+        mean_raw = raw / n_judgments
     ranked = np.flatnonzero(n_judgments > 0)
     order = ranked[np.argsort(-mean_z[ranked], kind="stable")]
     in_order = clusters_in_order([per_system[s] for s in order])
@@ -126,6 +152,7 @@ def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
         rank_hi=rank_hi,
         order=order,
         left_out=int((~kept).sum()),
+        mean_raw=mean_raw,
     )
 
 

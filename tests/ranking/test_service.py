@@ -266,11 +266,11 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
     campaign, _ = judged_campaign(hits=3)
     with django_capture_on_commit_callbacks() as sent:
         queued = queue_due_rankings()
-    # One per registered protocol: e2e, bootstrap, bt, wmt, bws.
+    # One per registered protocol: e2e, bootstrap, bt, wmt, bws, webnlg.
     assert sorted((r.criterion.name, r.protocol) for r in queued) == sorted(
         ("quality", protocol) for protocol in NAMES
     )
-    assert len(sent) == len(NAMES) == 5  # a message each, once committed
+    assert len(sent) == len(NAMES) == 6  # a message each, once committed
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -291,7 +291,7 @@ def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
     RankingRun.objects.update(queued_at=long_ago)
     # The abandoned WMT run is not waiting: its worker is gone, so a new run is queued.
     due = due_protocols(campaign.criteria.get(name="quality"))
-    assert due == ["e2e", "bootstrap", "wmt", "bws"]
+    assert due == ["e2e", "bootstrap", "wmt", "bws", "webnlg"]
 
 
 def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):

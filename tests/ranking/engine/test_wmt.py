@@ -34,6 +34,7 @@ def test_mean_z_per_system_by_hand():
     half_root_two = 1 / math.sqrt(2)
     expected = [(-1 - half_root_two) / 2, half_root_two / 2, 1.0]
     assert ranking.mean_z == pytest.approx(expected)
+    assert ranking.mean_raw.tolist() == [30.0, 65.0, 150.0]  # of the judgments with a z
     assert ranking.n_judgments.tolist() == [2, 2, 1]
     assert ranking.order.tolist() == [2, 1, 0]
     assert ranking.left_out == 3
