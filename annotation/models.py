@@ -202,6 +202,7 @@ class CampaignCriterion(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
     name = models.CharField(
+        "criterion",
         max_length=40,
         validators=[validate_criterion_name],
         help_text="A short name of the organiser's choosing, in the annotators' links and the"
