@@ -11,7 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 
-from .models import NATURALNESS, QUALITY, Campaign, DataFile, System
+from .models import NATURALNESS, QUALITY, Campaign, DataFile, System, validate_system_name
 from .upload_models import UploadJob
 from .uploads import queue_upload, read_progress, system_name_of
 
@@ -48,8 +48,11 @@ class UploadForm(forms.Form):
         required=False,
         help_text="For one file of system outputs: its system (else its file name says).",
     )
-    new_system = forms.SlugField(
-        required=False, help_text="Or the name of a new system for that one file."
+    new_system = forms.CharField(
+        max_length=200,
+        required=False,
+        validators=[validate_system_name],
+        help_text="Or the name of a new system for that one file.",
     )
     criterion = forms.ChoiceField(
         choices=[("", "from the columns"), (QUALITY, "Quality"), (NATURALNESS, "Naturalness")],

@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import Q
 from django.db.models.functions import MD5
 from django.utils import timezone
+from django.utils.text import slugify
 
 from nlgdata.composition import ACTIVE, ACTIVE_PER_PAIR, BALANCED
 from nlgdata.inputs import KINDS
@@ -146,7 +147,7 @@ def criterion_label(name: str) -> str:
 
 
 # A criterion's name: short, lowercase, safe in a URL and a file name.
-validate_criterion_name = RegexValidator(
+validate_criterion_name: RegexValidator = RegexValidator(
     r"^[a-z0-9_-]+\Z",
     "Use lowercase letters, digits, '-' and '_' only (e.g. quality, data-coverage).",
 )
@@ -222,6 +223,7 @@ class CampaignCriterion(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="criteria")
     name = models.CharField(
+        "criterion",
         max_length=40,
         validators=[validate_criterion_name],
         help_text="A short name of the organiser's choosing, in the annotators' links and the"
@@ -390,9 +392,41 @@ class Item(models.Model):
         return self.external_id
 
 
+def validate_system_name(name: str) -> None:
+    """A system's name as its paper and data files give it (`Amazon_AI_(Shanghai)`,
+    `WebNLG-2020-reference`): any printable text, without spaces around it."""
+    if not name.strip():
+        raise ValidationError("A system needs a name.")
+    if name != name.strip():
+        raise ValidationError("No spaces at the start or end of a system's name.")
+    if not name.isprintable():
+        raise ValidationError("No control characters (tabs, line breaks) in a system's name.")
+
+
+def free_system_key(name: str, taken: set[str]) -> str:
+    """A key for a system called `name` that is not among `taken`: its slug, then -2, -3..."""
+    base = slugify(name)[:90] or "system"
+    key, n = base, 1
+    while key in taken:
+        n += 1
+        key = f"{base}-{n}"
+    return key
+
+
 class System(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="systems")
-    name = models.SlugField(max_length=100, help_text="Identifier used in data files.")
+    name = models.CharField(
+        max_length=200,
+        validators=[validate_system_name],
+        help_text="As data files and papers name it (e.g. Amazon_AI_(Shanghai)).",
+    )
+    # Where a name does not fit (an address, a file name, an HTML id): made from the name.
+    key = models.SlugField(
+        max_length=100,
+        blank=True,
+        help_text="Letters, digits, '-' and '_', for addresses and file names; left empty:"
+        " made from the name.",
+    )
     label = models.CharField(max_length=200, blank=True)
     architecture = models.CharField(max_length=100, blank=True)
     description = models.TextField(blank=True)
@@ -401,11 +435,18 @@ class System(models.Model):
     class Meta:
         ordering = ["campaign", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["campaign", "name"], name="system_name_once")
+            models.UniqueConstraint(fields=["campaign", "name"], name="system_name_once"),
+            models.UniqueConstraint(fields=["campaign", "key"], name="system_key_once"),
         ]
 
     def __str__(self) -> str:
         return self.label or self.name
+
+    def save(self, *args, **kwargs):
+        if not self.key:
+            others = System.objects.filter(campaign_id=self.campaign_id).exclude(pk=self.pk)
+            self.key = free_system_key(self.name, set(others.values_list("key", flat=True)))
+        super().save(*args, **kwargs)
 
 
 class Output(models.Model):

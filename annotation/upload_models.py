@@ -20,7 +20,7 @@ class UploadJob(BackgroundJob):
     criterion = models.CharField(max_length=40, blank=True, validators=[validate_criterion_name])
     # For one outputs file: the system to import into (a new one by this name if the
     # campaign has none); empty: each file's system is its name without the extension.
-    system_name = models.SlugField(max_length=100, blank=True)
+    system_name = models.CharField(max_length=200, blank=True)
     # The uploaded files, in the order given: [{"name": as uploaded, "stored": file name in
     # the job's folder under UPLOAD_DIR}]. Removed once the job is done or failed.
     files = models.JSONField(default=list)

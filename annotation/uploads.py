@@ -11,7 +11,6 @@ progress row written inside it would be seen by nobody before the end.
 
 import json
 import os
-import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
@@ -27,7 +27,7 @@ from nlgdata.datafiles import DataFileError
 
 from .datafiles.importers import ImportSummary, import_items, import_outputs
 from .datafiles.ratings_import import import_ratings
-from .models import Campaign, DataFile, System
+from .models import Campaign, DataFile, System, validate_system_name
 from .upload_models import UploadJob
 
 # progress.json is written after this many lines, and at the start of each file.
@@ -123,12 +123,14 @@ def system_name_of(file_name: str) -> str:
     """The system an outputs file is of: its name without the extension (tgen.tsv: tgen),
     as the README's loop over E2E's outputs names them."""
     stem = Path(file_name).stem
-    if not re.fullmatch(r"[-\w]{1,100}", stem):
+    try:
+        validate_system_name(stem)
+    except ValidationError as error:
         raise DataFileError(
             file_name,
-            "the file name does not make a system name (letters, digits, '-' and '_'); "
+            f"the file name does not make a system name ({error.messages[0]}); "
             "rename the file, or upload it alone and pick its system",
-        )
+        ) from None
     return stem
 
 

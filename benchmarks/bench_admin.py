@@ -76,7 +76,11 @@ def subquery_counts() -> list:
 def run(hits: int, baseline: bool) -> None:
     started = time.perf_counter()
     campaign = make_bulk_judged_campaign(hits, systems=5)
-    execute_run(RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10))
+    execute_run(
+        RankingRun.objects.create(
+            campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10
+        )
+    )
     built = time.perf_counter() - started
     print(f"campaign of {hits:,} HITs, {hits * 5:,} judgments built in {built:.1f} s")
     client = HttpsClient()

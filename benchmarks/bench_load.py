@@ -243,11 +243,16 @@ def write_campaign(hits: int) -> None:
     for name in ("quality", "naturalness"):
         # Without the comprehension check (on by default): the visits measured are HITs.
         CampaignCriterion.objects.create(
-            campaign=campaign, criterion=name, comprehension_check=False
+            campaign=campaign,
+            name=name,
+            shows_input=name == "quality",
+            comprehension_check=False,
         )
     systems = System.objects.bulk_create(
-        System(campaign=campaign, name=f"system-{n:02d}") for n in range(SYSTEMS)
+        System(campaign=campaign, name=f"system-{n:02d}", key=f"system-{n:02d}")
+        for n in range(SYSTEMS)
     )
+    quality = campaign.criteria.get(name="quality")
     items = Item.objects.bulk_create(e2e_shaped_item(campaign, n) for n in range(ITEMS))
     outputs = Output.objects.bulk_create(
         (
@@ -266,7 +271,7 @@ def write_campaign(hits: int) -> None:
     for first in range(0, hits, 10_000):
         batch = range(first, min(hits, first + 10_000))
         made = Hit.objects.bulk_create(
-            Hit(campaign=campaign, item=items[n % ITEMS], criterion="quality") for n in batch
+            Hit(campaign=campaign, item=items[n % ITEMS], criterion=quality) for n in batch
         )
         slots = HitOutput.objects.bulk_create(
             HitOutput(
@@ -282,10 +287,15 @@ def write_campaign(hits: int) -> None:
             for hit, n in zip(made, batch, strict=True)
         )
         Judgment.objects.bulk_create(
-            Judgment(assignment=assignments[j // K], slot=slot, score=rng.randint(1, 200))
+            Judgment(
+                assignment=assignments[j // K],
+                slot=slot,
+                criterion=quality,
+                score=rng.randint(1, 200),
+            )
             for j, slot in enumerate(slots)
         )
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = quality
     with transaction.atomic():
         sync_pool(lock_criterion(criterion))  # counts the loads once, as a first hand-out would
     with connection.cursor() as cursor:
@@ -477,7 +487,7 @@ CHECKS = {
         SELECT count(*) FROM (SELECT hit_id FROM annotation_assignment
         WHERE status <> 'expired' GROUP BY hit_id HAVING count(*) > 1) twice""",
     "items seen twice by one annotator in a criterion": """
-        SELECT count(*) FROM (SELECT a.annotator_id, h.item_id, h.criterion
+        SELECT count(*) FROM (SELECT a.annotator_id, h.item_id, h.criterion_id
         FROM annotation_assignment a JOIN annotation_hit h ON h.id = a.hit_id
         GROUP BY 1, 2, 3 HAVING count(*) > 1) twice""",
     "judgments written twice (one slot, one assignment)": """

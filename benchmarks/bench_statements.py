@@ -36,10 +36,10 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from annotation.handout import sql  # noqa: E402
 from annotation.handout.assignment import next_assignment  # noqa: E402
 from annotation.models import (  # noqa: E402
+    QUALITY,
     Assignment,
     Campaign,
     CampaignCriterion,
-    Criterion,
     Hit,
     HitOutput,
     ItemLoad,
@@ -73,14 +73,14 @@ def rolled_back(call):
 def statements(criterion: CampaignCriterion, assignment: Assignment):
     """(name, ORM as it was, sql.py) for each statement, both returning comparable values."""
     campaign, annotator_id, hit = criterion.campaign, assignment.annotator_id, assignment.hit
-    item_id, name = hit.item_id, criterion.criterion
+    item_id, name = hit.item_id, criterion.name
     systems = sql.slot_systems(hit.pk)
 
     def orm_criterion():
         found = (
             CampaignCriterion.objects.select_related("campaign")
             .exclude(campaign__status=Campaign.Status.DRAFT)
-            .get(campaign__slug=campaign.slug, criterion=name)
+            .get(campaign__slug=campaign.slug, name=name)
         )
         return found.pk, found.campaign.slug
 
@@ -93,7 +93,7 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
             pk=assignment.pk,
             annotator_id=annotator_id,
             hit__campaign=campaign.pk,
-            hit__criterion=name,
+            hit__criterion__name=name,
         )
         return found.pk, found.annotator.pk, found.hit.item.pk
 
@@ -110,19 +110,19 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
         return [(s.pk, s.output.text) for s in sql.hit_slots(hit)]
 
     def orm_submitted():
-        mine = Assignment.objects.filter(hit__campaign_id=campaign.pk, hit__criterion=name)
+        mine = Assignment.objects.filter(hit__criterion=criterion)
         return mine.submitted().filter(annotator_id=annotator_id).count()
 
     def sql_submitted():
-        return sql.submitted_count(annotator_id, campaign.pk, name)
+        return sql.submitted_count(annotator_id, criterion.pk)
 
     def orm_mine():
-        mine = Assignment.objects.filter(annotator_id=annotator_id, hit__criterion=name)
+        mine = Assignment.objects.filter(annotator_id=annotator_id, hit__criterion=criterion)
         checks = HitOutput.objects.attention_checks().filter(hit=OuterRef("hit"))
         return list(mine.values_list("pk", "status", "hit__item_id", Exists(checks)))
 
     def sql_mine():
-        return sql.annotator_assignments(annotator_id, name)
+        return sql.annotator_assignments(annotator_id, criterion.pk)
 
     def orm_items():
         rows = ItemLoad.objects.filter(criterion=criterion, eligible=True).exclude(item_id=item_id)
@@ -160,7 +160,7 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
         return len(systems)
 
     def orm_insert():
-        made = Hit.objects.create(campaign_id=campaign.pk, criterion=name, item_id=item_id)
+        made = Hit.objects.create(campaign_id=campaign.pk, criterion=criterion, item_id=item_id)
         slots = [
             HitOutput(hit=made, output_id=s.output_id, position=s.position) for s in hit.slots.all()
         ]
@@ -171,7 +171,7 @@ def statements(criterion: CampaignCriterion, assignment: Assignment):
     slot_rows = list(hit.slots.all())
 
     def sql_insert():
-        made = Hit(campaign_id=campaign.pk, criterion=name, item_id=item_id)
+        made = Hit(campaign_id=campaign.pk, criterion=criterion, item_id=item_id)
         sql.insert([made])
         slots = [HitOutput(hit=made, output_id=s.output_id, position=s.position) for s in slot_rows]
         sql.insert(slots)
@@ -195,7 +195,7 @@ def run(repeat: int) -> None:
     campaign = make_bulk_judged_campaign(630, systems=21, items=630, outputs_per_hit=5)
     Campaign.objects.filter(pk=campaign.pk).update(max_hits_per_annotator=100)
     criterion = CampaignCriterion.objects.select_related("campaign").get(
-        campaign=campaign, criterion=Criterion.QUALITY
+        campaign=campaign, name=QUALITY
     )
     assignment = next_assignment(make_annotator(campaign), criterion)
     print(f"{connection.vendor}, E2E-sized campaign; CPU ms per call, {repeat} calls")

@@ -485,7 +485,9 @@ def build_database(oracle: Oracle, criterion_name: str) -> Path:
         attention_check_every=0,
         assignment_timeout_minutes=24 * 60,
     )
-    CampaignCriterion.objects.create(campaign=campaign, criterion=criterion_name)
+    CampaignCriterion.objects.create(
+        campaign=campaign, name=criterion_name, shows_input=criterion_name != "naturalness"
+    )
     items = Item.objects.bulk_create(
         Item(
             campaign=campaign,
@@ -497,7 +499,8 @@ def build_database(oracle: Oracle, criterion_name: str) -> Path:
         for n, (key, data) in enumerate(oracle.items)
     )
     systems = System.objects.bulk_create(
-        System(campaign=campaign, name=name) for name in oracle.systems
+        System(campaign=campaign, name=name, key=f"system-{n}")
+        for n, name in enumerate(oracle.systems, start=1)
     )
     Output.objects.bulk_create(
         Output(item=items[item], system=systems[system], text=text)

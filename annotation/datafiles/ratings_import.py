@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import BinaryIO
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.csvsafe import unguarded
@@ -32,6 +33,8 @@ from annotation.models import (
     Judgment,
     Output,
     System,
+    free_system_key,
+    validate_system_name,
 )
 from nlgdata.datafiles import DataFileError, Row, batches, read_table
 from nlgdata.judgments import COVERAGE_MARKS, E2E_COVERAGE_WORDS, MAX_SCORE_DIGITS, coverage_allowed
@@ -162,8 +165,11 @@ SYSTEM_NAME_CHARS = System._meta.get_field("name").max_length or 100
 def read_position(page: Page, values: dict, position: int, prefix: str, file_name: str) -> None:
     line = page.line
     system = values[f"sys{position}"].strip()
-    if not re.fullmatch(r"[-a-zA-Z0-9_]+", system):
-        raise DataFileError(file_name, f"{system!r} is not a system name", line, f"sys{position}")
+    try:
+        validate_system_name(system)
+    except ValidationError as error:
+        text = f"{system!r} is not a system name: {error.messages[0]}"
+        raise DataFileError(file_name, text, line, f"sys{position}") from None
     if len(system) > SYSTEM_NAME_CHARS:
         text = f"a system name of {len(system)} characters (at most {SYSTEM_NAME_CHARS})"
         raise DataFileError(file_name, text, line, f"sys{position}")
@@ -352,10 +358,13 @@ class PageWriter:
 
     def ensure_systems(self, pages: list[Page]) -> None:
         names = dict.fromkeys(n for p in pages for n in p.systems if n not in self.systems)
-        created = System.objects.bulk_create(
-            System(campaign=self.campaign, name=name, is_active=self.new_systems_active)
-            for name in names
-        )
+        taken = set(self.campaign.systems.values_list("key", flat=True))
+        new = []
+        for name in names:  # bulk_create does not call save(), which makes the key
+            new.append(System(campaign=self.campaign, name=name, key=free_system_key(name, taken)))
+            new[-1].is_active = self.new_systems_active
+            taken.add(new[-1].key)
+        created = System.objects.bulk_create(new)
         self.systems.update((system.name, system.id) for system in created)
         self.created["systems"] += len(created)
 

@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='campaigncriterion',
             name='name',
-            field=models.CharField(help_text="A short name of the organiser's choosing, in the annotators' links and the results (e.g. quality, naturalness, correctness, data-coverage).", max_length=40, validators=[annotation.models.validate_criterion_name]),
+            field=models.CharField(help_text="A short name of the organiser's choosing, in the annotators' links and the results (e.g. quality, naturalness, correctness, data-coverage).", max_length=40, validators=[annotation.models.validate_criterion_name], verbose_name='criterion'),
         ),
         migrations.AlterModelOptions(
             name='campaigncriterion',

@@ -230,7 +230,7 @@ NOT_COUNTING = {
     Hit: {"external_id", "composition"},
     HitOutput: set(),
     Judgment: {"adds_information", "misses_information", "reflects_perfectly"},
-    System: {"name", "label", "architecture", "description"},
+    System: {"name", "key", "label", "architecture", "description"},
     Output: {"text", "origin"},
     Item: {"external_id", "input_kind", "input_data", "input_key", "references"},
     CampaignCriterion: {

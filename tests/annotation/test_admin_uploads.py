@@ -145,7 +145,7 @@ def test_upload_form_refuses_a_system_for_several_files_and_unnamable_files(orga
     files = {"a.tsv": b"MR\toutput\n", "b.tsv": b"MR\toutput\n"}
     response = upload(organiser, campaign, files, kind="outputs", system=system.pk)
     assert "Several files of outputs are one system each" in text_of(response)
-    response = upload(organiser, campaign, {"my system.tsv": b"MR\toutput\n"}, kind="outputs")
+    response = upload(organiser, campaign, {"tgen .tsv": b"MR\toutput\n"}, kind="outputs")
     assert "the file name does not make a system name" in text_of(response)
     assert not UploadJob.objects.exists()
 

@@ -249,3 +249,29 @@ def test_export_e2e_of_the_published_ratings_imports_to_the_same_ranking(e2e_dat
     again = import_export(text)
     assert again.hits.count() == 2979 and again.items.count() == 630
     assert ranked(again) == ranked(Campaign.objects.get(slug="e2e"))
+
+
+# Systems keep their papers' names -------------------------------------------------------------
+
+
+def test_import_outputs_takes_a_papers_system_name_and_exports_it_as_it_was(tmp_path):
+    call_command("demo")
+    demo = Campaign.objects.get(slug="demo")
+    path = tmp_path / "amazon.tsv"
+    path.write_text(
+        "MR\toutput\n"
+        "name[The Vaults], eatType[restaurant], customer rating[5 out of 5]\tA fine place.\n"
+    )
+    call_command("import_outputs", "demo", "Amazon_AI_(Shanghai)", str(path), "--create-system")
+    amazon = demo.systems.get(name="Amazon_AI_(Shanghai)")
+    assert amazon.key == "amazon_ai_shanghai"
+    [output] = amazon.outputs.all()
+    other = output.item.outputs.exclude(system=amazon).order_by("system__name").first()
+    make_judged_hit([output, other], [80, 20])
+    text = exported("demo", "--format", "e2e", "--criterion", "quality")
+    [row] = csv_rows(text)
+    assert row["sys1"] == "Amazon_AI_(Shanghai)"
+    again = import_export(text)
+    assert again.systems.get(name="Amazon_AI_(Shanghai)").key == "amazon_ai_shanghai"
+    rows = csv_rows(exported("demo"))
+    assert {r["system"] for r in rows} == {"Amazon_AI_(Shanghai)", other.system.name}

@@ -286,11 +286,16 @@ def test_import_ratings_missing_column_writes_nothing():
 
 def test_import_ratings_unknown_system_name_is_refused():
     campaign = make_campaign()
-    row = RATINGS_ROW.format(id=1, q1=100).replace("alpha,", "not a system!,")
+    # Any printable name is a system's (papers name theirs Amazon_AI_(Shanghai)); not one
+    # with a control character.
+    row = RATINGS_ROW.format(id=1, q1=100).replace("alpha,", "not a\bsystem,")
     before = count_rows()
     with pytest.raises(DataFileError) as error:
         import_ratings(campaign, io.BytesIO(ratings_file(row)), "q.csv")
-    assert str(error.value) == "q.csv, line 2, column sys1: 'not a system!' is not a system name"
+    assert str(error.value) == (
+        "q.csv, line 2, column sys1: 'not a\\x08system' is not a system name: No control"
+        " characters (tabs, line breaks) in a system's name."
+    )
     assert_nothing_written(before)
 
 

@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotation.models import Assignment, CampaignCriterion, Judgment
+from annotation.models import Assignment, CampaignCriterion, Judgment, System
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -73,3 +73,29 @@ def test_judgments_of_a_criterion_are_those_that_judge_it():
     criterion = campaign.criteria.get(name="quality")
     assert set(Judgment.objects.for_criterion(criterion)) == set(quality.judgments.all())
     assert all(j.criterion_id == criterion.pk for j in quality.judgments.all())
+
+
+@pytest.mark.parametrize("name", ["", " tgen", "tgen ", "tg\ten", "tgen\n", "x" * 201])
+def test_system_name_refuses_blank_spaced_control_or_long_names(name):
+    system = System(campaign=make_campaign(), name=name)
+    with pytest.raises(ValidationError) as raised:
+        system.full_clean()
+    assert "name" in raised.value.message_dict
+
+
+def test_system_key_is_made_from_the_name_and_unique_in_the_campaign():
+    campaign = make_campaign()
+    names = ["Amazon_AI_(Shanghai)", "WebNLG-2020-reference", "Amazon AI Shanghai", "Ünïcode"]
+    systems = [System.objects.create(campaign=campaign, name=name) for name in names]
+    for system in systems:
+        system.full_clean()
+    assert [s.key for s in systems] == [
+        "amazon_ai_shanghai",
+        "webnlg-2020-reference",
+        "amazon-ai-shanghai",
+        "unicode",
+    ]
+    twin = System.objects.create(campaign=campaign, name="amazon_ai_shanghai")
+    assert twin.key == "amazon_ai_shanghai-2"
+    elsewhere = System.objects.create(campaign=make_campaign(), name="Amazon_AI_(Shanghai)")
+    assert elsewhere.key == "amazon_ai_shanghai"

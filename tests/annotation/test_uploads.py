@@ -39,5 +39,6 @@ def test_progress_file_is_read_back_by_the_page(tmp_path, settings):
 
 def test_system_name_of_an_outputs_file_is_its_name_without_the_extension():
     assert system_name_of("tgen.tsv") == "tgen" and system_name_of("slug-alt.csv") == "slug-alt"
-    with pytest.raises(DataFileError, match="my system.tsv: the file name does not make"):
-        system_name_of("my system.tsv")
+    assert system_name_of("Amazon_AI_(Shanghai).tsv") == "Amazon_AI_(Shanghai)"
+    with pytest.raises(DataFileError, match="tgen .tsv: the file name does not make"):
+        system_name_of("tgen .tsv")
