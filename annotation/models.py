@@ -817,6 +817,19 @@ class Judgment(models.Model):
         return f"{self.score:g} for slot {self.slot_id}"
 
 
+class CriterionScoreQuerySet(models.QuerySet):
+    def counted(self):
+        """Scores that rankings use: as Judgment.objects.counted()."""
+        return self.filter(counted_q("assignment__"), original_q("slot__"))
+
+    def for_criterion(self, criterion: CampaignCriterion):
+        return self.filter(criterion=criterion)
+
+    def in_ranking_order(self):
+        """As Judgment.objects.in_ranking_order()."""
+        return self.order_by("assignment__hit_id", "assignment_id", "slot__position")
+
+
 class CriterionScore(models.Model):
     """A slot's score on a further criterion asked on the same page as the HIT's own (a
     direct-assessment page asks several, annotation/judging/da.py): the HIT's own criterion
@@ -828,6 +841,8 @@ class CriterionScore(models.Model):
     slot = models.ForeignKey(HitOutput, on_delete=models.CASCADE, related_name="+")
     criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
     score = models.FloatField()
+
+    objects = CriterionScoreQuerySet.as_manager()
 
     class Meta:
         ordering = ["assignment", "slot__position"]

@@ -148,6 +148,9 @@ class JudgmentForm:
     datasheet: FormDatasheet
     protocols: tuple[str, ...]
     clean_settings: Callable[[dict, Any], dict] = lambda settings, criterion: dict(settings)
+    # Whether its pages may score further criteria (CriterionScore rows, until Judgment has
+    # a criterion of its own): rankings of a criterion then read those rows too.
+    asks_further_criteria: bool = False
     # The fewest outputs a HIT may show (RankME's order needs two; a DA page may show one).
     fewest_outputs: int = 2
     # Whether the criterion is handed out on pages of its own (False: another criterion's

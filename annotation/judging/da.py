@@ -323,5 +323,6 @@ FORM = JudgmentForm(
     protocols=("e2e", "bt", "wmt"),
     clean_settings=clean_settings,
     fewest_outputs=1,
+    asks_further_criteria=True,
     has_own_hits=lambda criterion: not asked_on_another_page(criterion),
 )

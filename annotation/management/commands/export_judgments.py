@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.datafiles.exporters import FORMATS, ExportError, export
-from annotation.models import Campaign, CampaignCriterion, Criterion
+from annotation.models import Campaign, CampaignCriterion
 
 
 class Command(BaseCommand):
@@ -15,7 +15,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("campaign", help="campaign slug")
-        parser.add_argument("--criterion", choices=Criterion.values)
+        parser.add_argument("--criterion", help="a criterion's name (all of them if not given)")
         parser.add_argument("--format", dest="file_format", choices=list(FORMATS), default="csv")
         parser.add_argument("--out", help="file to write (standard output if not given)")
 
