@@ -22,3 +22,11 @@ class RecomputeForm(forms.ModelForm):
     class Meta:
         model = RankingRun
         fields = ["protocol", "repetitions", "seed"]
+
+    def __init__(self, *args, protocols: list[str] | None = None, **kwargs):
+        """`protocols`: the names offered (those that fit the criterion's judgment form);
+        all registered ones if not given."""
+        super().__init__(*args, **kwargs)
+        if protocols is not None:
+            offered = [(name, label) for name, label in CHOICES if name in protocols]
+            self.fields["protocol"].choices = offered

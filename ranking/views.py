@@ -116,7 +116,7 @@ def results(request, slug: str, criterion_name: str):
         "abandoned": None if pending else runs.abandoned().first(),
         # The views that fit the criterion's judgment form (its sweep ranks only those).
         "protocols": [(name, label) for name, label in CHOICES if name in fitting],
-        "form": RecomputeForm(initial={"protocol": protocol}),
+        "form": RecomputeForm(initial={"protocol": protocol}, protocols=fitting),
         "last_failed": runs.filter(status=RankingRun.Status.FAILED)
         .exclude(error__startswith=NOTHING_TO_RANK)
         .first(),
@@ -145,7 +145,7 @@ def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | No
 @require_POST
 def recompute(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
-    form = RecomputeForm(request.POST)
+    form = RecomputeForm(request.POST, protocols=fitting_protocols(criterion))
     if not form.is_valid():
         return HttpResponse(f"Invalid request: {form.errors.as_text()}", status=400)
     with transaction.atomic():

@@ -6,12 +6,15 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from annotation.datafiles.exporters import export
 from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.judging import form_named
 from annotation.models import Assignment, Campaign, CampaignCriterion, CriterionScore, Judgment
+from evalsite.datasheet import build_datasheet
 from ranking.models import RankingRun
+from ranking.protocols import PROTOCOLS
 from ranking.service import queue_due_rankings
 from ranking.tasks import compute_ranking
 from tests.factories import make_campaign, make_item, make_output, make_system
@@ -160,3 +163,41 @@ def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings
         a = CampaignCriterion.objects.get(campaign=first, criterion=criterion)
         b = CampaignCriterion.objects.get(campaign=second, criterion=criterion)
         assert (a.form, a.settings) == (b.form, b.settings)
+
+
+def test_export_command_writes_the_da_layout(tmp_path):
+    campaign = da_world(slug="da-out")
+    imported(campaign, ratings_csv(annotators=1))
+    out = tmp_path / "out.csv"
+    call_command("export_judgments", "da-out", "--format", DA.name, "--out", str(out))
+    lines = out.read_text().splitlines()
+    assert lines[0] == "item,system,annotator,criterion,score,hit,seconds"
+    assert len(lines) == 1 + 36
+    item, system, _, criterion, score, hit, seconds = lines[1].split(",")
+    assert (item, system, criterion, hit, seconds) == ("i1", "beta", "correctness", "h0-1", "31.0")
+    assert lines[2].split(",")[3] == "fluency"
+
+
+def test_datasheet_words_a_da_criterion_and_its_further_one_as_direct_assessment():
+    campaign = da_world()
+    imported(campaign, ratings_csv())
+    sheet = build_datasheet(campaign)
+    sections = {c["criterion"]: c["questions"] for c in sheet["sections"]["4"]["criteria"]}
+    assert sorted(sections) == ["correctness", "fluency"]
+    for questions in sections.values():
+        assert questions["4.3.8"]["answer"].startswith("direct quality estimation")
+        assert questions["4.3.4"]["answer"].startswith("0-100, ends labelled")
+        assert questions["4.2.2"]["answer"].startswith("absolute")
+    pages = sheet["sections"]["3"]["questions"]["3.3.4"]["answer"]
+    assert "0-100 slider" in pages
+
+
+def test_the_results_page_of_a_da_criterion_shows_the_views_that_fit(settings, organiser):
+    settings.RANKING_DEBOUNCE_SECONDS = 0
+    campaign = da_world()
+    imported(campaign, ratings_csv())
+    ranked(campaign)
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "fluency"]))
+    html = page.content.decode()
+    for name, protocol in PROTOCOLS.items():
+        assert (protocol.label in html) == (name in DA.protocols), name
