@@ -133,8 +133,13 @@ def page_criteria(
     for name in names:
         criterion = found.get(name)
         if criterion is None:
+            # The file does not say what was asked: a question the organiser may rewrite.
             found[name] = CampaignCriterion.objects.create(
-                campaign=campaign, criterion=name, form=da.NAME, is_open=False
+                campaign=campaign,
+                criterion=name,
+                form=da.NAME,
+                is_open=False,
+                question=f"How do you rate the sentence's {name}?",
             )
             made.append(name)
         elif criterion.form != da.NAME:
