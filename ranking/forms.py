@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from .models import RankingRun
@@ -29,4 +31,4 @@ class RecomputeForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         if protocols is not None:
             offered = [(name, label) for name, label in CHOICES if name in protocols]
-            self.fields["protocol"].choices = offered
+            cast(forms.ChoiceField, self.fields["protocol"]).choices = offered
