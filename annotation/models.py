@@ -172,6 +172,10 @@ class CampaignCriterionQuerySet(models.QuerySet):
         reset = {"pool_synced_version": 0, "next_expiry_at": None} if recount else {}
         return self.update(pool_version=models.F("pool_version") + 1, **reset)
 
+    def named(self, names):
+        """The criteria called `names` (in their campaigns)."""
+        return self.filter(criterion__in=names)
+
     def record_judgments_change(self, **also) -> int:
         """Note that the judgments these criteria count have changed; call it inside the
         transaction of the change, so the change and its record commit together. `also`:
@@ -875,7 +879,8 @@ class Judgment(models.Model):
         ordering = ["assignment", "slot__position"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "slot"], name="judgment_once_per_slot"),
-            models.CheckConstraint(condition=Q(score__gt=0), name="judgment_score_positive"),
+            # RankME's magnitudes are above 0 (its form checks that); DA's sliders start at 0.
+            models.CheckConstraint(condition=Q(score__gte=0), name="judgment_score_not_negative"),
             models.CheckConstraint(
                 condition=~Q(reflects_perfectly=True, adds_information=True)
                 & ~Q(reflects_perfectly=True, misses_information=True),
@@ -885,6 +890,46 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.score:g} for slot {self.slot_id}"
+
+
+class CriterionScoreQuerySet(models.QuerySet):
+    def counted(self):
+        """Scores that rankings use: as Judgment.objects.counted()."""
+        return self.filter(counted_q("assignment__"), original_q("slot__"))
+
+    def for_criterion(self, criterion: CampaignCriterion):
+        return self.filter(criterion=criterion)
+
+    def in_ranking_order(self):
+        """As Judgment.objects.in_ranking_order()."""
+        return self.order_by("assignment__hit_id", "assignment_id", "slot__position")
+
+
+class CriterionScore(models.Model):
+    """A slot's score on a further criterion asked on the same page as the HIT's own (a
+    direct-assessment page asks several, annotation/judging/da.py): the HIT's own criterion
+    is the assignment's Judgment, each further one a row here. It holds what a Judgment with
+    its own criterion would (assignment, slot, criterion, score), and counts as the
+    assignment's judgments do."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
+    slot = models.ForeignKey(HitOutput, on_delete=models.CASCADE, related_name="+")
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
+    score = models.FloatField()
+
+    objects = CriterionScoreQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["assignment", "slot__position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["assignment", "slot", "criterion"], name="criterion_score_once"
+            ),
+            models.CheckConstraint(condition=Q(score__gte=0), name="criterion_score_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.score:g} for slot {self.slot_id} on {self.criterion_id}"
 
 
 class DataFile(models.Model):

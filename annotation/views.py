@@ -211,7 +211,9 @@ def _errors_text(form) -> str:
 
 
 def _is_open(criterion: CampaignCriterion) -> bool:
-    return criterion.is_open and criterion.campaign.status == Campaign.Status.OPEN
+    """Open to annotators, on pages of its own (not asked on another criterion's)."""
+    is_open = criterion.is_open and criterion.campaign.status == Campaign.Status.OPEN
+    return is_open and criterion.judging.has_own_hits(criterion)
 
 
 def _can_take_more(annotator: Annotator, criterion: CampaignCriterion) -> bool:

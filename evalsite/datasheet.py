@@ -21,6 +21,7 @@ from annotation.models import (
     Assignment,
     Campaign,
     CampaignCriterion,
+    CriterionScore,
     DataFile,
     Judgment,
     Output,
@@ -119,7 +120,13 @@ def evaluated_criteria(campaign: Campaign) -> list[CampaignCriterion]:
     """The criteria with submitted HITs (HEDS section 4 is one per criterion evaluated); all
     of them before any, for a sheet written ahead of the experiment."""
     criteria = list(campaign.criteria.order_by("name"))
-    judged = [criterion for criterion in criteria if submitted_hits(criterion).exists()]
+    # A criterion asked on another's page has scores there and no HITs of its own.
+    further = set(
+        CriterionScore.objects.filter(criterion__in=criteria)
+        .values_list("criterion", flat=True)
+        .distinct()
+    )
+    judged = [c for c in criteria if c.pk in further or submitted_hits(c).exists()]
     return judged or criteria
 
 

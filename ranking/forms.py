@@ -1,3 +1,5 @@
+from typing import cast
+
 from django import forms
 
 from .models import RankingRun
@@ -22,3 +24,11 @@ class RecomputeForm(forms.ModelForm):
     class Meta:
         model = RankingRun
         fields = ["protocol", "repetitions", "seed"]
+
+    def __init__(self, *args, protocols: list[str] | None = None, **kwargs):
+        """`protocols`: the names offered (those that fit the criterion's judgment form);
+        all registered ones if not given."""
+        super().__init__(*args, **kwargs)
+        if protocols is not None:
+            offered = [(name, label) for name, label in CHOICES if name in protocols]
+            cast(forms.ChoiceField, self.fields["protocol"]).choices = offered

@@ -4,6 +4,7 @@ Systems are numbered in order of first appearance in the judgments (HIT by HIT, 
 position), because the E2E protocol breaks ties in sigma by that order.
 """
 
+import itertools
 import logging
 import time
 from collections.abc import Hashable, Iterable
@@ -18,7 +19,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.handout.composition import reset_estimates
-from annotation.models import Assignment, CampaignCriterion, Judgment
+from annotation.models import Assignment, CampaignCriterion, CriterionScore, Judgment
 from jobs.claims import Heartbeat, work_as_holder
 from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
@@ -78,15 +79,14 @@ Scores = list[tuple[int, float]]
 def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     """The counted judgments of a criterion, in one query read as a stream. The annotator
     is a column of the assignment, which the query joins anyway for the HIT's order."""
-    rows = (
-        Judgment.objects.counted()
-        .for_criterion(criterion)
-        .in_ranking_order()
-        .values_list(
-            "assignment_id", "assignment__annotator_id", "slot__output__system_id", "score"
-        )
-    )
-    return ranking_input_from_rows(rows.iterator(chunk_size=10_000))
+    columns = ("assignment_id", "assignment__annotator_id", "slot__output__system_id", "score")
+    rows = Judgment.objects.counted().for_criterion(criterion).in_ranking_order()
+    read = rows.values_list(*columns).iterator(chunk_size=10_000)
+    if criterion.judging.asks_further_criteria:
+        # A criterion asked on another's page has its scores there (CriterionScore).
+        further = CriterionScore.objects.counted().for_criterion(criterion).in_ranking_order()
+        read = itertools.chain(read, further.values_list(*columns).iterator(chunk_size=10_000))
+    return ranking_input_from_rows(read)
 
 
 def ranking_input_from_rows(

@@ -19,7 +19,7 @@ from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .models import NOTHING_TO_RANK, RankingRun
 from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
-from .service import request_ranking
+from .service import fitting_protocols, request_ranking
 
 
 def _table_context(protocol: str, run: RankingRun | None) -> dict:
@@ -95,6 +95,7 @@ def _criterion_or_404(slug: str, criterion_name: str) -> CampaignCriterion:
 @require_GET
 def results(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
+    fitting = fitting_protocols(criterion)
     protocol = ProtocolForm(request.GET).chosen()
     runs = RankingRun.objects.for_criterion(criterion, protocol)
     run = runs.latest_done()
@@ -113,8 +114,9 @@ def results(request, slug: str, criterion_name: str):
         **_table_context(protocol, run),
         "pending": pending,
         "abandoned": None if pending else runs.abandoned().first(),
-        "protocols": CHOICES,
-        "form": RecomputeForm(initial={"protocol": protocol}),
+        # The views that fit the criterion's judgment form (its sweep ranks only those).
+        "protocols": [(name, label) for name, label in CHOICES if name in fitting],
+        "form": RecomputeForm(initial={"protocol": protocol}, protocols=fitting),
         "last_failed": runs.filter(status=RankingRun.Status.FAILED)
         .exclude(error__startswith=NOTHING_TO_RANK)
         .first(),
@@ -143,7 +145,7 @@ def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | No
 @require_POST
 def recompute(request, slug: str, criterion_name: str):
     criterion = _criterion_or_404(slug, criterion_name)
-    form = RecomputeForm(request.POST)
+    form = RecomputeForm(request.POST, protocols=fitting_protocols(criterion))
     if not form.is_valid():
         return HttpResponse(f"Invalid request: {form.errors.as_text()}", status=400)
     with transaction.atomic():

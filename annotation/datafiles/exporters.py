@@ -21,13 +21,20 @@ from typing import Any
 from django.db.models import Count, Max, Min
 
 from annotation.csvsafe import safe_row
+from annotation.judging import da
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from nlgdata.judgments import E2E_COVERAGE_WORDS
 from nlgdata.text import normalise
 
+from .ratings_da import da_rows
 from .ratings_import import SCORE_COLUMNS
 
-FORMATS = {"csv": "CSV", "jsonl": "JSON Lines", "e2e": "E2E CrowdFlower CSV (import_ratings)"}
+FORMATS = {
+    "csv": "CSV",
+    "jsonl": "JSON Lines",
+    "e2e": "E2E CrowdFlower CSV (import_ratings)",
+    da.NAME: "Direct assessment long CSV (import_ratings --form)",
+}
 CHUNK_ROWS = 2000
 
 # Column -> where the judgment's row holds it.
@@ -77,6 +84,11 @@ def export(campaign: Campaign, file_format: str, criterion: CampaignCriterion | 
             raise ExportError(f"the E2E format holds {known} scores, not {criterion.name}")
         k = e2e_width(criterion)
         return e2e_chunks(criterion, k)
+    if file_format == da.NAME:
+        line = LineWriter()
+        return (
+            line.write(csv_cell(value) for value in row) for row in da_rows(campaign, criterion)
+        )
     records = judgment_records(campaign, criterion)
     if file_format == "jsonl":
         return jsonl_chunks(records)

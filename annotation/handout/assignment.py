@@ -200,7 +200,7 @@ def next_hit(
     """A HIT for the annotator (with an attention check if `check`), the systems it shows,
     and whether it is an earlier HIT given out again; (None, [], False) when there is none."""
     k = criterion.hit_size
-    if k < 2:
+    if k < criterion.judging.fewest_outputs:
         return None, [], False
     chosen = choose_item(mine.seen, criterion)
     if chosen is None:

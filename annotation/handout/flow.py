@@ -57,6 +57,8 @@ def start(slug: str, criterion_name: str, annotator_ids: Sequence[int]) -> Start
         )
         if criterion is None or annotator_id is None:
             return None
+        if not criterion.judging.has_own_hits(criterion):
+            return Started(criterion)  # asked on another criterion's pages only
         if not has_passed(annotator_id, criterion):
             return Started(criterion, needs_check=True)
         return Started(criterion, hand_out(annotator_id, criterion))

@@ -120,7 +120,7 @@ def mark_eligible_items(criterion: CampaignCriterion) -> None:
         Output.objects.filter(item__campaign_id=campaign_id, system__is_active=True)
         .values("item")
         .annotate(n=Count("id"))
-        .filter(n__gte=max(k, 2))
+        .filter(n__gte=max(k, criterion.judging.fewest_outputs))
         .values("item")
     )
     loads = ItemLoad.objects.filter(criterion=criterion)

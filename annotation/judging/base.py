@@ -21,7 +21,8 @@ The interface, field by field (rankme.py is the worked example):
   organiser's own instructions and the Start button: what to do, and a worked example.
   Context: `criterion`, `example_input` (views.EXAMPLE_INPUT, an E2E MR).
 - `outputs_per_hit(criterion)`: how many outputs a HIT shows (at most: the hand-out takes
-  the smaller of this and the active systems with outputs, annotation/handout/loads.py).
+  the smaller of this and the active systems with outputs, annotation/handout/loads.py);
+  `fewest_outputs`: no HIT shows fewer (default 2).
 - `page_form(data, shown, criterion)`: the page's Django form, bound to a POST (`data`) or
   unbound (None, for the GET). `shown` are the page's sentences
   (annotation.handout.submission.Shown: identical outputs merged, an attention check's
@@ -60,6 +61,8 @@ The interface, field by field (rankme.py is the worked example):
   never imports ranking: the sweep reads these names and ranks with those views only).
 - `clean_settings(settings, criterion)`: the criterion's `settings` checked and completed
   (defaults filled in); raises django.core.exceptions.ValidationError naming the key.
+- `has_own_hits(criterion)`: False for a criterion asked on another criterion's page (DA's
+  `also_asks`): its entry link takes nobody.
 """
 
 from collections.abc import Callable, Iterable
@@ -145,3 +148,11 @@ class JudgmentForm:
     datasheet: FormDatasheet
     protocols: tuple[str, ...]
     clean_settings: Callable[[dict, Any], dict] = lambda settings, criterion: dict(settings)
+    # Whether its pages may score further criteria (CriterionScore rows, until Judgment has
+    # a criterion of its own): rankings of a criterion then read those rows too.
+    asks_further_criteria: bool = False
+    # The fewest outputs a HIT may show (RankME's order needs two; a DA page may show one).
+    fewest_outputs: int = 2
+    # Whether the criterion is handed out on pages of its own (False: another criterion's
+    # page asks it, as DA's further criteria; its entry link then takes nobody).
+    has_own_hits: Callable[[Any], bool] = lambda criterion: True

@@ -218,6 +218,9 @@ def campaign_settings(campaign: Campaign) -> dict:
             "criterion": criterion.name,
             "question": criterion.question_text,
             "shows_input": criterion.shows_input,
+            # How it was judged (annotation/judging/), with the form's settings.
+            "form": criterion.form,
+            "settings": criterion.settings,
             "is_open": criterion.is_open,
             "judgments_version": criterion.judgments_version,
         }

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 from django.template.loader import get_template
+from django.urls import reverse
 
 from annotation.judging import NAMES, REGISTERED, form_named
 from annotation.models import CampaignCriterion
@@ -68,3 +69,11 @@ def test_settings_must_be_an_object():
     criterion.settings = [1, 2]
     with pytest.raises(ValidationError, match="JSON object"):
         criterion.full_clean()
+
+
+@pytest.mark.django_db
+def test_the_admin_offers_the_registrys_forms_by_label(organiser):
+    page = organiser.get(reverse("admin:annotation_campaign_add"))
+    html = page.content.decode()
+    for form in REGISTERED:
+        assert f'<option value="{form.name}"' in html and form.label in html

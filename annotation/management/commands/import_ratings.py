@@ -1,14 +1,21 @@
 from django.core.management.base import BaseCommand
 
+from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.datafiles.ratings_import import SCORE_COLUMNS, import_ratings
+from annotation.judging import FORMS, da
 
 from ._importing import get_campaign, open_file, run_import
+
+# The forms whose judgments a file can bring, by the layout's reader.
+IMPORTERS = {da.NAME: import_da_ratings}
 
 
 class Command(BaseCommand):
     help = (
-        "Import crowd ratings in the E2E CrowdFlower format (mr, sys1..k, ref1..k, quality1..k "
-        "or natur1..k, check1..k, _worker_id, _started_at, _created_at)."
+        "Import crowd ratings: by default in the E2E CrowdFlower format (mr, sys1..k, ref1..k,"
+        " quality1..k or natur1..k, check1..k, _worker_id, _started_at, _created_at); with"
+        " --form, in that judgment form's layout (da: item,system,annotator,criterion,score"
+        " and optionally hit,seconds; items by their imported id, systems by name)."
     )
 
     def add_arguments(self, parser):
@@ -17,15 +24,21 @@ class Command(BaseCommand):
         parser.add_argument(
             "--criterion",
             choices=list(SCORE_COLUMNS),
-            help="which scores to read when the file has both",
+            help="which scores to read when the file has both (E2E format)",
+        )
+        parser.add_argument(
+            "--form",
+            choices=[name for name in FORMS if name in IMPORTERS],
+            help="the judgment form whose layout the file is in (the E2E format if not given)",
         )
         parser.add_argument("--create-campaign", action="store_true")
 
-    def handle(self, campaign, file, criterion, create_campaign, **options):
+    def handle(self, campaign, file, criterion, form, create_campaign, **options):
         with open_file(file) as (data, name):
-            run_import(
-                self,
-                lambda: import_ratings(
+            if form:
+                work = lambda: IMPORTERS[form](get_campaign(campaign, create_campaign), data, name)  # noqa: E731
+            else:
+                work = lambda: import_ratings(  # noqa: E731
                     get_campaign(campaign, create_campaign), data, name, criterion=criterion
-                ),
-            )
+                )
+            run_import(self, work)

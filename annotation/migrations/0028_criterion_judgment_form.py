@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0024_criterion_rows_required'),
+        ('annotation', '0027_system_key_once'),
     ]
 
     operations = [

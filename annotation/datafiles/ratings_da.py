@@ -1,0 +1,347 @@
+"""Direct-assessment ratings in and out, in the long CSV layout of nlgdata/ratings_da.py:
+`item,system,annotator,criterion,score[,hit,seconds]`, one row per score.
+
+Import: the rows of one page (the same `hit`, or without it the same annotator and item)
+become one submitted HIT of the file's first criterion, its systems in the order they first
+appear; scores of the other criteria named on the page are its further criteria
+(CriterionScore, and the first criterion's `also_asks`). Items are found by the id they were
+imported with, systems by name, and each (item, system) must have an output. A criterion
+the campaign lacks is created, judged by direct assessment and closed to annotators.
+
+Export writes the judgments rankings use in the same layout, in ranking order, so that
+importing it into a new campaign gives the same rankings.
+"""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import BinaryIO
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.csvsafe import unguarded
+from annotation.handout import sql
+from annotation.judging import da
+from annotation.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    CriterionScore,
+    DataFile,
+    Hit,
+    HitOutput,
+    Judgment,
+    Output,
+)
+from nlgdata.datafiles import DataFileError
+from nlgdata.ratings_da import COLUMNS, OPTIONAL_COLUMNS, DaRating, read_da_ratings
+
+from .importers import ImportSummary, open_data_file, record_file
+
+HEADER = [*COLUMNS, *OPTIONAL_COLUMNS]
+CHUNK_ROWS = 2000
+
+
+@dataclass
+class DaPage:
+    """The rows of one page: per system (in order of appearance), per criterion, a score."""
+
+    line: int
+    hit: str
+    item: str
+    annotator: str
+    seconds: float | None
+    scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    lines: dict[str, int] = field(default_factory=dict)  # the first line of each system
+
+
+def import_da_ratings(
+    campaign: Campaign, file: BinaryIO, file_name: str, user=None
+) -> ImportSummary:
+    """Read the whole file, check it, then write it in one transaction."""
+    opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
+    ratings = [unguarded_rating(r) for r in read_da_ratings(opened.lines, file_name)]
+    if not ratings:
+        raise DataFileError(file_name, "no rows after the header")
+    names = list(dict.fromkeys(r.criterion for r in ratings))
+    pages = group_pages(ratings, file_name)
+    with transaction.atomic():
+        criteria, made = page_criteria(campaign, names, file_name, ratings)
+        writer = DaWriter(campaign, criteria, file_name)
+        writer.write(pages)
+        ids = [c.pk for c in criteria]
+        CampaignCriterion.objects.filter(pk__in=ids).record_judgments_change()
+        campaign.criteria.record_pool_change(recount=True)
+        note = ""
+        if made:
+            note = (
+                f"Created the direct-assessment criteria {', '.join(made)} (closed to"
+                " annotators: they were judged elsewhere)"
+            )
+        summary = ImportSummary(file_name, len(ratings), writer.created, note)
+        record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
+    return summary
+
+
+def unguarded_rating(rating: DaRating) -> DaRating:
+    """The texts as exported before the spreadsheet guard (annotation/csvsafe.py)."""
+    return DaRating(
+        rating.line,
+        unguarded(rating.item),
+        unguarded(rating.system),
+        unguarded(rating.annotator),
+        unguarded(rating.criterion),
+        rating.score,
+        unguarded(rating.hit),
+        rating.seconds,
+    )
+
+
+def group_pages(ratings: list[DaRating], file_name: str) -> list[DaPage]:
+    pages: dict[tuple, DaPage] = {}
+    for r in ratings:
+        key = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
+        page = pages.get(key)
+        if page is None:
+            page = pages[key] = DaPage(r.line, r.hit, r.item, r.annotator, r.seconds)
+        elif (r.item, r.annotator) != (page.item, page.annotator):
+            what = "item" if r.item != page.item else "annotator"
+            raise DataFileError(
+                file_name, f"HIT {r.hit} has another {what} on line {page.line}", r.line, what
+            )
+        scores = page.scores.setdefault(r.system, {})
+        page.lines.setdefault(r.system, r.line)
+        if r.criterion in scores:
+            raise DataFileError(
+                file_name,
+                f"a second score of system {r.system} on {r.criterion} in the same HIT",
+                r.line,
+                "score",
+            )
+        scores[r.criterion] = r.score
+    return list(pages.values())
+
+
+def page_criteria(
+    campaign: Campaign, names: list[str], file_name: str, ratings: list[DaRating]
+) -> tuple[list[CampaignCriterion], list[str]]:
+    """The file's criteria, the first one the pages' own: found, or made with DA's form."""
+    found = {c.criterion: c for c in campaign.criteria.named(names)}
+    made = []
+    for name in names:
+        criterion = found.get(name)
+        if criterion is None:
+            # The file does not say what was asked: a question the organiser may rewrite.
+            found[name] = CampaignCriterion.objects.create(
+                campaign=campaign,
+                criterion=name,
+                form=da.NAME,
+                is_open=False,
+                question=f"How do you rate the sentence's {name}?",
+            )
+            made.append(name)
+        elif criterion.form != da.NAME:
+            line = next(r.line for r in ratings if r.criterion == name)
+            raise DataFileError(
+                file_name,
+                f"criterion {name} of '{campaign.slug}' is judged with {criterion.form},"
+                " not direct assessment",
+                line,
+                "criterion",
+            )
+    first = found[names[0]]
+    further = [n for n in names[1:] if n not in first.settings.get("also_asks", [])]
+    if further:
+        first.settings = {
+            **first.settings,
+            "also_asks": [*first.settings.get("also_asks", []), *further],
+        }
+        first.save(update_fields=["settings"])
+    return [found[name] for name in names], made
+
+
+class DaWriter:
+    def __init__(self, campaign: Campaign, criteria: list[CampaignCriterion], file_name: str):
+        self.campaign, self.file_name = campaign, file_name
+        self.main, self.further = criteria[0], {c.criterion: c for c in criteria[1:]}
+        self.items = dict(campaign.items.values_list("external_id", "id"))
+        self.systems = dict(campaign.systems.values_list("name", "id"))
+        outputs = Output.objects.filter(item__campaign=campaign)
+        self.outputs = {
+            (i, s): pk for i, s, pk in outputs.values_list("item_id", "system_id", "id")
+        }
+        annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
+        self.annotators = dict(annotators.values_list("external_id", "id"))
+        self.created = dict.fromkeys(["annotators", "HITs", "judgments", "further scores"], 0)
+
+    def write(self, pages: list[DaPage]) -> None:
+        for page in pages:
+            self.check(page)
+        self.check_new_hits(pages)
+        self.ensure_annotators(pages)
+        now = timezone.now()
+        hits = Hit.objects.bulk_create(
+            Hit(
+                campaign=self.campaign,
+                criterion=self.main.criterion,
+                item_id=self.items[p.item],
+                external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
+            )
+            for p in pages
+        )
+        slots = HitOutput.objects.bulk_create(
+            HitOutput(hit=hit, output_id=self.output_id(p, system), position=position)
+            for hit, p in zip(hits, pages, strict=True)
+            for position, system in enumerate(p.scores, start=1)
+        )
+        assignments = Assignment.objects.bulk_create(
+            Assignment(
+                hit=hit,
+                annotator_id=self.annotators[p.annotator],
+                status=Assignment.Status.SUBMITTED,
+                started_at=now - timedelta(seconds=p.seconds or 0),
+                submitted_at=now,
+            )
+            for hit, p in zip(hits, pages, strict=True)
+        )
+        self.write_scores(pages, slots, assignments)
+        self.created["HITs"] += len(hits)
+
+    def write_scores(self, pages, slots, assignments) -> None:
+        slot_at = iter(slots)
+        judgments, further = [], []
+        for page, assignment in zip(pages, assignments, strict=True):
+            for scores in page.scores.values():
+                slot = next(slot_at)
+                main = scores[self.main.criterion]
+                judgments.append(Judgment(assignment=assignment, slot=slot, score=main))
+                further += [
+                    CriterionScore(
+                        assignment=assignment, slot=slot, criterion=self.further[n], score=s
+                    )
+                    for n, s in scores.items()
+                    if n != self.main.criterion
+                ]
+        Judgment.objects.bulk_create(judgments)
+        CriterionScore.objects.bulk_create(further)
+        self.created["judgments"] += len(judgments)
+        self.created["further scores"] += len(further)
+        sql.analyze(Hit, HitOutput, Assignment, Judgment, CriterionScore)
+
+    def check(self, page: DaPage) -> None:
+        if page.item not in self.items:
+            raise DataFileError(
+                self.file_name,
+                f"no item {page.item!r} in '{self.campaign.slug}'",
+                page.line,
+                "item",
+            )
+        for system, scores in page.scores.items():
+            line = page.lines[system]
+            if system not in self.systems:
+                raise DataFileError(self.file_name, f"no system {system!r}", line, "system")
+            if (self.items[page.item], self.systems[system]) not in self.outputs:
+                raise DataFileError(
+                    self.file_name,
+                    f"system {system!r} has no output for item {page.item!r}",
+                    line,
+                    "system",
+                )
+            if self.main.criterion not in scores:
+                raise DataFileError(
+                    self.file_name,
+                    f"no {self.main.criterion} score of system {system!r} on this page (the"
+                    " file's first criterion is the one each page is judged on)",
+                    line,
+                    "criterion",
+                )
+
+    def check_new_hits(self, pages: list[DaPage]) -> None:
+        ids = [p.hit for p in pages if p.hit]
+        taken = set(
+            self.campaign.hits.filter(external_id__in=ids).values_list("external_id", flat=True)
+        )
+        for page in pages:
+            if page.hit in taken:
+                raise DataFileError(
+                    self.file_name, f"HIT {page.hit} is already in the campaign", page.line, "hit"
+                )
+
+    def output_id(self, page: DaPage, system: str) -> int:
+        return self.outputs[(self.items[page.item], self.systems[system])]
+
+    def ensure_annotators(self, pages: list[DaPage]) -> None:
+        new = dict.fromkeys(p.annotator for p in pages if p.annotator not in self.annotators)
+        created = Annotator.objects.bulk_create(
+            Annotator(campaign=self.campaign, source=Annotator.Source.CROWDFLOWER, external_id=a)
+            for a in new
+        )
+        self.annotators.update((a.external_id, a.id) for a in created)
+        self.created["annotators"] += len(created)
+
+
+# Export --------------------------------------------------------------------------------------
+
+
+def da_rows(campaign: Campaign, criterion: CampaignCriterion | None = None) -> Iterator[list]:
+    """The header, then the counted scores of the campaign's DA pages (or `criterion`'s), in
+    ranking order: per slot, the page's own criterion, then its further ones."""
+    yield HEADER
+    criteria = campaign.criteria.filter(form=da.NAME)
+    if criterion is not None:
+        criteria = criteria.filter(pk=criterion.pk)
+    for page_criterion in criteria.order_by("pk"):
+        judgments = Judgment.objects.counted().for_criterion(page_criterion).in_ranking_order()
+        further = further_scores(page_criterion)
+        rows = judgments.values_list(
+            "assignment_id",
+            "slot_id",
+            "assignment__hit__item__external_id",
+            "slot__output__system__name",
+            "assignment__annotator_id",
+            "score",
+            "assignment__hit__external_id",
+            "assignment__hit_id",
+            "assignment__started_at",
+            "assignment__submitted_at",
+        )
+        for (
+            assignment,
+            slot,
+            item,
+            system,
+            annotator,
+            score,
+            hit_id,
+            hit,
+            start,
+            end,
+        ) in rows.iterator(chunk_size=CHUNK_ROWS):
+            hit_name = hit_id or str(hit)
+            seconds = round((end - start).total_seconds(), 3)
+            yield [item, system, annotator, page_criterion.criterion, score, hit_name, seconds]
+            for name, value in further.get((assignment, slot), []):
+                yield [item, system, annotator, name, value, hit_name, seconds]
+
+
+def further_scores(criterion: CampaignCriterion) -> dict[tuple[int, int], list[tuple[str, float]]]:
+    """(assignment, slot) -> [(criterion name, score)] of the further criteria of the
+    criterion's pages, in the order the page asks them."""
+    asked = criterion.settings.get("also_asks", [])
+    names = {
+        c.pk: c.criterion
+        for c in CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id)
+    }
+    pages = Assignment.objects.for_criterion(criterion).values("pk")
+    rows = CriterionScore.objects.counted().filter(assignment__in=pages)
+    found: dict[tuple[int, int], list[tuple[str, float]]] = {}
+    for assignment, slot, criterion_id, score in rows.values_list(
+        "assignment_id", "slot_id", "criterion_id", "score"
+    ).iterator(chunk_size=CHUNK_ROWS):
+        found.setdefault((assignment, slot), []).append((names[criterion_id], score))
+    order = {name: n for n, name in enumerate(asked)}
+    for scores in found.values():
+        scores.sort(key=lambda pair: order.get(pair[0], len(order)))
+    return found

@@ -1,0 +1,328 @@
+"""Direct assessment (DA; WMT, WebNLG+ 2020): each output of a page scored on a 0-100
+slider, for the criterion and for the further criteria asked on the same page.
+
+Settings (CampaignCriterion.settings), all optional:
+- `also_asks`: names of other DA criteria of the campaign asked on this criterion's page,
+  after it (WebNLG's five on one page). They get no HITs of their own: their scores are
+  CriterionScore rows of this criterion's assignments.
+- `outputs_per_page`: outputs per page, 1 to 10 (default: the campaign's outputs per HIT).
+- `low_label`, `high_label`: the words at the slider's ends.
+
+A slider starts unset: the page refuses a sentence whose slider was not moved (or whose
+box was not typed in), so no score is one the annotator did not give.
+"""
+
+import re
+import secrets
+from dataclasses import dataclass
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from annotation.forms import ScoreInput, SubmissionKeyForm
+from annotation.handout import sql
+from annotation.handout.submission import Shown
+from annotation.models import CampaignCriterion, CriterionScore, Judgment
+
+from .base import AttentionRule, Comprehension, FormDatasheet, JudgmentForm
+from .rankme import worked_pair
+
+NAME = "da"
+LOWEST, HIGHEST = 0, 100
+MAX_OUTPUTS = 10
+DEFAULT_LABELS = {"low_label": "0: very poor", "high_label": "100: excellent"}
+SLIDER_CHARS = 8  # what a score box takes: "100" with room for spaces and a mistake
+
+
+class SliderScoreField(forms.CharField):
+    """A whole number from 0 to 100: what the slider or its box gave; empty when neither
+    was touched."""
+
+    default_error_messages = {
+        "required": "Move the slider (or type a number from 0 to 100): it has no score yet.",
+        "invalid": "Enter a whole number from 0 to 100.",
+    }
+    widget = ScoreInput
+
+    def __init__(self, **kwargs):
+        super().__init__(max_length=None, strip=True, **kwargs)
+        self.widget.attrs.update(
+            inputmode="numeric", autocomplete="off", size=4, maxlength=SLIDER_CHARS
+        )
+
+    def to_python(self, value) -> int | None:  # type: ignore[override]
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        if len(value) > SLIDER_CHARS or not re.fullmatch(r"[0-9]+", value):
+            raise ValidationError(self.error_messages["invalid"], code="invalid")
+        number = int(value)
+        if not LOWEST <= number <= HIGHEST:
+            raise ValidationError(self.error_messages["invalid"], code="invalid")
+        return number
+
+
+@dataclass(frozen=True)
+class PageCriterion:
+    """One criterion asked on the page: the page's own (index 0) or a further one."""
+
+    index: int
+    criterion: CampaignCriterion
+
+    @property
+    def label(self) -> str:
+        return self.criterion.get_criterion_display()
+
+    @property
+    def question(self) -> str:
+        return self.criterion.question_text
+
+
+def page_criteria(criterion: CampaignCriterion) -> list[PageCriterion]:
+    """The criterion, then the further ones its settings ask on its page, in that order."""
+    names = criterion.settings.get("also_asks", [])
+    found = {
+        c.criterion: c
+        for c in CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id).named(names)
+    }
+    further = [found[name] for name in names if name in found]
+    return [PageCriterion(i, c) for i, c in enumerate([criterion, *further])]
+
+
+class DaPageForm(SubmissionKeyForm):
+    """One slider score per sentence shown and per criterion of the page."""
+
+    def __init__(self, *args, shown: list[Shown], criteria: list[PageCriterion], **kwargs):
+        kwargs.setdefault("initial", {"submission_key": secrets.token_urlsafe(16)})
+        super().__init__(*args, **kwargs)
+        self.shown, self.criteria = shown, criteria
+        for sentence in shown:
+            for asked in criteria:
+                self.fields[field_name(sentence.key, asked.index)] = SliderScoreField(
+                    label=f"{asked.label}: score of sentence {sentence.label}"
+                )
+
+    def answers(self) -> dict[int, list[int]]:
+        """Per sentence (its key), the scores in the order of the page's criteria."""
+        data = self.cleaned_data
+        return {
+            s.key: [data[field_name(s.key, asked.index)] for asked in self.criteria]
+            for s in self.shown
+        }
+
+    def key(self) -> str:
+        return self.cleaned_data.get("submission_key") or secrets.token_urlsafe(16)
+
+    def error_list(self) -> list[tuple[str, str, str]]:
+        errors = []
+        for s in self.shown:
+            for asked in self.criteria:
+                name = field_name(s.key, asked.index)
+                if name in self.errors:
+                    field = self[name]
+                    message = f"{asked.label}: "
+                    errors += [
+                        (s.label, message + str(e), field.id_for_label) for e in field.errors
+                    ]
+        return errors
+
+    def rows(self) -> list[dict]:
+        return [
+            {
+                "shown": s,
+                "sliders": [
+                    (asked, self[field_name(s.key, asked.index)]) for asked in self.criteria
+                ],
+                "has_error": any(
+                    self[field_name(s.key, asked.index)].errors for asked in self.criteria
+                ),
+            }
+            for s in self.shown
+        ]
+
+    def page_context(self) -> dict:
+        return {
+            "rows": self.rows(),
+            "page_criteria": self.criteria,
+            **labels(self.criteria[0].criterion),
+        }
+
+
+def labels(criterion: CampaignCriterion) -> dict[str, str]:
+    """The words at the slider's ends."""
+    return {key: criterion.settings.get(key) or words for key, words in DEFAULT_LABELS.items()}
+
+
+def field_name(key: int, index: int) -> str:
+    return f"score_{key}_{index}"
+
+
+class DaCheckForm(forms.Form):
+    """The comprehension check: the worked pair scored on the criterion's slider."""
+
+    score_a = SliderScoreField(label="Score of sentence A")
+    score_b = SliderScoreField(label="Score of sentence B")
+
+    def __init__(self, data=None, first: str = "", second: str = "", **kwargs):
+        super().__init__(data, **kwargs)
+        self.texts = (first, second)
+
+    def rows(self) -> list[tuple[str, str, forms.BoundField]]:
+        first, second = self.texts
+        return [("A", first, self["score_a"]), ("B", second, self["score_b"])]
+
+
+def check_passes(form: DaCheckForm, sentence_first: bool) -> bool:
+    a, b = form.cleaned_data["score_a"], form.cleaned_data["score_b"]
+    sentence, degraded = (a, b) if sentence_first else (b, a)
+    return degraded < sentence
+
+
+def page_form(data, shown: list[Shown], criterion: CampaignCriterion) -> DaPageForm:
+    return DaPageForm(data, shown=shown, criteria=page_criteria(criterion))
+
+
+def slot_scores(shown: list[Shown], answers: dict[int, list[int]]) -> list[tuple[int, float]]:
+    """The page's own criterion's score per slot of an output, in slot order."""
+    slots = [
+        (slot, answers[s.key][0]) for s in shown for slot in s.slots if not slot.is_attention_check
+    ]
+    slots.sort(key=lambda pair: pair[0].position)
+    return [(slot.output.system_id, score) for slot, score in slots]
+
+
+def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, also) -> None:
+    """A Judgment per slot for the page's own criterion, a CriterionScore per slot for each
+    further one (whose judgments version moves with the page's)."""
+    judgments = [
+        Judgment(assignment=assignment, slot=slot, score=answers[s.key][0])
+        for s in shown
+        for slot in s.slots
+    ]
+    sql.insert(judgments, also=also)
+    further = page_criteria(criterion)[1:]
+    if not further:
+        return
+    sql.insert(
+        [
+            CriterionScore(
+                assignment=assignment,
+                slot=slot,
+                criterion=asked.criterion,
+                score=answers[s.key][asked.index],
+            )
+            for s in shown
+            for slot in s.slots
+            for asked in further
+        ]
+    )
+    ids = [asked.criterion.pk for asked in further]
+    CampaignCriterion.objects.filter(pk__in=ids).record_judgments_change()
+
+
+def outputs_per_hit(criterion: CampaignCriterion) -> int:
+    return criterion.settings.get("outputs_per_page") or criterion.campaign.outputs_per_hit
+
+
+def clean_settings(settings: dict, criterion: CampaignCriterion) -> dict:
+    """The settings checked and completed; a ValidationError names the key."""
+    known = {"also_asks", "outputs_per_page", *DEFAULT_LABELS}
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValidationError(
+            {"settings": f"unknown setting(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"}
+        )
+    cleaned = {**DEFAULT_LABELS, **settings}
+    for key in DEFAULT_LABELS:
+        if not isinstance(cleaned[key], str) or not 0 < len(cleaned[key]) <= 40:
+            raise ValidationError({"settings": f"{key}: a text of 1 to 40 characters"})
+    k = cleaned.get("outputs_per_page")
+    if k is not None and (type(k) is not int or not 1 <= k <= MAX_OUTPUTS):
+        raise ValidationError(
+            {"settings": f"outputs_per_page: a whole number from 1 to {MAX_OUTPUTS}"}
+        )
+    cleaned["also_asks"] = further_criteria(cleaned.get("also_asks", []), criterion)
+    return cleaned
+
+
+def further_criteria(names, criterion: CampaignCriterion) -> list[str]:
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValidationError({"settings": "also_asks: a list of criterion names"})
+    if len(set(names)) != len(names) or criterion.criterion in names:
+        raise ValidationError({"settings": "also_asks: each other criterion once"})
+    others = CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id).named(names)
+    found = {c.criterion: c.form for c in others}
+    wrong = [n for n in names if found.get(n) != NAME]
+    if wrong:
+        not_da = ", ".join(wrong)
+        message = f"also_asks: not direct-assessment criteria of this campaign: {not_da}"
+        raise ValidationError({"settings": message})
+    return names
+
+
+def asked_on_another_page(criterion: CampaignCriterion) -> bool:
+    """Whether another DA criterion of the campaign asks this one on its page (it then has
+    no HITs of its own)."""
+    if criterion.form != NAME:
+        return False
+    others = CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id, form=NAME)
+    return any(criterion.criterion in c.settings.get("also_asks", []) for c in others)
+
+
+FORM = JudgmentForm(
+    name=NAME,
+    label="Direct assessment: a 0-100 slider per output and criterion",
+    page_template="annotation/judging/da_hit.html",
+    instructions_template="annotation/judging/da_instructions.html",
+    outputs_per_hit=outputs_per_hit,
+    page_form=page_form,
+    slot_scores=slot_scores,
+    save=save,
+    attention=AttentionRule(
+        wording="an evaluator's first HIT and one in every {every} after it show a degraded"
+        " copy of one of its outputs, never ranked; an evaluator whose slider scores do not"
+        " put the outputs above their copies"
+    ),
+    comprehension=Comprehension(
+        worked_pair=worked_pair,
+        template="annotation/judging/da_check.html",
+        page_form=DaCheckForm,
+        passes=check_passes,
+        wording="before the first HIT, a sentence and a degraded copy of it (words dropped"
+        " and shuffled) scored on the 0-100 slider; two attempts that do not score the copy"
+        " lower screen the evaluator out (no HITs)",
+    ),
+    export_formats=("da",),
+    import_formats=("da",),
+    datasheet=FormDatasheet(
+        training="instructions with a worked example before the first HIT; each page states"
+        " the question of every criterion it asks",
+        pages="one HIT per page: the outputs of up to {k} systems for one input, shuffled,"
+        " each with a 0-100 slider (and a number box) per criterion of the page, ends"
+        " labelled, the value shown; a slider the evaluator did not move is refused;"
+        " identical outputs are shown once and their scores given to each system",
+        relative="absolute: each output scored on its own scale, beside the others of its page",
+        scale_size=lambda criterion: HIGHEST - LOWEST + 1,
+        scale=lambda criterion: (
+            f"{LOWEST}-{HIGHEST}, ends labelled"
+            f" '{criterion.settings.get('low_label', DEFAULT_LABELS['low_label'])}' and"
+            f" '{criterion.settings.get('high_label', DEFAULT_LABELS['high_label'])}'"
+        ),
+        presented=lambda criterion: (
+            "slider: a 0-100 slider per output with its value shown,"
+            " and a number box for the keyboard"
+        ),
+        elicitation="direct quality estimation: direct assessment (DA) on a 0-100 slider",
+        rating_means="how well the output meets the criterion's question, from 0 (not at"
+        " all) to 100 (fully); rankings use each annotator's scores standardised, or the order"
+        " within a page",
+        collected="online, on the platform's direct-assessment HIT pages",
+    ),
+    # TrueSkill and Bradley-Terry rank the order of a page's scores; WMT's z-scores the
+    # scores themselves. Best-worst and the plain bootstrap are views of RankME's HITs.
+    protocols=("e2e", "bt", "wmt"),
+    clean_settings=clean_settings,
+    fewest_outputs=1,
+    asks_further_criteria=True,
+    has_own_hits=lambda criterion: not asked_on_another_page(criterion),
+)

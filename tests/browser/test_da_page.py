@@ -1,0 +1,170 @@
+"""A Prolific worker completes direct-assessment HITs (3 outputs, 2 criteria per page) in
+headless Chromium: at 1280x900 with the mouse and the number boxes, and at 390x844 with the
+keyboard only. The database then holds exactly what they entered.
+
+With SCREENSHOTS=1 it writes docs/screenshots/da-{instructions,hit,error}[-phone].png.
+"""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from annotation.judging import form_named
+from annotation.models import Assignment, Criterion, CriterionScore, Judgment
+from tests.browser.conftest import DESKTOP, PHONE
+from tests.browser.demo import demo_campaign
+
+pytestmark = pytest.mark.browser
+
+expect = pytest.importorskip(
+    "playwright.sync_api", reason="the playwright package is not installed"
+).expect
+
+SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+QUALITY, NATURALNESS = Criterion.QUALITY, Criterion.NATURALNESS
+
+
+def da_demo():
+    """The demo's item and five systems, 3 outputs a page, quality and naturalness asked on
+    one DA page (naturalness has no pages of its own)."""
+    campaign = demo_campaign(outputs_per_hit=3, max_hits_per_annotator=1)
+    da = form_named("da").name
+    campaign.criteria.update(form=da, comprehension_check=False)
+    quality = campaign.criteria.get(criterion=QUALITY)
+    quality.question = "How well does the sentence express the input, completely and correctly?"
+    quality.settings = {"also_asks": [NATURALNESS], "low_label": "0: very poor"}
+    quality.full_clean()
+    quality.save()
+    campaign.criteria.filter(criterion=NATURALNESS).update(
+        question="How fluent and natural is the sentence, as if a native speaker wrote it?"
+    )
+    return campaign
+
+
+def shoot(page, name: str, size: dict) -> None:
+    if not os.environ.get("SCREENSHOTS"):
+        return
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    suffix = "-phone" if size == PHONE else ""
+    page.screenshot(path=SHOTS / f"{name}{suffix}.png", full_page=True)
+
+
+def arrive(browser, live_server, pid: str, size: dict):
+    page = browser.new_page(viewport=size, device_scale_factor=1)
+    page.set_default_timeout(10_000)
+    query = f"PROLIFIC_PID={pid}&STUDY_ID=study-da&SESSION_ID=session-{pid}"
+    page.goto(f"{live_server.url}/annotate/demo/quality/?{query}")
+    return page
+
+
+def nothing_cut_off(page) -> None:
+    """No element reaches past the right edge of the window, so nothing needs a sideways
+    scroll (the input's tables scroll inside their own box)."""
+    overflow = page.evaluate(
+        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    )
+    assert overflow <= 0
+    for box in page.locator("input[type=range], .value-box input, #submit-hit").all():
+        right = box.evaluate("el => el.getBoundingClientRect().right")
+        assert right <= page.viewport_size["width"]
+
+
+def sliders(page) -> list[tuple[str, int, object]]:
+    """(sentence text, criterion index, range) per slider, in page order."""
+    found = []
+    for sentence in page.locator("fieldset.output").all():
+        text = sentence.locator(".utterance").inner_text().strip()
+        for n, row in enumerate(sentence.locator(".slider-row").all()):
+            found.append((text, n, row.locator("input[type=range]")))
+    return found
+
+
+def stored(pid: str) -> dict[tuple[str, int], float]:
+    """(output text, criterion index) -> score of the worker's submitted page."""
+    assignment = Assignment.objects.get(annotator__external_id=pid, status="submitted")
+    found = {
+        (j.slot.output.text, 0): j.score
+        for j in Judgment.objects.filter(assignment=assignment).select_related("slot__output")
+    }
+    for s in CriterionScore.objects.filter(assignment=assignment).select_related("slot__output"):
+        assert s.criterion.criterion == NATURALNESS
+        found[(s.slot.output.text, 1)] = s.score
+    return found
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_completes_a_da_page_with_the_mouse_at_1280x900(browser, live_server):
+    da_demo()
+    page = arrive(browser, live_server, "da-mouse", DESKTOP)
+    expect(page.get_by_role("heading", name="What you will do")).to_be_visible()
+    shoot(page, "da-instructions", DESKTOP)
+    page.get_by_role("button", name="Start").click()
+    expect(page.get_by_role("heading", name="Score each sentence on 2 criteria")).to_be_visible()
+    expect(page.locator("input[type=range]")).to_have_count(6)
+    expect(page.locator("input[type=range][data-unset]")).to_have_count(6)
+    nothing_cut_off(page)
+    shoot(page, "da-hit", DESKTOP)
+    entered = {}
+    rows = sliders(page)
+    for n, (text, index, slider) in enumerate(rows[:-1]):
+        value = [85, 70, 40, 95, 0, 60][n]
+        box = slider.locator(
+            "xpath=ancestor::div[contains(@class,'slider-row')]//input[@inputmode]"
+        )
+        box.fill(str(value))
+        expect(slider).to_have_value(str(value))
+        entered[(text, index)] = value
+    # The last slider left unset: refused, and everything typed is still there.
+    page.get_by_role("button", name="Submit and continue").click()
+    expect(page.locator("#error-summary")).to_contain_text("Please correct 1 thing below")
+    expect(page.locator("#error-summary")).to_contain_text("it has no score yet")
+    for text, index, slider in sliders(page)[:-1]:
+        expect(slider).to_have_value(str(entered[(text, index)]))
+    nothing_cut_off(page)
+    shoot(page, "da-error", DESKTOP)
+    text, index, slider = sliders(page)[-1]
+    slider.scroll_into_view_if_needed()
+    box = slider.bounding_box()
+    page.mouse.click(box["x"] + box["width"] * 0.75, box["y"] + box["height"] / 2)
+    value = int(slider.input_value())
+    assert 60 <= value <= 90  # three quarters along, whatever the thumb's width
+    entered[(text, index)] = value
+    page.get_by_role("button", name="Submit and continue").click()
+    expect(page.locator("#completion-code")).to_be_visible()
+    assert stored("da-mouse") == entered
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_completes_a_da_page_by_keyboard_only_at_390x844(browser, live_server):
+    da_demo()
+    page = arrive(browser, live_server, "da-keys", PHONE)
+    nothing_cut_off(page)
+    shoot(page, "da-instructions", PHONE)
+    start = page.get_by_role("button", name="Start")
+    while not start.evaluate("el => el === document.activeElement"):
+        page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("input[type=range]")).to_have_count(6)
+    nothing_cut_off(page)
+    shoot(page, "da-hit", PHONE)
+    entered = {}
+    # Per slider: Home (0), then ArrowRight as often as the value; Tab passes its box.
+    values = iter([30, 12, 5, 0, 25, 18])
+    for text, index, slider in sliders(page):
+        while not slider.evaluate("el => el === document.activeElement"):
+            page.keyboard.press("Tab")
+        value = next(values)
+        page.keyboard.press("Home")
+        for _ in range(value):
+            page.keyboard.press("ArrowRight")
+        expect(slider).to_have_value(str(value))
+        entered[(text, index)] = value
+    submit = page.get_by_role("button", name="Submit and continue")
+    while not submit.evaluate("el => el === document.activeElement"):
+        page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#completion-code")).to_be_visible()
+    assert stored("da-keys") == entered
+    assert re.fullmatch(r"[0-9A-F]{8}", page.locator("#completion-code").inner_text())
