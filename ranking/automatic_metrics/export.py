@@ -29,7 +29,7 @@ from .models import (
     WORD_OVERLAP_METRICS,
     Metric,
 )
-from .service import MetricTable, correlations
+from .service import MetricTable, SystemMetrics, correlations
 
 OVERLAP_COLUMNS = [str(m) for m in WORD_OVERLAP_METRICS]
 SLOT_COLUMNS = [str(m) for m in SLOT_METRICS]
@@ -56,6 +56,16 @@ def number(value: float | None) -> Decimal | str:
     return "" if value is None else Decimal(f"{value:.6f}")
 
 
+def number_cells(system: SystemMetrics) -> list:
+    """The number check's cells: outputs checked, numbers checked (a count), share supported."""
+    checked = system.get(Metric.NUMBERS_CHECKED)
+    return [
+        system.outputs.get(Metric.NUMBERS_CHECKED, ""),
+        "" if checked is None else int(checked),
+        number(system.get(Metric.NUMBERS_SUPPORTED)),
+    ]
+
+
 def write_metrics_csv(out, table: MetricTable) -> None:
     # System names are slugs and may start with '-': csvsafe keeps spreadsheets from running
     # them as formulas.
@@ -67,8 +77,7 @@ def write_metrics_csv(out, table: MetricTable) -> None:
     for system in table.rows:
         overlap = [number(system.get(m)) for m in overlap_columns]
         slots = [number(system.get(m)) for m in SLOT_COLUMNS]
-        numbers = [system.outputs.get(Metric.NUMBERS_CHECKED, "")] if checked else []
-        numbers += [number(system.get(m)) for m in NUMBER_COLUMNS] if checked else []
+        numbers = number_cells(system) if checked else []
         slot_outputs = system.outputs.get(Metric.SER, "")
         writer.writerow([system.system, *overlap, slot_outputs, *slots, *numbers])
 
