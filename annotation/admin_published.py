@@ -4,6 +4,8 @@ and where its files are (an uploaded .zip of the dataset's folder, or a folder o
 server under PUBLISHED_DATA_DIR); the job's page follows the worker. CampaignAdmin
 (annotation/admin.py) routes its URLs here."""
 
+from typing import cast
+
 from django import forms
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -39,7 +41,8 @@ class PublishedLoadForm(forms.Form):
         self.user = user
         folders = server_folders()
         if folders:
-            self.fields["folder"].choices = [("", "–")] + [(name, name) for name in folders]
+            folder = cast(forms.ChoiceField, self.fields["folder"])
+            folder.choices = [("", "–")] + [(name, name) for name in folders]
         else:  # PUBLISHED_DATA_DIR unset: archives only
             del self.fields["folder"]
 
@@ -56,14 +59,13 @@ class PublishedLoadForm(forms.Form):
         return archive
 
     def clean(self):
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         archive, folder = cleaned.get("archive"), cleaned.get("folder", "")
         if not self.errors and bool(archive) == bool(folder):
-            where = (
-                "a .zip archive or a folder on the server"
-                if "folder" in self.fields
-                else ("a .zip archive")
-            )
+            where = "a .zip archive"
+            if "folder" in self.fields:
+                where += " or a folder on the server"
             raise forms.ValidationError(f"Give {where}, one of the two.")
         slug = cleaned.get("campaign") or cleaned.get("dataset", "")
         cleaned["campaign"] = slug

@@ -42,7 +42,9 @@ def ignored(info: zipfile.ZipInfo) -> bool:
     return info.filename.startswith(IGNORED) or info.filename.endswith("/.DS_Store")
 
 
-def check_members(members: list[zipfile.ZipInfo], name: str, max_bytes: int, max_files: int):
+def check_members(
+    members: list[zipfile.ZipInfo], name: str, max_bytes: int, max_files: int
+) -> None:
     if not members:
         raise DataFileError(name, "the archive is empty")
     if len(members) > max_files:
