@@ -10,11 +10,18 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Campaign, Item, Output, PublishedLoad, System
-from annotation.published_uploads import execute_published_load, job_folder
+from annotation.published_uploads import (
+    PROGRESS,
+    execute_published_load,
+    job_folder,
+    write_progress,
+)
+from tests.world import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -250,3 +257,33 @@ def test_load_of_the_real_rotowire_games_from_an_archive(organiser, rotowire_dat
     assert "loaded 90 items, 90 outputs of human, 90 outputs of accuracy-shared-task" in page
     assert "90 of 90 texts share at least 90% of their words" in page
     assert Campaign.objects.get(slug="rotowire").items.count() == 90
+
+
+def test_running_load_shows_its_latest_step(organiser):
+    send_form(organiser, archive=zipped(webnlg_files()))
+    job = PublishedLoad.objects.get()
+    job.claim()
+    write_progress(job_folder(job) / PROGRESS, "team-a: 2/2 outputs")
+    page = text_of(organiser.get(job_url(job)))
+    assert "Loading: team-a: 2/2 outputs. Nothing is kept unless all of it loads." in page
+
+
+def test_loading_into_an_existing_campaign_needs_the_change_permission(organiser):
+    adder = logged_in("adder", is_staff=True)
+    adder.user.user_permissions.add(
+        Permission.objects.get(codename="add_campaign", content_type__app_label="annotation")
+    )
+    load_through_the_admin(organiser, archive=zipped(webnlg_files()))
+    response = send_form(adder, archive=zipped(webnlg_files()))
+    assert "You may not change the campaign 'webnlg2020'." in text_of(response)
+    response = send_form(adder, archive=zipped(webnlg_files()), campaign="mine")
+    assert response.status_code == 302
+    assert PublishedLoad.objects.filter(campaign_slug="mine", created_by=adder.user).exists()
+
+
+def test_archive_of_files_at_its_top_level_loads_too(organiser):
+    flat = {name.removeprefix("webnlg2020/"): content for name, content in webnlg_files().items()}
+    flat["__MACOSX/._inputs"] = b"resource fork"
+    job, _ = load_through_the_admin(organiser, archive=zipped(flat))
+    assert job.status == "done", job.error
+    assert Item.objects.count() == 2
