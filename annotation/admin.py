@@ -12,6 +12,7 @@ from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET, require_http_methods
 
 from . import (
+    admin_published,
     admin_uploads,
     admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
 )
@@ -105,6 +106,7 @@ class CampaignAdmin(RecountAfterEdits):
     inlines = [CampaignCriterionInline, DataFileInline]
     actions = ["review_prolific_submissions"]
     form = CampaignAdminForm
+    change_list_template = "admin/annotation/campaign/change_list.html"  # + "Load a dataset"
     readonly_fields = ["entry_links"]
     fieldsets = [
         (None, {"fields": ["name", "slug", "status", "description"]}),
@@ -279,7 +281,20 @@ class CampaignAdmin(RecountAfterEdits):
             self.admin_site.admin_view(self.invite_view),
             name="annotation_campaign_invite",
         )
-        return [upload, upload_job, export, monitor, invite, *super().get_urls()]
+        load = path(
+            "load-published/",
+            self.admin_site.admin_view(require_http_methods(["GET", "POST"])(self.load_view)),
+            name="annotation_campaign_load_published",
+        )
+        load_job = path(
+            "load-published/<int:job_id>/",
+            self.admin_site.admin_view(require_GET(self.load_job_view)),
+            name="annotation_campaign_load_published_job",
+        )
+        return [
+            *[upload, upload_job, export, monitor, invite, load, load_job],
+            *super().get_urls(),
+        ]
 
     def invite_view(self, request, campaign_id):
         """Named annotators and their private links, one per criterion."""
@@ -339,6 +354,13 @@ class CampaignAdmin(RecountAfterEdits):
 
     def upload_job_view(self, request, campaign_id, job_id):
         return admin_uploads.upload_job_view(self, request, campaign_id, job_id)
+
+    @accepts_upload
+    def load_view(self, request):
+        return admin_published.load_view(self, request)
+
+    def load_job_view(self, request, job_id):
+        return admin_published.load_job_view(self, request, job_id)
 
     def export_view(self, request, campaign_id):
         """The export form; once filled in, the file, streamed as it is written."""

@@ -965,4 +965,4 @@ class DataFile(models.Model):
 
 
 # Uploads imported by a worker live in their own module; imported here so Django sees them.
-from .upload_models import UploadJob  # noqa: E402, F401
+from .upload_models import PublishedLoad, UploadJob  # noqa: E402, F401

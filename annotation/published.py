@@ -17,7 +17,7 @@ from django.db import transaction
 
 from nlgdata.datafiles import DataFileError, batches
 from nlgdata.inputs import InputError, check_input, input_key
-from nlgdata.published import Dataset, PublishedItem, PublishedSystem
+from nlgdata.published import READERS, Dataset, PublishedItem, PublishedSystem
 
 from .datafiles.importers import (
     BATCH_CHARS,
@@ -45,6 +45,14 @@ from .models import (
 
 Progress = Callable[[str], None]
 
+# What `load_published` and the admin's "Load a published dataset" offer.
+DATASETS = {
+    "logicnlg": "LogicNLG (test set: tables and statements)",
+    "rotowire": "RotoWire (games/*.jsonl: box scores and summaries)",
+    "webnlg2020": "WebNLG+ 2020 (English: triple sets)",
+    "e2e": "E2E NLG Challenge (test set and 21 systems' outputs)",
+}
+
 
 @dataclass
 class LoadSummary:
@@ -64,6 +72,20 @@ class LoadSummary:
         if not done:
             lines[0] += "nothing new to load"
         return "\n".join(lines + self.notes)
+
+
+def load_published(
+    dataset: str, folder: Path, slug: str | None = None, progress: Progress | None = None
+) -> LoadSummary:
+    """The dataset named `dataset` (a key of DATASETS) read from `folder` and loaded: what
+    the command and the admin's background job both call."""
+    if not folder.is_dir():
+        raise DataFileError(str(folder), "no such folder")
+    if dataset == "e2e":
+        return load_e2e(folder, slug, progress)
+    if progress:
+        progress(f"reading {folder.name}")
+    return load_dataset(READERS[dataset](folder), slug, progress)
 
 
 def load_dataset(

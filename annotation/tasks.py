@@ -4,7 +4,8 @@ from jobs.claims import send_jobs_needing_a_worker
 
 from .attention import record_due_verdicts
 from .prolific import poll_studies
-from .upload_models import UploadJob
+from .published_uploads import execute_published_load
+from .upload_models import PublishedLoad, UploadJob
 from .uploads import execute_upload
 
 
@@ -13,10 +14,11 @@ def sweep() -> None:
     """Periodic (Celery beat): bring the attention checks' verdicts up to date, leaving
     out of rankings the annotators who failed them; ask Prolific which new participants
     are in their studies, so that their work counts; send again the uploads whose message
-    or worker was lost."""
+    or worker was lost, and the published datasets' loads too."""
     record_due_verdicts()
     poll_studies()
     send_jobs_needing_a_worker(UploadJob)
+    send_jobs_needing_a_worker(PublishedLoad)
 
 
 @shared_task(name="annotation.import_upload")
@@ -25,3 +27,11 @@ def import_upload(*, job_id: int) -> None:
     if job is None:
         return
     execute_upload(job)
+
+
+@shared_task(name="annotation.load_published")
+def load_published(*, job_id: int) -> None:
+    job = PublishedLoad.objects.select_related("created_by").filter(pk=job_id).first()
+    if job is None:
+        return
+    execute_published_load(job)

@@ -40,3 +40,43 @@ class UploadJob(BackgroundJob):
 
     def __str__(self) -> str:
         return f"{self.campaign.slug} upload {self.pk} ({self.status})"
+
+
+class PublishedLoad(BackgroundJob):
+    """A published dataset loaded by a worker (annotation/published_uploads.py), from a
+    .zip archive the organiser uploaded or a folder under PUBLISHED_DATA_DIR."""
+
+    dataset = models.CharField(max_length=20)  # a key of annotation.published.DATASETS
+    campaign_slug = models.SlugField(help_text="the campaign it loads into, made if missing")
+    # Set once loaded; a campaign deleted later leaves the record of its load.
+    campaign = models.ForeignKey(
+        Campaign,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="published_loads",
+    )
+    # One of the two: the uploaded archive's name as the browser gave it (stored under
+    # UPLOAD_DIR/published/<id>/ until the job is over), or a folder's name under
+    # PUBLISHED_DATA_DIR.
+    archive = models.CharField(max_length=255, blank=True)
+    folder = models.CharField(max_length=255, blank=True)
+    summary = models.TextField(blank=True, help_text="what the load brought in")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    objects = JobQuerySet.as_manager()
+
+    task_name = "annotation.load_published"
+    task_id_argument = "job_id"
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.dataset} into {self.campaign_slug} ({self.status})"
+
+    @property
+    def source(self) -> str:
+        return f"archive {self.archive}" if self.archive else f"server folder {self.folder}"

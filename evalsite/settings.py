@@ -245,6 +245,13 @@ UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", IMPORT_MAX_BYTES + 1024 * 1024)
 # The admin's uploads wait here for the worker that imports them (annotation/uploads.py):
 # web and worker processes must share it.
 UPLOAD_DIR = Path(os.environ.get("UPLOAD_DIR", VAR_DIR / "uploads"))
+# The admin's "Load a published dataset" (annotation/published_uploads.py). An uploaded
+# .zip of a dataset's folder is at most IMPORT_MAX_BYTES and unpacks to at most these
+# (counted as unpacked, whatever the archive declares). A folder on the server may be named
+# instead only if it is under PUBLISHED_DATA_DIR: unset, the admin offers no folder.
+PUBLISHED_UNPACKED_MAX_BYTES = env_int("PUBLISHED_UNPACKED_MAX_BYTES", 1024 * 1024 * 1024)
+PUBLISHED_UNPACKED_MAX_FILES = env_int("PUBLISHED_UNPACKED_MAX_FILES", 20_000)
+PUBLISHED_DATA_DIR = env_str("PUBLISHED_DATA_DIR", "")
 MAX_OUTPUT_CHARS = env_int("MAX_OUTPUT_CHARS", 5000)
 MAX_INPUT_CHARS = env_int("MAX_INPUT_CHARS", 100_000)
 
@@ -295,6 +302,7 @@ CELERY_TASK_ROUTES = {
     "ranking.compute_metrics": {"queue": "long"},
     # An upload of up to UPLOAD_MAX_BYTES is imported in one transaction: seconds to minutes.
     "annotation.import_upload": {"queue": "long"},
+    "annotation.load_published": {"queue": "long"},
     "generation.generate_outputs": {"queue": "generation"},
 }
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a

@@ -497,7 +497,9 @@ def webnlg_system(path: Path, sample_ids: list[str]) -> PublishedSystem:
 
 
 def slugify(name: str) -> str:
-    """'Amazon_AI_(Shanghai)' -> 'amazon-ai-shanghai': System.name is a slug."""
+    """'Amazon_AI_(Shanghai)' -> 'amazon-ai-shanghai': System.name is a slug. The one place
+    a file's system name is changed to fit (LogicNLG's and RotoWire's slugs are written out
+    in LOGICNLG_SYSTEMS and read_rotowire, each with its paper's name as the label)."""
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 

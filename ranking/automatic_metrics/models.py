@@ -30,6 +30,10 @@ class Metric(models.TextChoices):
     MISSING = "missing", "Slot missing"
     WRONG_VALUE = "wrong_value", "Wrong value"
     SER = "ser", "Slot error rate"
+    # RotoWire's number check (ranking.metrics.numbers): numbers attached to a player or
+    # team, and the share of them found in that one's box- or line-score row.
+    NUMBERS_CHECKED = "numbers_checked", "Numbers checked"
+    NUMBERS_SUPPORTED = "numbers_supported", "Numbers in the box score"
 
 
 WORD_OVERLAP_METRICS = [
@@ -43,6 +47,7 @@ WORD_OVERLAP_METRICS = [
 ]
 SENTENCE_BLEU_METRICS = [Metric.BLEU1, Metric.BLEU2, Metric.BLEU3]
 SLOT_METRICS = [Metric.ALL_REALISED, Metric.ADDED, Metric.MISSING, Metric.WRONG_VALUE, Metric.SER]
+NUMBER_METRICS = [Metric.NUMBERS_CHECKED, Metric.NUMBERS_SUPPORTED]
 
 
 class MetricRunQuerySet(JobQuerySet):

@@ -10,11 +10,12 @@ from django.db import transaction
 from annotation.models import Campaign, Item, Output
 from jobs.claims import Heartbeat, work_as_holder
 from ranking import metrics
-from ranking.metrics import sentence_bleu
+from ranking.metrics import numbers, sentence_bleu
 from ranking.models import RankingRun, SystemResult
 from ranking.protocols import STABILITY_PROTOCOL
 
 from .models import (
+    NUMBER_METRICS,
     SENTENCE_BLEU_METRICS,
     SLOT_METRICS,
     WORD_OVERLAP_METRICS,
@@ -22,6 +23,9 @@ from .models import (
     MetricResult,
     MetricRun,
 )
+
+# Counts, not measures of quality: no correlation with the human ranking is shown for them.
+NOT_CORRELATED = {Metric.NUMBERS_CHECKED}
 
 
 class NothingToScore(ValueError):
@@ -33,6 +37,7 @@ class MetricInput:
     references: dict[int, list[str]] = field(default_factory=dict)  # item id -> references
     mrs: dict[int, list] = field(default_factory=dict)  # item id -> MR attributes (mr items)
     tables: set[int] = field(default_factory=set)  # ids of table items (LogicNLG's BLEU-n)
+    games: dict[int, dict] = field(default_factory=dict)  # item id -> box score (boxscore items)
     outputs: dict[int, dict[int, str]] = field(default_factory=dict)  # system id -> item -> text
 
     @property
@@ -51,6 +56,8 @@ def load_metric_input(campaign: Campaign) -> MetricInput:
             data.mrs[item_id] = input_data["attributes"]
         elif kind == "table":
             data.tables.add(item_id)
+        elif kind == "boxscore":
+            data.games[item_id] = input_data
     rows = Output.objects.filter(item__campaign=campaign).order_by("system_id", "item_id")
     for system_id, item_id, text in rows.values_list("system_id", "item_id", "text").iterator(
         chunk_size=5000
@@ -87,6 +94,23 @@ def slot_results(data: MetricInput) -> dict[int, tuple[int, dict[Metric, float]]
                 Metric.SER: errors.ser,
             },
         )
+    return results
+
+
+def number_results(data: MetricInput) -> dict[int, tuple[int, dict[Metric, float]]]:
+    """system id -> (outputs checked, numbers checked and the share supported) over its
+    outputs for box-score items (RotoWire's number check); a system whose outputs attach
+    no number to any player or team has no share."""
+    results = {}
+    for system_id, texts in data.outputs.items():
+        pairs = [(data.games[item], text) for item, text in texts.items() if item in data.games]
+        if not pairs:
+            continue
+        found = numbers.number_support(pairs)
+        values = {Metric.NUMBERS_CHECKED: float(found.checked)}
+        if found.share is not None:
+            values[Metric.NUMBERS_SUPPORTED] = found.share
+        results[system_id] = (found.outputs, values)
     return results
 
 
@@ -129,13 +153,14 @@ def compute_and_store(run: MetricRun, token: str, heartbeat: Heartbeat) -> None:
         raise NothingToScore("no outputs yet: import or generate some first")
     slots = slot_results(data)
     table_bleu = table_bleu_results(data)
+    checked_numbers = number_results(data)
     heartbeat.check()
     run.update_as_holder(token, progress=0, progress_total=len(data.outputs))
     overlap = metrics.score_systems(
         data.references, data.outputs, progress=ProgressWriter(run, token, heartbeat)
     )
     seconds = time.perf_counter() - started
-    store_results(run, token, data, overlap, slots, seconds, table_bleu)
+    store_results(run, token, data, overlap, slots, seconds, table_bleu, checked_numbers)
 
 
 @dataclass
@@ -164,11 +189,14 @@ def store_results(
     slots: dict[int, tuple[int, dict[Metric, float]]],
     seconds: float,
     table_bleu: dict[int, tuple[int, dict[Metric, float]]] | None = None,
+    checked_numbers: dict[int, tuple[int, dict[Metric, float]]] | None = None,
 ) -> None:
     """Mark the run done and write its results together, only while holding the claim."""
     implementations = dict(overlap.implementations)
     if data.tables:
         implementations |= dict.fromkeys(SENTENCE_BLEU_METRICS, sentence_bleu.IMPLEMENTATION)
+    if data.games:
+        implementations |= dict.fromkeys(NUMBER_METRICS, numbers.IMPLEMENTATION)
     run.finish_as_holder(
         token,
         MetricRun.Status.DONE,
@@ -192,7 +220,7 @@ def store_results(
     ]
     rows += [
         MetricResult(run=run, system_id=system_id, metric=metric, value=value, outputs=count)
-        for per_system in (slots, table_bleu or {})
+        for per_system in (slots, table_bleu or {}, checked_numbers or {})
         for system_id, (count, values) in per_system.items()
         for metric, value in values.items()
     ]
@@ -237,7 +265,7 @@ def metric_table(run: MetricRun) -> MetricTable:
         row.values[metric] = value
         row.outputs[metric] = outputs
     present = {metric for row in by_system.values() for metric in row.values}
-    known = WORD_OVERLAP_METRICS + SENTENCE_BLEU_METRICS + SLOT_METRICS
+    known = WORD_OVERLAP_METRICS + SENTENCE_BLEU_METRICS + SLOT_METRICS + NUMBER_METRICS
     order = [m for m in known if m in present]
     rows = sorted(
         by_system.values(),
@@ -273,6 +301,8 @@ def correlations(table: MetricTable, ranking: RankingRun) -> list[MetricCorrelat
     mu = dict(SystemResult.objects.filter(run=ranking).values_list("system__name", "mu"))
     found = []
     for metric in table.metrics:
+        if metric in NOT_CORRELATED:
+            continue
         values = table.values(metric)
         points = [(name, values[name], mu[name]) for name in sorted(values) if name in mu]
         found.append(

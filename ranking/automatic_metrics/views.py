@@ -1,7 +1,7 @@
 """Automatic metrics on the results page: the section's context, the button that queues a
 metric run, and the CSV download. Pages read stored results; a worker computes them."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django import forms
 from django.db import transaction
@@ -17,7 +17,7 @@ from ranking.models import RankingRun
 
 from .charts import Scatter, scatter_chart
 from .export import write_correlations_csv, write_metrics_csv
-from .models import SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
+from .models import NUMBER_METRICS, SLOT_METRICS, WORD_OVERLAP_METRICS, Metric, MetricRun
 from .service import (
     MetricCorrelation,
     MetricTable,
@@ -69,6 +69,8 @@ class MetricsSection:
     slot_rows: list[MetricsRow]
     correlations: list[CorrelationView]
     time_left: str = ""  # of the pending run, once it has scored a system
+    number_columns: list[tuple[str, str]] = field(default_factory=list)
+    number_rows: list[MetricsRow] = field(default_factory=list)
 
 
 def time_left(run: MetricRun | None) -> str:
@@ -120,6 +122,8 @@ def metrics_section(campaign: Campaign, ranking: RankingRun | None) -> MetricsSe
     section.slot_columns = _columns(table, SLOT_METRICS)
     section.overlap_rows = _rows(table, section.overlap_columns, ranking)
     section.slot_rows = _rows(table, section.slot_columns, ranking)
+    section.number_columns = _columns(table, NUMBER_METRICS)
+    section.number_rows = _rows(table, section.number_columns, ranking)
     if ranking is not None:
         section.correlations = [
             CorrelationView(found, scatter_chart(found.points))

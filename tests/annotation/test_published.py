@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Campaign, CampaignCriterion, DataFile, Item, Output, System
 from annotation.published import load_dataset
-from nlgdata.published import read_webnlg2020
+from nlgdata.published import detokenise, read_webnlg2020, slugify
 
 pytestmark = pytest.mark.django_db
 
@@ -41,6 +41,8 @@ def test_load_published_logicnlg_makes_a_slot_per_statement_and_three_systems(lo
     assert item.input_data["title"] == entries[table_id][1][2]
     generated = json.loads((logicnlg_data / "outputs" / "field_infusing.json").read_text())
     assert item.outputs.get(system__name="field-infusing-trans").text == generated[table_id][1]
+    for table_id in list(entries)[::97]:  # a sample of tables, against their files
+        check_logicnlg_table(campaign, logicnlg_data, table_id, entries[table_id])
     quality = campaign.criteria.get(name="quality")
     assert "true of the table" in quality.question and not quality.coverage_required
     assert campaign.outputs_per_hit == 3 and campaign.status == Campaign.Status.DRAFT
@@ -48,6 +50,34 @@ def test_load_published_logicnlg_makes_a_slot_per_statement_and_three_systems(lo
     assert "nothing new to load" in again
     assert Output.objects.filter(item__campaign=campaign).count() == 3 * 4305
     assert DataFile.objects.filter(campaign=campaign).count() == 4
+
+
+LOGICNLG_FILES = {
+    "field-infusing-trans": "field_infusing.json",
+    "gpt-tabgen-sm": "GPT_gpt2_12.65.json",
+    "gpt-coarse-to-fine-sm": "GPT_gpt2_C2F_13.35.json",
+}
+
+
+def check_logicnlg_table(campaign, folder, table_id: str, entries: list) -> None:
+    """Every slot of the table as its files have it: the table, title, linked columns,
+    references and each system's statement."""
+    lines = (folder / "tables" / table_id).read_text(encoding="utf-8").splitlines()
+    header, rows = lines[0].split("#"), [line.split("#") for line in lines[1:]]
+    outputs = {
+        system: json.loads((folder / "outputs" / file).read_text())[table_id]
+        for system, file in LOGICNLG_FILES.items()
+    }
+    items = campaign.items.filter(input_data__table_id=table_id).order_by("id")
+    assert items.count() == len(entries)
+    for index, (item, entry) in enumerate(zip(items, entries, strict=True)):
+        data = item.input_data
+        assert item.external_id == f"{table_id}:{index}" and data["statement"] == index
+        assert (data["header"], data["rows"], data["title"]) == (header, rows, entry[2])
+        assert {column for _, column in data["highlighted"]} == set(entry[1])
+        assert item.references == [e[0] for e in entries]
+        texts = dict(item.outputs.values_list("system__name", "text"))
+        assert texts == {system: outputs[system][index].strip() for system in LOGICNLG_FILES}
 
 
 def test_load_published_rotowire_makes_games_with_the_human_summary(rotowire_data):
@@ -73,6 +103,36 @@ def test_load_published_rotowire_makes_games_with_the_human_summary(rotowire_dat
     assert campaign.standard_input_kind == "boxscore"
     assert campaign.standard_text.startswith("The Riverside Otters (21-10) beat")
     assert not Output.objects.filter(text=campaign.standard_text).exists()
+    for path in sorted((rotowire_data / "games").glob("*.jsonl")):  # every game, against its line
+        for line in path.read_text(encoding="utf-8").splitlines():
+            check_rotowire_game(campaign, json.loads(line))
+
+
+def check_rotowire_game(campaign, game: dict) -> None:
+    item = campaign.items.get(
+        external_id=game.get("id") or f"{game['day']} {game['vis_name']} at {game['home_name']}"
+    )
+    data = item.input_data
+    for side, prefix in (("home", "home"), ("visitor", "vis")):
+        line = game[f"{prefix}_line"]
+        assert (data[side]["name"], data[side]["city"]) == (
+            game[f"{prefix}_name"],
+            line["TEAM-CITY"],
+        )
+        assert (data[side]["pts"], data[side]["wins"]) == (
+            int(line["TEAM-PTS"]),
+            int(line["TEAM-WINS"]),
+        )
+    box = game["box_score"]
+    assert [p["name"] for p in data["players"]] == [
+        box["PLAYER_NAME"][row] for row in sorted(box["PLAYER_NAME"], key=int)
+    ]
+    first = sorted(box["PLAYER_NAME"], key=int)[0]
+    assert str(data["players"][0]["stats"]["PTS"]) == box["PTS"][first]
+    texts = dict(item.outputs.values_list("system__name", "text"))
+    assert texts["human"] == item.references[0]
+    assert item.references == [detokenise(game["summary"])]  # the tokens as plain text
+    assert texts["accuracy-shared-task"] == game["detokenized_text"].strip()
 
 
 def test_load_published_webnlg_makes_178_items_and_16_systems(webnlg_data):
@@ -91,6 +151,17 @@ def test_load_published_webnlg_makes_178_items_and_16_systems(webnlg_data):
     lines = (webnlg_data / "outputs" / "NILC.primary.en").read_text().splitlines()
     assert item.outputs.get(system__name="nilc").text == lines[28].strip()
     assert campaign.systems.get(name="amazon-ai-shanghai").label == "Amazon AI (Shanghai)"
+    sampled = json.loads((webnlg_data / "inputs" / "en_sampled_triples.json").read_text())
+    outputs = {  # every system's file, line n the output for sample n
+        slugify(path.name.removesuffix(".primary.en")): path.read_text().splitlines()
+        for path in (webnlg_data / "outputs").glob("*.primary.en")
+    }
+    for sample_id, triples in sampled.items():
+        item = campaign.items.get(external_id=sample_id)
+        assert item.input_data["triples"] == triples
+        texts = dict(item.outputs.values_list("system__name", "text"))
+        expected = {name: lines[int(sample_id) - 1].strip() for name, lines in outputs.items()}
+        assert texts == {name: text for name, text in expected.items() if text}
     assert campaign.standard_input_kind == "triples" and campaign.standard_text
 
 

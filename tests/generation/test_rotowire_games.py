@@ -46,3 +46,13 @@ def test_template_rotowire_summarises_all_90_games_and_is_scored_beside_the_othe
     # human summaries all but word for word (the loader says so), hence their near 100.
     assert 0.06 < bleu["template-rotowire"] < 0.10
     assert bleu["accuracy-shared-task"] > 0.95 and bleu["human"] == pytest.approx(1.0)
+    # The number check: the template writes only box-score figures, each after its player
+    # or team; the human summaries' numbers include runs, streaks and figures placed
+    # after another entity than theirs, which a relation check this simple cannot place.
+    numbers = MetricResult.objects.filter(run=run, metric__startswith="numbers_")
+    shares = {(r.system.name, r.metric): (r.value, r.outputs) for r in numbers}
+    assert shares["template-rotowire", "numbers_supported"] == (1.0, 90)
+    assert shares["template-rotowire", "numbers_checked"] == (4860, 90)
+    assert shares["human", "numbers_supported"][0] == pytest.approx(0.749, abs=0.001)
+    assert shares["human", "numbers_checked"] == (2665, 90)
+    assert shares["accuracy-shared-task", "numbers_supported"][0] == pytest.approx(0.749, abs=0.001)

@@ -3,11 +3,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.published import load_dataset, load_e2e
+from annotation.published import DATASETS, load_published
 from nlgdata.datafiles import DataFileError
-from nlgdata.published import READERS
-
-DATASETS = [*READERS, "e2e"]
 
 
 class Command(BaseCommand):
@@ -20,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("dataset", choices=DATASETS)
+        parser.add_argument("dataset", choices=list(DATASETS))
         parser.add_argument("path", help="the dataset's folder")
         parser.add_argument(
             "--campaign", help="campaign slug (default: the dataset's name); made if missing"
@@ -32,11 +29,7 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such folder")
         started = time.perf_counter()
         try:
-            if dataset == "e2e":
-                summary = load_e2e(folder, campaign, self.progress)
-            else:
-                self.progress(f"reading {folder}")
-                summary = load_dataset(READERS[dataset](folder), campaign, self.progress)
+            summary = load_published(dataset, folder, campaign, self.progress)
         except DataFileError as error:
             raise CommandError(f"{error}\nNothing was loaded.") from None
         self.stdout.write(self.style.SUCCESS(str(summary)))

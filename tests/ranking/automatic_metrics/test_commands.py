@@ -111,3 +111,34 @@ def test_metrics_csv_has_logicnlg_bleu_columns_for_table_items(tmp_path, monkeyp
     rows = {row["system"]: row for row in overlap}
     assert float(rows["exact"]["bleu1"]) == 1.0 and float(rows["off"]["bleu1"]) == 0.0
     assert float(rows["exact"]["bleu3"]) == pytest.approx(0.75**0.33, abs=1e-6)
+
+
+def test_metrics_csv_has_the_number_check_for_box_score_items(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no Java: the Java metrics are left out, fast
+    campaign = make_campaign(slug="games")
+    game = {
+        "home": {"city": "Sacramento", "name": "Kings", "wins": 13, "losses": 18, "pts": 99},
+        "visitor": {"city": "Brooklyn", "name": "Nets", "wins": 14, "losses": 16, "pts": 107},
+        "players": [{"name": "Rudy Gay", "team": "home", "stats": {"PTS": 25, "REB": 9}}],
+    }
+    item = make_item(
+        campaign,
+        external_id="g1",
+        input_kind="boxscore",
+        input_data=game,
+        input_key="boxscore:g1",
+        references=["Rudy Gay scored 25 points."],
+    )
+    texts = {"right": "Rudy Gay scored 25 points and 9 rebounds.", "wrong": "Rudy Gay scored 31."}
+    for name, text in texts.items():
+        make_output(item, make_system(campaign, name=name), text=text)
+    out = tmp_path / "metrics.csv"
+    call_command("metrics", "games", "--csv", str(out))
+    assert "numbers" in capsys.readouterr().out
+    rows = {row["system"]: row for row in csv.DictReader(out.open(encoding="utf-8"))}
+    assert list(rows["right"])[-3:] == ["number_outputs", "numbers_checked", "numbers_supported"]
+    assert (rows["right"]["number_outputs"], rows["right"]["numbers_checked"]) == ("1", "2")
+    assert float(rows["right"]["numbers_supported"]) == 1.0
+    assert float(rows["wrong"]["numbers_supported"]) == 0.0
+    run = MetricRun.objects.get()
+    assert "nearest player or team" in run.implementations["numbers_supported"]

@@ -240,3 +240,26 @@ def test_metrics_csv_outsiders(client, organiser):
     assert organiser.get(url).status_code == 404  # no finished run yet
     assert organiser.send("POST", url).status_code == 405
     assert client.get(url).status_code == 302
+
+
+def test_results_page_shows_the_number_check_for_box_score_items(organiser):
+    campaign = ranked_and_scored_campaign()
+    game = {
+        "home": {"city": "Sacramento", "name": "Kings", "wins": 13, "losses": 18, "pts": 99},
+        "visitor": {"city": "Brooklyn", "name": "Nets", "wins": 14, "losses": 16, "pts": 107},
+        "players": [],
+    }
+    campaign.items.update(input_kind="boxscore", input_data=game)
+    Output.objects.filter(system__name="sys1").update(text="The Kings (13-18) lost.")
+    Output.objects.filter(system__name="sys2").update(text="The Kings (12-19) lost.")
+    execute_metric_run(MetricRun.objects.create(campaign=campaign))
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    section = page.content.decode()[page.content.decode().index('id="metrics"') :]
+    assert "Numbers in the box score (RotoWire, a relation check)" in section
+    table = section[section.index("Numbers in the box score") :]
+    assert table.index(">sys1<") < table.index(">sys2<")
+    assert '<td class="num">12</td><td class="num">1.000</td>' in table  # 6 items x 2
+    assert '<td class="num">12</td><td class="num">0.000</td>' in table
+    correlated = section[section.index("Correlation with the human ranking") :]
+    assert "<td>Numbers in the box score</td>" in correlated
+    assert "<td>Numbers checked</td>" not in correlated  # a count, not a measure of quality

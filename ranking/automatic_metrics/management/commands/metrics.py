@@ -22,6 +22,7 @@ COLUMNS = [
     ("bleu2", "BLEU-2", 7),
     ("bleu3", "BLEU-3", 7),
     ("ser", "SER", 7),
+    ("numbers_supported", "numbers", 7),  # RotoWire's number check: the share supported
 ]
 
 
@@ -29,7 +30,8 @@ class Command(BaseCommand):
     help = (
         "Compute automatic metrics for every system of a campaign that has outputs, here (no "
         "worker): BLEU, NIST, METEOR, ROUGE-L, CIDEr (as the E2E challenge computed them), "
-        "chrF, slot errors for E2E MR items; store them for the results page and print them."
+        "chrF, slot errors for E2E MR items, LogicNLG's BLEU-1/2/3 for table items, RotoWire's "
+        "number check for box-score items; store them for the results page and print them."
     )
 
     def add_arguments(self, parser):
