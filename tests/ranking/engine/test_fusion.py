@@ -3,7 +3,7 @@ written here, and its coverage on simulated campaigns whose truth is known."""
 
 import numpy as np
 import pytest
-from scipy.stats import norm
+from scipy.stats import t as student
 
 from ranking.engine.clusters import clusters
 from ranking.engine.fusion import fused_ranking, humans_only_ranking, ppi_means
@@ -25,7 +25,7 @@ def reference_z(annotators: list, scores: list) -> list:
     return out
 
 
-def reference(output_system, judge, judged_output, annotators, scores, n_systems, scale):
+def reference(output_system, judge, judged_output, annotators, scores, n_systems, scale, pooled):
     """Per system: (estimate, standard error, lambda, effective judgments), by loops over a
     dict of outputs, and the rank ranges from the 95% intervals."""
     values = reference_z(annotators, scores) if scale == "z" else list(scores)
@@ -33,28 +33,34 @@ def reference(output_system, judge, judged_output, annotators, scores, n_systems
     for output, value in zip(judged_output, values, strict=True):
         if value is not None:
             per_output.setdefault(output, []).append(value)
-    results = []
+    systems = []
     for s in range(n_systems):
         mine = [m for m in range(len(output_system)) if output_system[m] == s]
         labelled = [m for m in mine if m in per_output]
         y = np.array([np.mean(per_output[m]) for m in labelled])
         f_lab = np.array([judge[m] for m in labelled])
         f_all = np.array([judge[m] for m in mine])
-        n, big_n = len(labelled), len(mine)
-        cov = np.cov(y, f_lab)[0, 1]
-        var_f = np.var(f_all, ddof=1)
-        lam = min(max(cov / var_f, 0.0), 1.0)
+        judgments = sum(len(per_output[m]) for m in labelled)
+        systems.append((y, f_lab, f_all, np.cov(y, f_lab)[0, 1], np.var(f_all, ddof=1), judgments))
+    if pooled:  # the lambda minimising the sum of the variances below
+        gains = [1 / len(y) - 1 / len(f_all) for y, _, f_all, *_ in systems]
+        shared = sum(g * c for g, (*_, c, _, _) in zip(gains, systems, strict=True)) / sum(
+            g * v for g, (*_, v, _) in zip(gains, systems, strict=True)
+        )
+    results = []
+    for y, f_lab, f_all, cov, var_f, judgments in systems:
+        n, big_n = len(y), len(f_all)
+        lam = min(max(shared if pooled else cov / var_f, 0.0), 1.0)
         theta = lam * f_all.mean() + (y - lam * f_lab).mean()
         var_h = np.var(y, ddof=1) / n
         var = var_h - (2 * lam * cov - lam**2 * var_f) * (1 / n - 1 / big_n)
-        judgments = sum(len(per_output[m]) for m in labelled)
-        results.append((theta, np.sqrt(var), lam, judgments * var_h / var))
-    z = norm.ppf(0.975)
-    lo = [t - z * se for t, se, *_ in results]
-    hi = [t + z * se for t, se, *_ in results]
+        half = student.ppf(0.975, n - 1) * np.sqrt(var)
+        results.append((theta, np.sqrt(var), lam, judgments * var_h / var, half))
+    lo = [t - half for t, *_, half in results]
+    hi = [t + half for t, *_, half in results]
     best = [1 + sum(lo[j] > hi[i] for j in range(n_systems)) for i in range(n_systems)]
     worst = [n_systems - sum(hi[j] < lo[i] for j in range(n_systems)) for i in range(n_systems)]
-    return results, best, worst
+    return [r[:4] for r in results], best, worst
 
 
 def small_campaign(seed: int):
@@ -72,10 +78,15 @@ def small_campaign(seed: int):
 
 
 @pytest.mark.parametrize("scale", ["z", "raw"])
-def test_fused_ranking_matches_the_reference_implementation(scale):
+@pytest.mark.parametrize("pooled", [True, False])
+def test_fused_ranking_matches_the_reference_implementation(scale, pooled):
     output_system, judge, judged, annotators, scores = small_campaign(1)
-    fused = fused_ranking(output_system, judge, judged, annotators, scores, 4, scale=scale)
-    expected, best, worst = reference(output_system, judge, judged, annotators, scores, 4, scale)
+    fused = fused_ranking(
+        output_system, judge, judged, annotators, scores, 4, scale=scale, pooled=pooled
+    )
+    expected, best, worst = reference(
+        output_system, judge, judged, annotators, scores, 4, scale, pooled
+    )
     theta, se, lam, effective = (np.array(column) for column in zip(*expected, strict=True))
     np.testing.assert_allclose(fused.estimate, theta, rtol=1e-9)
     np.testing.assert_allclose(fused.std_error, se, rtol=1e-9)
@@ -177,25 +188,45 @@ def simulated(judge_kind: str, seed: int):
     return system.ravel(), judge.ravel(), human.ravel()
 
 
+def campaign_means(system, judge, human, pooled: bool) -> dict:
+    """ppi_means per simulated campaign: per system, all campaigns in one call; pooled, one
+    call per campaign (its systems share lambda)."""
+    if not pooled:
+        return ppi_means(system, judge, human, CAMPAIGNS * SYSTEMS, pooled=False)
+    size = SYSTEMS * OUTPUTS
+    parts = [
+        ppi_means(
+            system[c * size : (c + 1) * size] - c * SYSTEMS,
+            judge[c * size : (c + 1) * size],
+            human[c * size : (c + 1) * size],
+            SYSTEMS,
+        )
+        for c in range(CAMPAIGNS)
+    ]
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+
+
+@pytest.mark.parametrize("pooled", [True, False])
 @pytest.mark.parametrize("judge_kind", ["unbiased", "biased", "useless"])
-def test_nominal_95_percent_intervals_cover_the_truth_in_93_to_97_percent(judge_kind):
-    system, judge, human = simulated(
-        judge_kind, seed={"unbiased": 1, "biased": 2, "useless": 3}[judge_kind]
-    )
-    m = ppi_means(system, judge, human, CAMPAIGNS * SYSTEMS)
-    z = norm.ppf(0.975)
+def test_nominal_95_percent_intervals_cover_the_truth_in_93_to_97_percent(judge_kind, pooled):
+    seed = {"unbiased": 1, "biased": 2, "useless": 3}[judge_kind]
+    m = campaign_means(*simulated(judge_kind, seed), pooled)
+    t = student.ppf(0.975, LABELLED - 1)
     truth = np.tile(TRUE_MEANS, CAMPAIGNS)
     fused_se, humans_se = np.sqrt(m["variance"]), np.sqrt(m["humans_variance"])
-    covered = np.abs(m["estimate"] - truth) <= z * fused_se
+    covered = np.abs(m["estimate"] - truth) <= t * fused_se
     assert 0.93 <= covered.mean() <= 0.97
     # Per system (1,000 campaigns each) as well: no system pays for another's coverage.
     assert (covered.reshape(CAMPAIGNS, SYSTEMS).mean(axis=0) >= 0.93).all()
-    humans_covered = np.abs(m["humans_only"] - truth) <= z * humans_se
+    humans_covered = np.abs(m["humans_only"] - truth) <= t * humans_se
     assert 0.93 <= humans_covered.mean() <= 0.97
     width = (fused_se / humans_se).mean()
-    assert (fused_se <= humans_se + 1e-12).all()  # never wider than humans-only
+    if not pooled:
+        assert (fused_se <= humans_se + 1e-12).all()  # never wider than humans-only
     if judge_kind == "useless":
-        assert width > 0.98  # and no narrower than noise allows
+        # no wider than humans-only beyond noise, and no narrower
+        assert 0.98 < width < 1.005
+        assert (fused_se / humans_se).max() < 1.02
     elif judge_kind == "unbiased":
         # corr(Y, f) = 1 / sqrt(1.49 * 1.25) = 0.73: Var(fused) / Var(humans) is about
         # 1 - 0.73^2 (1 - 100/500) = 0.57, an interval about 0.76 as wide
