@@ -72,8 +72,9 @@ from nlgdata.datafiles import unquote  # noqa: E402
 from nlgdata.inputs import input_key, parse_mr  # noqa: E402
 from ranking.engine.fusion import ppi_means, quantile  # noqa: E402
 from ranking.engine.wmt import Judgments, z_scores  # noqa: E402
+from ranking.metrics.sentence import SENTENCE_METRICS, sentence_scores  # noqa: E402
 
-METRICS = ("bleu", "chrf", "meteor", "ser")
+METRICS = SENTENCE_METRICS
 JUDGES = (*METRICS, "blend", "synthetic:RHO")
 
 
@@ -145,7 +146,7 @@ def add_unjudged_outputs(campaign: Campaign, directory: Path) -> int:
         path = directory / f"{name}.tsv"
         if not path.exists():
             sys.exit(f"{path}: no outputs for system {name}")
-        with path.open(encoding="utf-8", newline="") as f:
+        with path.open(encoding="utf-8-sig", newline="") as f:
             for line, row in enumerate(csv.DictReader(f, delimiter="\t"), start=2):
                 if "MR" not in row or "output" not in row:
                     sys.exit(f"{path}, line {line}: columns MR and output expected")
@@ -171,34 +172,6 @@ def read_references(path: Path) -> dict[str, list[str]]:
 def digest(metric: str, key: str, text: str, references: list[str]) -> str:
     parts = [metric, key, text, *references]
     return hashlib.sha1("\0".join(parts).encode()).hexdigest()[:20]
-
-
-def sentence_scores(metric: str, texts: list[str], refs: list[list[str]], attrs: list) -> list:
-    """Each text's score by `metric`, higher is better."""
-    if metric in ("bleu", "chrf"):
-        from sacrebleu.metrics import BLEU, CHRF  # noqa: PLC0415
-
-        scorer = BLEU(effective_order=True) if metric == "bleu" else CHRF()
-        return [scorer.sentence_score(t, r).score / 100 for t, r in zip(texts, refs, strict=True)]
-    if metric == "meteor":
-        from ranking.metrics import coco  # noqa: PLC0415
-
-        if reason := coco.java_missing():
-            sys.exit(f"meteor needs Java: {reason}")
-        tokens = coco.ptb_tokenize(texts)
-        flat = coco.ptb_tokenize([r for group in refs for r in group])
-        grouped, start = [], 0
-        for group in refs:
-            grouped.append(flat[start : start + len(group)])
-            start += len(group)
-        with coco.meteor_scorer() as scorer:
-            return coco.sentence_meteor(scorer, tokens, grouped)
-    if metric == "ser":
-        from ranking.metrics.slots import check_output  # noqa: PLC0415
-
-        checks = [check_output(a, t) for a, t in zip(attrs, texts, strict=True)]
-        return [-c.errors / c.slots if c.slots else 0.0 for c in checks]
-    raise ValueError(metric)
 
 
 def metric_scores(

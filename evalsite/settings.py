@@ -296,6 +296,7 @@ CELERY_TASK_ROUTES = {
     # An upload of up to UPLOAD_MAX_BYTES is imported in one transaction: seconds to minutes.
     "annotation.import_upload": {"queue": "long"},
     "generation.generate_outputs": {"queue": "generation"},
+    "generation.judge_outputs": {"queue": "generation"},
 }
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
 # broker restart.

@@ -1,0 +1,167 @@
+"""Judge jobs: an automatic judge scores every output of its criterion's campaign that it
+has not scored yet, batch by batch, on the generation queue (claims and heartbeats as
+generation jobs have them); and the judge against the crowd.
+
+Scores are written batch by batch, so a worker killed half-way loses only the batch in
+flight; a rerun scores only what is still unscored, and the unique constraint on
+(judge, output) keeps two workers from writing one score twice.
+"""
+
+import time
+
+import numpy as np
+from django.db import transaction
+from scipy.stats import pearsonr, spearmanr
+
+from annotation.models import Assignment, Judgment, Output
+from annotation.secret_env import secret_env_policy
+from generation.backends import TypedInput
+from jobs.claims import Heartbeat, work_as_holder
+from ranking.engine.fusion import output_scores
+
+from .endpoints import endpoint_policy
+from .judges import Judge as Scorer
+from .judges import JudgeInput, make_judge
+from .models import Judge, JudgeJob, JudgeScore
+
+MAX_OUTPUT_ERRORS = 50
+_scorers: dict[tuple, Scorer] = {}
+
+
+def unscored_outputs(judge: Judge):
+    """The outputs of the judge's campaign it has not scored."""
+    outputs = Output.objects.filter(item__campaign_id=judge.criterion.campaign_id)
+    return outputs.exclude(judge_scores__judge=judge).order_by("id")
+
+
+def scorer_for(judge: Judge) -> Scorer:
+    """One scorer per worker process and configuration."""
+    secret_env, endpoints = secret_env_policy(), endpoint_policy()
+    key = (judge.pk, judge.kind, repr(sorted(judge.settings.items())), secret_env, endpoints)
+    if key not in _scorers:
+        _scorers[key] = make_judge(judge.kind, judge.settings, secret_env, endpoints)
+    return _scorers[key]
+
+
+def request_judging(judge: Judge) -> JudgeJob:
+    """Queue a job once this transaction commits, or give back the judge's job that is
+    queued or running already: one job at a time per judge."""
+    with transaction.atomic():
+        Judge.objects.select_for_update().filter(pk=judge.pk).order_by("pk").first()
+        waiting = judge.jobs.unfinished().first()
+        if waiting is not None:
+            return waiting
+        job = JudgeJob.objects.create(judge=judge, outputs_total=unscored_outputs(judge).count())
+        job.send_to_worker()
+        return job
+
+
+def run_judge_job(job: JudgeJob) -> bool:
+    """Score every unscored output; False if another worker has the job."""
+    token = job.claim(outputs_done=0, outputs_failed=0, output_errors=[])
+    if token is None:
+        return False
+    job.outputs_done = job.outputs_failed = 0
+    job.output_errors = []
+    started = time.perf_counter()
+
+    def seconds() -> dict:
+        return {"seconds": time.perf_counter() - started}
+
+    def work(heartbeat: Heartbeat) -> None:
+        score_unscored(job, token, heartbeat)
+        job.finish_as_holder(token, JudgeJob.Status.DONE, error="", **seconds())
+
+    return work_as_holder(job, token, work, failure_fields=seconds)
+
+
+def score_unscored(job: JudgeJob, token: str, heartbeat: Heartbeat) -> None:
+    judge = job.judge
+    todo = list(
+        unscored_outputs(judge).values_list(
+            "id", "text", "item__input_kind", "item__input_data", "item__references"
+        )
+    )
+    job.update_as_holder(token, outputs_total=len(todo))
+    job.outputs_total = len(todo)
+    scorer = scorer_for(judge)
+    size = max(judge.batch_size, 1)
+    for start in range(0, len(todo), size):
+        batch = todo[start : start + size]
+        results = scorer.score(
+            [
+                JudgeInput(TypedInput(kind, data), list(references or []), text)
+                for _, text, kind, data, references in batch
+            ]
+        )
+        heartbeat.check()
+        scores, errors = [], []
+        for (output_id, *_), result in zip(batch, results, strict=True):
+            if result.score is None:
+                errors.append([output_id, result.error])
+            else:
+                scores.append(JudgeScore(judge=judge, output_id=output_id, score=result.score))
+        with transaction.atomic():
+            JudgeScore.objects.bulk_create(scores, ignore_conflicts=True)
+            job.outputs_done += len(batch)
+            job.outputs_failed += len(errors)
+            job.output_errors = (job.output_errors + errors)[:MAX_OUTPUT_ERRORS]
+            job.update_as_holder(
+                token,
+                outputs_done=job.outputs_done,
+                outputs_failed=job.outputs_failed,
+                output_errors=job.output_errors,
+            )
+
+
+# The judge against the crowd --------------------------------------------------------------
+
+
+def agreement(judge: Judge) -> dict | None:
+    """The judge against the crowd's counted judgments of its criterion: each output's mean
+    human score (per-annotator z-scores, as the WMT view) against the judge's score, as
+    Pearson over the outputs both scored and within systems (both centred per system: what
+    a fused ranking gains from), and Spearman between the systems' mean scores. None
+    until three outputs of two systems have both."""
+    judged = Judgment.objects.filter(
+        assignment__in=Assignment.objects.for_criterion(judge.criterion).counted(),
+        slot__degraded_text="",  # an attention check's slot shows a degraded text
+    ).values_list("slot__output_id", "assignment__annotator_id", "score")
+    rows = np.array(list(judged), dtype=np.float64).reshape(-1, 3)
+    scored = dict(judge.scores.values_list("output_id", "score"))
+    outputs = sorted(set(scored) & set(rows[:, 0].astype(np.int64).tolist()))
+    if len(outputs) < 3:
+        return None
+    index = {output: i for i, output in enumerate(outputs)}
+    keep = np.isin(rows[:, 0], outputs)
+    human, _ = output_scores(
+        np.array([index[int(o)] for o in rows[keep, 0]]),
+        rows[keep, 1],
+        rows[keep, 2],
+        len(outputs),
+        "z",
+    )
+    systems = dict(Output.objects.filter(pk__in=outputs).values_list("pk", "system_id"))
+    system = np.unique([systems[o] for o in outputs], return_inverse=True)[1]
+    f = np.array([scored[o] for o in outputs])
+    ok = ~np.isnan(human)
+    f, human, system = f[ok], human[ok], system[ok]
+    n = int(system.max()) + 1 if len(system) else 0
+    if len(f) < 3 or n < 2:
+        return None
+    counts = np.bincount(system, minlength=n)
+    means_f = np.bincount(system, f, n) / np.maximum(counts, 1)
+    means_h = np.bincount(system, human, n) / np.maximum(counts, 1)
+    return {
+        "outputs": len(f),
+        "systems": n,
+        "output_pearson": _defined(pearsonr, f, human),
+        "within_systems_pearson": _defined(pearsonr, f - means_f[system], human - means_h[system]),
+        "system_spearman": _defined(spearmanr, means_f[counts > 0], means_h[counts > 0]),
+    }
+
+
+def _defined(test, x: np.ndarray, y: np.ndarray) -> float | None:
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return None
+    return float(test(x, y)[0])
