@@ -168,6 +168,7 @@ INSTALLED_APPS = [
     "ranking.agreement",
     "ranking.automatic_metrics",
     "generation",
+    "judges",
     # Project-level commands that assemble the apps (the demo).
     "evalsite",
 ]
@@ -296,7 +297,7 @@ CELERY_TASK_ROUTES = {
     # An upload of up to UPLOAD_MAX_BYTES is imported in one transaction: seconds to minutes.
     "annotation.import_upload": {"queue": "long"},
     "generation.generate_outputs": {"queue": "generation"},
-    "generation.judge_outputs": {"queue": "generation"},
+    "judges.judge_outputs": {"queue": "generation"},
 }
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
 # broker restart.
@@ -325,7 +326,7 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that waited out a broker outage is worthless once the next one is due.
         "options": {"expires": float(JOB_SWEEP_SECONDS)},
     }
-    for name in ("annotation.sweep", "ranking.sweep", "generation.sweep")
+    for name in ("annotation.sweep", "ranking.sweep", "generation.sweep", "judges.sweep")
 }
 # Beat keeps its schedule in a file under var/. With the Redis broker nothing else creates
 # that folder, and a beat that cannot open its file dies while its worker carries on, ready

@@ -2,8 +2,7 @@ from celery import shared_task
 
 from jobs.claims import send_jobs_needing_a_worker
 
-from .judge_service import run_judge_job
-from .models import GenerationJob, JudgeJob
+from .models import GenerationJob
 from .service import run_job
 
 
@@ -18,17 +17,6 @@ def generate_outputs(*, job_id: int) -> None:
 
 @shared_task(name="generation.sweep")
 def sweep() -> None:
-    """Periodic (Celery beat, on the default queue): send again the generation and judge
-    jobs whose message or worker was lost."""
+    """Periodic (Celery beat, on the default queue): send again the generation jobs whose
+    message or worker was lost."""
     send_jobs_needing_a_worker(GenerationJob)
-    send_jobs_needing_a_worker(JudgeJob)
-
-
-# Routed to the "generation" queue too (CELERY_TASK_ROUTES): an LLM judge needs what a hosted
-# system needs.
-@shared_task(name="generation.judge_outputs")
-def judge_outputs(*, job_id: int) -> None:
-    job = JudgeJob.objects.select_related("judge__criterion").filter(pk=job_id).first()
-    if job is None:
-        return
-    run_judge_job(job)

@@ -1,5 +1,5 @@
 """Sentence-level metrics of outputs against their references or inputs, one score per
-output, higher is better: what a metric judge (generation.judges) scores and what the
+output, higher is better: what a metric judge (judges.scorers) scores and what the
 fusion simulator replays. BLEU and chrF are sacrebleu's sentence scores (0-1), METEOR the
 pycocoevalcap jar's (needs Java), `ser` minus the slot error rate of an E2E MR output."""
 

@@ -21,14 +21,18 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from generation.backends.base import Settings, TypedInput
+from generation.backends.endpoint import PUBLIC_ONLY, EndpointPolicy
+from generation.backends.linearize import linearize
+from generation.backends.openai_backend import (
+    OpenAIBackend,
+    OpenAISettings,
+    RequestFailed,
+    RetryableError,
+)
 from nlgdata.inputs import InputError
 from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
 from ranking.metrics.sentence import NEEDS_REFERENCES, SENTENCE_METRICS, sentence_scores
-
-from .backends.base import Settings, TypedInput
-from .backends.endpoint import PUBLIC_ONLY, EndpointPolicy
-from .backends.linearize import linearize
-from .backends.openai_backend import OpenAIBackend, OpenAISettings, RequestFailed, RetryableError
 
 JUDGE_KINDS = {
     "metric": "Metric of the output (against references or the MR)",

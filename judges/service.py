@@ -16,13 +16,13 @@ from scipy.stats import pearsonr, spearmanr
 from annotation.models import Assignment, Judgment, Output
 from annotation.secret_env import secret_env_policy
 from generation.backends import TypedInput
+from generation.endpoints import endpoint_policy
 from jobs.claims import Heartbeat, work_as_holder
 from ranking.engine.fusion import output_scores
 
-from .endpoints import endpoint_policy
-from .judges import Judge as Scorer
-from .judges import JudgeInput, make_judge
 from .models import Judge, JudgeJob, JudgeScore
+from .scorers import Judge as Scorer
+from .scorers import JudgeInput, make_judge
 
 MAX_OUTPUT_ERRORS = 50
 _scorers: dict[tuple, Scorer] = {}

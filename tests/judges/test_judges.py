@@ -7,9 +7,9 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotation.models import Hit
-from generation.judge_service import agreement, request_judging, run_judge_job, unscored_outputs
-from generation.judges import check_judge_settings, read_score
-from generation.models import Judge, JudgeJob, JudgeScore
+from judges.models import Judge, JudgeJob, JudgeScore
+from judges.scorers import check_judge_settings, read_score
+from judges.service import agreement, request_judging, run_judge_job, unscored_outputs
 from tests.client import changelist_rows
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 from tests.generation.backends.test_openai_backend import server
@@ -165,7 +165,7 @@ def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
 ):
     campaign, _, _ = make_system_set(systems=2, items=2)
     criterion = campaign.criteria.get(criterion="quality")
-    add = reverse("admin:generation_judge_add")
+    add = reverse("admin:judges_judge_add")
     fields = {"criterion": criterion.pk, "name": "ser", "kind": "metric", "batch_size": 64}
     response = organiser.submit(
         organiser.get(add), {**fields, "settings": '{"metric": "ser"}'}, action=add
@@ -176,7 +176,7 @@ def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
         organiser.get(add), {**fields, "settings": '{"metric": "x"}'}, action=add
     )
     assert "must be one of" in refused.content.decode()
-    changelist = reverse("admin:generation_judge_changelist")
+    changelist = reverse("admin:judges_judge_changelist")
     with django_capture_on_commit_callbacks() as callbacks:
         organiser.submit(
             organiser.get(changelist),
@@ -189,5 +189,5 @@ def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
     run_judge_job(job)
     assert judge.scores.count() == 4
     assert changelist_rows(organiser.get(changelist))[0]["scored"] == "4"
-    page = organiser.get(reverse("admin:generation_judge_change", args=[judge.pk]))
+    page = organiser.get(reverse("admin:judges_judge_change", args=[judge.pk]))
     assert "not yet: the judge and the crowd" in page.content.decode()
