@@ -459,7 +459,8 @@ def plot(path: Path, result: dict) -> None:
     width.set_ylabel("mean half-width of the 95% intervals (z)")
     width.legend(loc="upper right")
     figure.suptitle(
-        f"{Path(result['ratings']).name} ({result['criterion']}), judge {result['judge']}:"
+        f"{Path(result['ratings']).name} ({result['criterion']}), judge {result['judge']} on"
+        f" {sum(result['outputs'].values()):,} outputs ({result['outputs']['judged']:,} judged):"
         f" {len(runs)} seeds, coverage {result['summary']['coverage']:.3f},"
         f" HITs ratio {result['summary']['human_hits_ratio']}"
     )
