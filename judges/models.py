@@ -39,6 +39,13 @@ class Judge(models.Model):
         ' settings plus "rubric" (with {input} and {output}) and "scale" ([0, 100])',
     )
     batch_size = models.PositiveIntegerField(default=64)
+    summary = models.JSONField(
+        default=dict,
+        blank=True,
+        editable=False,
+        help_text="agreement with the crowd and the fused ranking, as of summary_at",
+    )
+    summary_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["criterion", "name"]

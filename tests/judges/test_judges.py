@@ -9,7 +9,13 @@ from django.urls import reverse
 from annotation.models import Hit
 from judges.models import Judge, JudgeJob, JudgeScore
 from judges.scorers import check_judge_settings, read_score
-from judges.service import agreement, request_judging, run_judge_job, unscored_outputs
+from judges.service import (
+    agreement,
+    evidence,
+    request_judging,
+    run_judge_job,
+    unscored_outputs,
+)
 from tests.client import changelist_rows
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 from tests.generation.backends.test_openai_backend import server
@@ -138,17 +144,23 @@ def test_an_openai_judge_scores_through_the_endpoint_with_its_rubric(endpoint, s
     assert "rate this rendering of: name[Place" in endpoint.requests[0]["messages"][-1]["content"]
 
 
-def test_agreement_compares_the_judge_with_the_crowds_z_scores():
-    campaign, systems, items = make_system_set(systems=3, items=4)
+def crowd_and_judge(items: int = 4):
+    """Three systems judged on `items` items by one annotator who prefers system 1 to 2 to
+    3 on every item, with some spread between items; a judge that agrees."""
+    campaign, systems, item_rows = make_system_set(systems=3, items=items)
     judge = judge_of(campaign, name="oracle", kind="metric")
     annotator = make_annotator(campaign)
-    # The crowd prefers system 1 to 2 to 3 on every item, with some spread between items.
-    for n, item in enumerate(items):
+    for n, item in enumerate(item_rows):
         outputs = [item.outputs.get(system=s) for s in systems]
         make_judged_hit(outputs, [90.0 - n, 60.0 + n, 30.0 + 2 * n], annotator)
         for rank, output in enumerate(outputs):
             JudgeScore.objects.create(judge=judge, output=output, score=10.0 - 3 * rank + n / 10)
-    found = agreement(judge)
+    return judge, systems
+
+
+def test_agreement_compares_the_judge_with_the_crowds_z_scores():
+    judge, _ = crowd_and_judge()
+    found = agreement(evidence(judge))
     assert found["outputs"] == 12 and found["systems"] == 3
     assert found["system_spearman"] == pytest.approx(1.0)
     assert found["output_pearson"] > 0.9
@@ -157,7 +169,24 @@ def test_agreement_compares_the_judge_with_the_crowds_z_scores():
 
 def test_agreement_needs_outputs_scored_by_both():
     campaign, _, _ = make_system_set(systems=2, items=1)
-    assert agreement(judge_of(campaign)) is None
+    assert agreement(evidence(judge_of(campaign))) is None
+
+
+def test_a_judge_job_stores_the_fused_ranking_beside_the_humans_only_one():
+    judge, systems = crowd_and_judge(items=6)
+    assert run_judge_job(JudgeJob.objects.create(judge=judge))  # nothing left to score
+    judge.refresh_from_db()
+    assert judge.summary_at is not None
+    assert judge.summary["agreement"]["outputs"] == 18
+    rows = judge.summary["ranking"]
+    assert [row["system"] for row in rows] == [s.name for s in systems]
+    for row in rows:
+        fused, humans = row["fused"], row["humans"]
+        assert fused["lower"] <= fused["mean"] <= fused["upper"]
+        # the judge tracks the crowd: a narrower interval, worth more judgments
+        assert fused["upper"] - fused["lower"] <= humans["upper"] - humans["lower"] + 1e-9
+        assert row["judgments"] == 6 and row["effective_judgments"] >= 6
+    assert [row["fused"]["cluster"] for row in rows] == [1, 2, 3]
 
 
 def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
@@ -191,3 +220,11 @@ def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
     assert changelist_rows(organiser.get(changelist))[0]["scored"] == "4"
     page = organiser.get(reverse("admin:judges_judge_change", args=[judge.pk]))
     assert "not yet: the judge and the crowd" in page.content.decode()
+
+
+def test_admin_shows_the_stored_agreement_and_fused_ranking(organiser):
+    judge, systems = crowd_and_judge(items=6)
+    run_judge_job(JudgeJob.objects.create(judge=judge))
+    page = organiser.get(reverse("admin:judges_judge_change", args=[judge.pk])).content.decode()
+    assert "18 outputs of 3 systems" in page
+    assert "fused mean (95% interval)" in page and f"<td>{systems[0].name}</td>" in page
