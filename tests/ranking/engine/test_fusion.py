@@ -233,3 +233,46 @@ def test_nominal_95_percent_intervals_cover_the_truth_in_93_to_97_percent(judge_
         assert 0.72 < width < 0.80
     else:  # corr 0.58: 1 - 0.58^2 * 0.8 = 0.73, an interval about 0.85 as wide
         assert 0.80 < width < 0.90
+
+
+# The evidence rules (tests/ranking/engine/test_evidence.py) on the fused view -------------
+
+
+def test_a_system_scored_above_every_other_output_stands_alone_at_the_top():
+    rng = np.random.default_rng(4)
+    output_system = np.repeat(np.arange(4), 40)
+    scores = np.where(output_system == 0, 100.0, rng.integers(1, 90, size=160).astype(float))
+    judge = rng.normal(size=160)
+    fused = fused_ranking(
+        output_system, judge, np.arange(160), rng.integers(0, 5, size=160), scores, 4
+    )
+    assert (fused.rank_lo[0], fused.rank_hi[0]) == (1, 1)
+    assert fused.cluster[0] == 1 and (fused.cluster[1:] > 1).all()
+
+
+def test_systems_with_identical_outputs_and_scores_share_a_cluster():
+    rng = np.random.default_rng(5)
+    twin = rng.normal(size=30)
+    judge = np.concatenate([twin, twin, rng.normal(size=60)])
+    output_system = np.repeat(np.arange(4), 30)
+    scores = rng.integers(1, 100, size=120).astype(float)
+    scores[30:60] = scores[:30]
+    fused = fused_ranking(output_system, judge, np.arange(120), np.zeros(120), scores, 4)
+    assert fused.estimate[0] == pytest.approx(fused.estimate[1])
+    assert fused.cluster[0] == fused.cluster[1]
+
+
+def test_systems_with_the_same_judgments_up_to_names_share_one_cluster():
+    rng = np.random.default_rng(6)
+    base_scores, base_judge = rng.integers(1, 100, size=25).astype(float), rng.normal(size=25)
+    output_system = np.repeat(np.arange(3), 25)
+    fused = fused_ranking(
+        output_system,
+        np.tile(base_judge, 3),
+        np.arange(75),
+        np.tile(np.arange(25) % 4, 3),
+        np.tile(base_scores, 3),
+        3,
+    )
+    assert fused.cluster.tolist() == [1, 1, 1]
+    assert (fused.rank_lo.tolist(), fused.rank_hi.tolist()) == ([1, 1, 1], [3, 3, 3])
