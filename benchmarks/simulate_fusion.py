@@ -23,18 +23,23 @@ of that quality would bring). Every judge's scores are standardised over all the
 (no human score used) so that they are on the scale of the humans' z-scores, which PPI++'s
 lambda, clipped to [0, 1], assumes.
 
-Each seed shuffles the file's HITs; after every `--step` HITs the judgments so far are
-standardised per annotator (as the WMT view does), averaged per output, and each system's
-mean is estimated humans-only and fused, with 95% intervals. The truth is the humans-only
-mean of all the file's judgments. Reported, per checkpoint: the coverage of the truth by
-the intervals; the pairs of systems separated: whose difference is significant at 95%, in
-the truth's order (and against it), of all 210 pairs and of the 20 adjacent in the truth
-(E2E's systems are too close for their own 95% intervals to be apart: humans-only with the
-whole file has no adjacent pair whose intervals do not overlap); lambda and the effective
-human judgments. The target is the pairs that humans-only separates with the whole file;
-each run reaches it at the first checkpoint from which it stays there. `human_hits_ratio` is the
-median over seeds of the fused run's HITs to the target over the humans-only run's (same
-seed); null when a fused run never reaches it.
+Each seed shuffles the file's HITs (`--replay units` keeps each CrowdFlower unit's HITs
+together instead); after every `--step` HITs the judgments so far are standardised per
+annotator (as the WMT view does; `--scale raw` keeps them), averaged per output, and each
+system's mean is estimated humans-only and fused, with 95% intervals. Scores above `--cap`
+(100, RankME's slider top) are set to it first: E2E's quality file has 78 typed-in
+magnitudes above it, up to 111,111, each of which swings its annotator's every z-score.
+
+The truth is the humans-only mean of all the file's judgments. Reported per checkpoint:
+the coverage of the truth by the intervals; the pairs of systems separated, whose
+difference is significant at 95%, in the truth's order (and against it), of all 210 pairs
+and of the 20 adjacent in the truth (E2E's systems are too close for their own 95%
+intervals to be apart: humans-only with the whole file has no adjacent pair whose intervals
+do not overlap); lambda and the effective human judgments. The target is the pairs that
+humans-only separates with the whole file; each run reaches it at the first checkpoint
+from which it stays there. `human_hits_ratio` is the median over seeds of the fused run's
+HITs to the target over the humans-only run's (same seed); null when a fused run never
+reaches it.
 """
 
 import argparse
