@@ -168,6 +168,7 @@ INSTALLED_APPS = [
     "ranking.agreement",
     "ranking.automatic_metrics",
     "generation",
+    "judges",
     # Project-level commands that assemble the apps (the demo).
     "evalsite",
 ]
@@ -304,6 +305,7 @@ CELERY_TASK_ROUTES = {
     "annotation.import_upload": {"queue": "long"},
     "annotation.load_published": {"queue": "long"},
     "generation.generate_outputs": {"queue": "generation"},
+    "judges.judge_outputs": {"queue": "generation"},
 }
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
 # broker restart.
@@ -332,7 +334,7 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that waited out a broker outage is worthless once the next one is due.
         "options": {"expires": float(JOB_SWEEP_SECONDS)},
     }
-    for name in ("annotation.sweep", "ranking.sweep", "generation.sweep")
+    for name in ("annotation.sweep", "ranking.sweep", "generation.sweep", "judges.sweep")
 }
 # Beat keeps its schedule in a file under var/. With the Redis broker nothing else creates
 # that folder, and a beat that cannot open its file dies while its worker carries on, ready

@@ -158,13 +158,26 @@ def _stop(scorer: Meteor) -> None:
 
 def meteor(scorer: Meteor, hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
     """Corpus METEOR 1.5; texts tokenised by `ptb_tokenize`."""
+    return _meteor_scores(scorer, hypotheses, references)[0]
+
+
+def sentence_meteor(
+    scorer: Meteor, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+) -> list[float]:
+    """METEOR 1.5 of each output against its references, in one call of the process."""
+    return _meteor_scores(scorer, hypotheses, references)[1]
+
+
+def _meteor_scores(
+    scorer: Meteor, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+) -> tuple[float, list[float]]:
     gts, res = _as_coco(hypotheses, references)
     # METEOR's input separates references with '|||': one inside a text would shift them.
     gts = {i: [ref.replace("|||", "") for ref in group] for i, group in gts.items()}
     try:
-        score, _ = scorer.compute_score(gts, res)
+        score, scores = scorer.compute_score(gts, res)
     except ValueError as error:  # an empty line where a number was due: the JVM died
         raise JavaError(
             f"METEOR stopped answering: {scorer.meteor_p.stderr.read()[-500:]!r}"
         ) from error
-    return float(score)
+    return float(score), [float(s) for s in scores]

@@ -34,10 +34,13 @@ def imported_modules(app: str) -> dict[str, set[str]]:
 @pytest.mark.parametrize(
     "app, forbidden",
     [
-        ("annotation", ("ranking", "generation", "evalsite")),
-        ("ranking", ("generation", "evalsite")),
-        ("generation", ("ranking", "evalsite")),
-        ("jobs", ("annotation", "ranking", "generation", "evalsite")),
+        ("annotation", ("ranking", "generation", "judges", "evalsite")),
+        ("ranking", ("generation", "judges", "evalsite")),
+        ("generation", ("ranking", "judges", "evalsite")),
+        # Judges use annotation, generation (the endpoint backend) and ranking (metrics,
+        # the fused estimator); none of those uses judges.
+        ("judges", ("evalsite",)),
+        ("jobs", ("annotation", "ranking", "generation", "judges", "evalsite")),
         ("ranking/engine", ("django", "annotation", "ranking", "generation", "evalsite", "jobs")),
         (
             "generation/backends",

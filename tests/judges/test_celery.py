@@ -1,0 +1,40 @@
+"""A judge through the real worker: its job, on the generation queue, scores every output
+and stores the fused ranking beside the humans-only one (PostgreSQL and Redis in CI)."""
+
+import pytest
+from django.db import transaction
+
+from judges.models import Judge, JudgeJob
+from judges.service import request_judging
+from tests.conftest import wait_until
+from tests.factories import make_annotator, make_judged_hit, make_system_set
+
+pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_judge_job_runs_on_the_worker_and_stores_the_fused_ranking(celery_worker_process):
+    campaign, systems, items = make_system_set(systems=3, items=5)
+    annotator = make_annotator(campaign)
+    for n, item in enumerate(items):
+        outputs = [item.outputs.get(system=s) for s in systems]
+        make_judged_hit(outputs, [90.0 - n, 60.0 + n, 30.0 + n], annotator)
+    judge = Judge.objects.create(
+        criterion=campaign.criteria.get(criterion="quality"),
+        name="bleu",
+        kind="metric",
+        settings={"metric": "bleu"},
+    )
+    with transaction.atomic():
+        job = request_judging(judge)
+    done = wait_until(
+        lambda: JudgeJob.objects.filter(pk=job.pk, status="done").first(),
+        timeout=90,
+        message="the worker did not run the judge job",
+    )
+    assert (done.outputs_total, done.outputs_done, done.outputs_failed) == (15, 15, 0)
+    judge.refresh_from_db()
+    assert judge.scores.count() == 15
+    rows = judge.summary["ranking"]
+    assert sorted(row["system"] for row in rows) == sorted(s.name for s in systems)
+    assert all(row["judgments"] == 5 for row in rows)
+    assert judge.summary["agreement"]["outputs"] == 15
