@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 from scipy.stats import pearsonr, spearmanr
 
-from annotation.models import Assignment, Judgment, Output
+from annotation.models import Judgment, Output
 from annotation.secret_env import secret_env_policy
 from generation.backends import TypedInput
 from generation.endpoints import endpoint_policy
@@ -142,11 +142,16 @@ def evidence(judge: Judge) -> Evidence:
     index = {output: i for i, (output, _, _) in enumerate(scored)}
     names = sorted({name for _, name, _ in scored})
     number = {name: i for i, name in enumerate(names)}
-    judged = Judgment.objects.filter(
-        assignment__in=Assignment.objects.for_criterion(judge.criterion).counted(),
-        slot__output_id__in=list(index),
-        slot__degraded_text="",  # an attention check's slot shows a degraded text
-    ).values_list("slot__output_id", "assignment__annotator_id", "score")
+    # The judgments of the judge's criterion (Judgment.criterion), as the rankings count them.
+    judged = (
+        Judgment.objects.counted()
+        .for_criterion(judge.criterion)
+        .filter(
+            slot__output_id__in=list(index),
+            slot__degraded_text="",  # an attention check's slot shows a degraded text
+        )
+        .values_list("slot__output_id", "assignment__annotator_id", "score")
+    )
     rows = list(judged)
     return Evidence(
         output_ids=[output for output, _, _ in scored],

@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotation', '0021_upload_job'),
+        ('annotation', '0029_direct_assessment_scores'),
     ]
 
     operations = [

@@ -19,7 +19,7 @@ def test_a_judge_job_runs_on_the_worker_and_stores_the_fused_ranking(celery_work
         outputs = [item.outputs.get(system=s) for s in systems]
         make_judged_hit(outputs, [90.0 - n, 60.0 + n, 30.0 + n], annotator)
     judge = Judge.objects.create(
-        criterion=campaign.criteria.get(criterion="quality"),
+        criterion=campaign.criteria.get(name="quality"),
         name="bleu",
         kind="metric",
         settings={"metric": "bleu"},

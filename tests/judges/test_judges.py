@@ -26,7 +26,7 @@ endpoint = server
 
 def judge_of(campaign, **fields) -> Judge:
     fields = {"name": "ser", "kind": "metric", "settings": {"metric": "ser"}, **fields}
-    return Judge.objects.create(criterion=campaign.criteria.get(criterion="quality"), **fields)
+    return Judge.objects.create(criterion=campaign.criteria.get(name="quality"), **fields)
 
 
 def test_a_metric_judge_job_scores_every_output_once_in_batches(
@@ -193,7 +193,7 @@ def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
     organiser, django_capture_on_commit_callbacks
 ):
     campaign, _, _ = make_system_set(systems=2, items=2)
-    criterion = campaign.criteria.get(criterion="quality")
+    criterion = campaign.criteria.get(name="quality")
     add = reverse("admin:judges_judge_add")
     fields = {"criterion": criterion.pk, "name": "ser", "kind": "metric", "batch_size": 64}
     response = organiser.submit(
