@@ -168,6 +168,9 @@ INSTALLED_APPS = [
     "ranking.agreement",
     "ranking.automatic_metrics",
     "generation",
+    # The token API (api/v1/) and webhooks; ninja for its schema page's own static files.
+    "api",
+    "ninja",
     # Project-level commands that assemble the apps (the demo).
     "evalsite",
 ]

@@ -1,0 +1,53 @@
+from django.contrib import admin, messages
+from django.template.response import TemplateResponse
+from django.utils import timezone
+
+from annotation.admin_base import ListFromTheAddressBar
+
+from .models import ApiToken
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ListFromTheAddressBar):
+    list_display = ["name", "hint", "user", "level", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["level"]
+    search_fields = ["name", "user__username"]
+    filter_horizontal = ["campaigns"]
+    readonly_fields = ["hint", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def get_queryset(self, request):
+        tokens = super().get_queryset(request).select_related("user")
+        # Staff see their own tokens; a superuser sees everyone's.
+        return tokens if request.user.is_superuser else tokens.filter(user=request.user)
+
+    def get_fields(self, request, obj=None):
+        fields = ["name", "campaigns", "level", *self.readonly_fields]
+        return ["user", *fields] if request.user.is_superuser else fields
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            # Only a superuser gives a token to someone else: a token acts with its user's
+            # permissions, so making one for a stronger account would be a way up.
+            if not request.user.is_superuser or obj.user_id is None:
+                obj.user = request.user
+            request._new_api_secret = obj.new_secret()
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "API token created",
+            "token": obj,
+            "secret": request._new_api_secret,
+            "campaigns": [c.slug for c in obj.campaigns.all()],
+        }
+        response = TemplateResponse(request, "admin/api/token_created.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
+
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"{count} tokens revoked.", messages.SUCCESS)
