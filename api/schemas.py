@@ -9,6 +9,7 @@ from ninja import Field, Schema
 # One request creates at most this many records; a client sends more in several requests.
 MAX_RECORDS = 5000
 
+
 class Error(Schema):
     detail: str
     record: int | None = Field(None, description="index of the bad record in the request")

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from ninja import NinjaAPI, Query
+from ninja import NinjaAPI, Query, Status
 from ninja.errors import HttpError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
@@ -117,8 +117,8 @@ def create_campaign(request, payload: CampaignIn):
             campaign = Campaign.objects.create(**payload.dict())
             token(request).campaigns.add(campaign)
     except IntegrityError:
-        return 409, {"detail": f"a campaign '{payload.slug}' exists already"}
-    return 201, campaign_out(campaign)
+        return Status(409, {"detail": f"a campaign '{payload.slug}' exists already"})
+    return Status(201, campaign_out(campaign))
 
 
 @api.get("/campaigns/{slug}/", response={200: CampaignOut, **ERRORS})
@@ -142,8 +142,8 @@ def add_criterion(request, slug: str, payload: CriterionIn):
     campaign = campaign_for(token(request), slug, "change")
     criterion = create_criterion(campaign, payload)
     if criterion is None:
-        return 409, {"detail": f"the campaign has a criterion '{payload.name}' already"}
-    return 201, criterion_out(criterion)
+        return Status(409, {"detail": f"the campaign has a criterion '{payload.name}' already"})
+    return Status(201, criterion_out(criterion))
 
 
 # Data --------------------------------------------------------------------------------------
@@ -182,9 +182,7 @@ CSV_BODY = {
     response={200: RatingsOut, **ERRORS},
     openapi_extra=CSV_BODY,
 )
-def add_ratings(
-    request, slug: str, criterion: Criterion | None = None, name: str = "ratings.csv"
-):
+def add_ratings(request, slug: str, criterion: Criterion | None = None, name: str = "ratings.csv"):
     """The request's body is the file; the same bytes sent again import nothing."""
     campaign = campaign_for(token(request), slug, "change")
     summary, repeated = bulk.import_ratings_body(
@@ -247,7 +245,7 @@ def start_generation(request, slug: str, system: str):
     campaign = campaign_for(token(request), slug, "change")
     hosted_systems = HostedSystem.objects.select_related("system")
     hosted = get_object_or_404(hosted_systems, system__campaign=campaign, system__name=system)
-    return 202, results.generation_job(request_generation(hosted))
+    return Status(202, results.generation_job(request_generation(hosted)))
 
 
 @api.get("/campaigns/{slug}/generation/{job_id}/", response={200: GenerationJobOut, **ERRORS})

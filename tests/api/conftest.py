@@ -24,8 +24,10 @@ class ApiClient(HttpsClient):
             body = json.dumps(body)
             extra.setdefault("content_type", "application/json")
         send = getattr(self, method.lower())
-        return send(f"/api/v1{path}", body, **extra) if body is not None else send(
-            f"/api/v1{path}", **extra
+        return (
+            send(f"/api/v1{path}", body, **extra)
+            if body is not None
+            else send(f"/api/v1{path}", **extra)
         )
 
 
