@@ -43,9 +43,8 @@ class ApiTokenAdmin(ListFromTheAddressBar):
             "secret": request._new_api_secret,
             "campaigns": [c.slug for c in obj.campaigns.all()],
         }
-        response = TemplateResponse(request, "admin/api/token_created.html", context)
-        response["Cache-Control"] = "no-store"
-        return response
+        # The admin's views are never cached: the page with the secret is not kept either.
+        return TemplateResponse(request, "admin/api/token_created.html", context)
 
     @admin.action(description="Revoke the selected tokens", permissions=["change"])
     def revoke(self, request, queryset):
