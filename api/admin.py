@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from annotation.admin_base import ListFromTheAddressBar
 
-from .models import ApiToken
+from .models import ApiToken, WebhookDelivery, WebhookEndpoint
 
 
 @admin.register(ApiToken)
@@ -50,3 +50,29 @@ class ApiTokenAdmin(ListFromTheAddressBar):
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"{count} tokens revoked.", messages.SUCCESS)
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ListFromTheAddressBar):
+    list_display = ["url", "campaign", "is_active", "created_at"]
+    list_filter = ["is_active"]
+    search_fields = ["url", "campaign__slug"]
+    fields = ["campaign", "url", "events", "secret", "is_active"]
+    readonly_fields = ["secret"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ListFromTheAddressBar):
+    """The record of what was sent and answered; made by the sweep, never by hand."""
+
+    list_display = ["event", "endpoint", "status", "attempts", "response_code", "created_at"]
+    list_filter = ["status", "event"]
+    list_select_related = ["endpoint__campaign"]
+    readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -8,14 +8,18 @@ on campaigns (annotation.permissions.may): taking a permission away from a user 
 their tokens too.
 """
 
+import base64
 import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
 from annotation.models import Campaign
+
+from .targets import WebhookRefused, check_url
 
 # What a token looks like: a prefix that says what it is (so a leaked one is recognised by
 # secret scanners and by people), then 256 random bits.
@@ -75,3 +79,95 @@ class ApiToken(models.Model):
             revoked_at=timezone.now()
         )
         self.refresh_from_db(fields=["revoked_at"])
+
+
+# Webhooks ------------------------------------------------------------------------------------
+
+
+class Event(models.TextChoices):
+    RANKING_DONE = "ranking.done", "A ranking run finished"
+    CRITERION_SETTLED = "criterion.settled", "A criterion closed: its clusters are stable"
+    CAMPAIGN_COMPLETE = "campaign.complete", "The campaign was closed"
+    ANNOTATOR_FAILED_QC = "annotator.failed_qc", "An annotator failed the attention checks"
+
+
+def all_events() -> list[str]:
+    return list(Event.values)
+
+
+def new_webhook_secret() -> str:
+    """A Standard Webhooks secret: whsec_ and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+class WebhookEndpoint(models.Model):
+    """Where a campaign's events are sent: an http(s) URL that must resolve to public
+    addresses (unless WEBHOOK_ALLOW_PRIVATE), checked when saved and before each delivery."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    url = models.URLField("URL", max_length=500)
+    events = models.JSONField(default=all_events, help_text="The events sent to this URL.")
+    secret = models.CharField(
+        max_length=100,
+        default=new_webhook_secret,
+        help_text="Signs each delivery (Standard Webhooks: webhook-signature v1); the receiver"
+        " checks it with this secret.",
+    )
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    # Events of rows changed before this were looked for by an earlier sweep.
+    swept_until = models.DateTimeField(null=True, blank=True, editable=False)
+
+    class Meta:
+        ordering = ["campaign", "url"]
+        verbose_name = "webhook endpoint"
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug} -> {self.url}"
+
+    def clean(self) -> None:
+        events = self.events if isinstance(self.events, list) else None
+        if events is None or not events or set(events) - set(Event.values):
+            raise ValidationError({"events": f"a list of events among {', '.join(Event.values)}"})
+        try:
+            check_url(self.url)
+        except WebhookRefused as error:
+            raise ValidationError({"url": str(error)}) from None
+        except OSError as error:
+            raise ValidationError({"url": str(error)}) from None
+
+
+class WebhookDelivery(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        DELIVERED = "delivered", "Delivered"
+        FAILED = "failed", "Failed"
+
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    event = models.CharField(max_length=30, choices=Event.choices)
+    # What the event is about, so that a sweep that sees it again adds nothing.
+    event_key = models.CharField(max_length=200)
+    # The message id (webhook-id): the same on every attempt, so a receiver can tell repeats.
+    message_id = models.CharField(max_length=40, unique=True)
+    payload = models.JSONField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    response_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    response_body = models.TextField(blank=True, help_text="the answer's first characters")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "webhook deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "event_key"], name="webhook_event_once")
+        ]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.event} to {self.endpoint_id} ({self.status})"
