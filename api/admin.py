@@ -4,7 +4,7 @@ from django.utils import timezone
 
 from annotation.admin_base import ListFromTheAddressBar
 
-from .models import ApiToken, WebhookDelivery, WebhookEndpoint
+from .models import ApiToken, ProlificEvent, ProlificHook, WebhookDelivery, WebhookEndpoint
 
 
 @admin.register(ApiToken)
@@ -70,6 +70,27 @@ class WebhookDeliveryAdmin(ListFromTheAddressBar):
     list_filter = ["status", "event"]
     list_select_related = ["endpoint__campaign"]
     readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ProlificHook)
+class ProlificHookAdmin(ListFromTheAddressBar):
+    list_display = ["campaign", "created_at"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(ProlificEvent)
+class ProlificEventAdmin(ListFromTheAddressBar):
+    """What Prolific sent and what was done: written by the endpoint, read here."""
+
+    list_display = ["event_type", "status", "participant_id", "outcome", "received_at"]
+    list_filter = ["status"]
+    readonly_fields = [f.name for f in ProlificEvent._meta.fields]
 
     def has_add_permission(self, request):
         return False

@@ -171,3 +171,48 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event} to {self.endpoint_id} ({self.status})"
+
+
+# Prolific's events -----------------------------------------------------------------------------
+
+
+class ProlificHook(models.Model):
+    """A campaign's receipt of Prolific's webhook events (submission.status.change): the
+    workspace's hook secret, which signs them. Prolific's subscription's target URL is the
+    campaign's /api/v1/prolific/<slug>/events/."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="+")
+    secret = models.CharField(
+        max_length=200,
+        help_text="The secret of the Prolific workspace's hooks (POST /api/v1/hooks/secrets/"
+        " on Prolific): it signs every event, and events it did not sign are refused.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = "Prolific hook"
+
+    def __str__(self) -> str:
+        return f"Prolific events of {self.campaign.slug}"
+
+
+class ProlificEvent(models.Model):
+    """An event received, and what was done: a repeat of its X-Event-ID does nothing."""
+
+    hook = models.ForeignKey(ProlificHook, on_delete=models.CASCADE, related_name="events")
+    event_id = models.CharField(max_length=100)
+    event_type = models.CharField(max_length=60)
+    participant_id = models.CharField(max_length=200, blank=True)
+    submission_id = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=40, blank=True)
+    outcome = models.CharField(max_length=300)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["hook", "event_id"], name="prolific_event_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.status} ({self.participant_id})"

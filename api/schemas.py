@@ -174,3 +174,8 @@ class GenerationJobOut(Schema):
     error: str
     queued_at: datetime
     finished_at: datetime | None
+
+
+class ProlificEventOut(Schema):
+    outcome: str
+    repeated: bool

@@ -4,6 +4,7 @@ Every endpoint needs a token (Authorization: Bearer ...); access.py decides what
 The schema is at /api/v1/openapi.json and browsable at /api/v1/docs.
 """
 
+import hashlib
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -22,7 +23,8 @@ from nlgdata.datafiles import DECODER, DataFileError
 from . import bulk, export, results
 from .access import campaign_for, may_add_campaigns, require
 from .criteria import create_criterion
-from .models import ApiToken
+from .models import ApiToken, ProlificHook
+from .prolific_events import SignatureRefused, handle, verify
 from .schemas import (
     MAX_RECORDS,
     CampaignIn,
@@ -36,6 +38,7 @@ from .schemas import (
     MetricsOut,
     OutputsIn,
     ProgressOut,
+    ProlificEventOut,
     RankingOut,
     RatingsOut,
     SystemsIn,
@@ -257,3 +260,37 @@ def generation_progress(request, slug: str, job_id: int):
         hosted__system__campaign=campaign,
     )
     return results.generation_job(job)
+
+
+# Prolific's events ----------------------------------------------------------------------------
+
+
+@api.post(
+    "/prolific/{slug}/events/",
+    auth=None,
+    response={200: ProlificEventOut, 400: Error, 401: Error, 404: Error},
+    openapi_extra={"security": []},
+)
+def prolific_event(request, slug: str):
+    """Prolific's submission.status.change events for the campaign, signed with the
+    workspace's hook secret (X-Prolific-Request-Signature and -Timestamp); no token."""
+    hook = get_object_or_404(ProlificHook.objects.select_related("campaign"), campaign__slug=slug)
+    headers = request.headers
+    try:
+        verify(
+            hook.secret,
+            headers.get("X-Prolific-Request-Timestamp", ""),
+            headers.get("X-Prolific-Request-Signature", ""),
+            request.body,
+        )
+    except SignatureRefused as error:
+        return Status(401, {"detail": str(error)})
+    try:
+        payload = DECODER.decode(request.body.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return Status(400, {"detail": "the body is not JSON"})
+    if not isinstance(payload, dict):
+        return Status(400, {"detail": "the body is not a JSON object"})
+    event_id = headers.get("X-Event-ID") or hashlib.sha256(request.body).hexdigest()
+    handled = handle(hook, event_id[:100], payload)
+    return {"outcome": handled.outcome, "repeated": handled.repeated}

@@ -38,6 +38,8 @@ PUBLIC = {
     "api-v1:openapi-json",
     "api-v1:openapi-view",
     "api-v1:api-root",
+    # Prolific's events: no session nor token, each is checked against its signature.
+    "api-v1:prolific_event",
 }
 PUBLIC_NAMESPACES = ("annotation:",)  # the annotators' pages: anyone with a link
 
