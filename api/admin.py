@@ -1,10 +1,28 @@
+from django import forms
 from django.contrib import admin, messages
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from annotation.admin_base import ListFromTheAddressBar
+from annotation.permissions import may
+from annotation.prolific import ProlificError
 
-from .models import ApiToken, ProlificEvent, ProlificHook, WebhookDelivery, WebhookEndpoint
+from . import bonuses
+from .models import (
+    ApiToken,
+    BonusBatch,
+    BonusPayment,
+    BonusRule,
+    ProlificEvent,
+    ProlificHook,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 
 @admin.register(ApiToken)
@@ -97,3 +115,69 @@ class ProlificEventAdmin(ListFromTheAddressBar):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+@admin.register(BonusRule)
+class BonusRuleAdmin(ListFromTheAddressBar):
+    list_display = ["campaign", "per_counted_hit", "for_passing_checks", "review_link"]
+    list_select_related = ["campaign"]
+
+    @admin.display(description="bonuses")
+    def review_link(self, obj):
+        url = reverse("admin:api_bonusrule_review", args=[obj.campaign_id])
+        return format_html('<a href="{}">Review and pay</a>', url)
+
+    def get_urls(self):
+        review = self.admin_site.admin_view(self.review_view)
+        return [
+            path("campaign/<int:campaign_id>/review/", review, name="api_bonusrule_review"),
+            *super().get_urls(),
+        ]
+
+    def review_view(self, request, campaign_id: int):
+        """The bonuses the verdicts call for, to approve and pay (POST), and the batches."""
+        if not (self.has_change_permission(request) and may(request.user, "change")):
+            raise PermissionDenied
+        rules = BonusRule.objects.select_related("campaign")
+        rule = get_object_or_404(rules, campaign_id=campaign_id)
+        campaign = rule.campaign
+        if request.method == "POST":
+            form = BonusActionForm(request.POST)
+            if not form.is_valid():
+                raise BadRequest("Invalid request.")
+            self._act(request, campaign, form.cleaned_data)
+            return redirect(request.path)
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET", "POST"])
+        payments = bonuses.propose(campaign)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Bonuses of {campaign}",
+            "campaign": campaign,
+            "rule": rule,
+            "payments": payments,
+            "totals": bonuses.summary(payments),
+            "batches": BonusBatch.objects.filter(campaign=campaign),
+        }
+        return TemplateResponse(request, "admin/api/bonus_review.html", context)
+
+    def _act(self, request, campaign, data) -> None:
+        try:
+            if data["action"] == "pay":
+                proposed = BonusPayment.objects.filter(campaign=campaign, state="proposed")
+                bonuses.approve(campaign, proposed.values_list("pk", flat=True))
+                batch = bonuses.pay(campaign, request.user)
+                text = f"Batch {batch.pk}: {batch.get_state_display()}." if batch else None
+                self.message_user(request, text or "Nothing approved to pay.", messages.INFO)
+            else:
+                batch = get_object_or_404(BonusBatch, pk=data["batch"], campaign=campaign)
+                bonuses.resume(batch)
+                self.message_user(request, f"Batch {batch.pk}: {batch.get_state_display()}.")
+        except ProlificError as error:
+            self.message_user(request, f"Prolific: {error}", messages.ERROR)
+
+
+class BonusActionForm(forms.Form):
+    action = forms.ChoiceField(choices=[("pay", "pay"), ("resume", "resume")])
+    batch = forms.IntegerField(required=False, min_value=1)

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import Annotator, Campaign
 
 from .targets import WebhookRefused, check_url
 
@@ -216,3 +216,91 @@ class ProlificEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} {self.status} ({self.participant_id})"
+
+
+# Bonuses ---------------------------------------------------------------------------------------
+
+
+class BonusRule(models.Model):
+    """A campaign's bonus, from the platform's verdicts: an amount per counted HIT and one
+    for passing the checks, for Prolific annotators whose work counts and passes them."""
+
+    campaign = models.OneToOneField(Campaign, on_delete=models.CASCADE, related_name="+")
+    per_counted_hit = models.DecimalField(
+        max_digits=8, decimal_places=2, default=0, help_text="per HIT that rankings count"
+    )
+    for_passing_checks = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=0,
+        help_text="once, to an annotator who passes the attention and comprehension checks",
+    )
+
+    class Meta:
+        verbose_name = "bonus rule"
+
+    def __str__(self) -> str:
+        return f"bonus of {self.campaign.slug}"
+
+
+class BonusBatch(models.Model):
+    """One call of Prolific's bulk bonus: its state is written before and after each call,
+    so a retry knows whether a batch was set up on Prolific, and whether it may have been
+    paid already (then only that batch is paid again, never a new one)."""
+
+    class State(models.TextChoices):
+        SETTING_UP = "setting_up", "Setting up on Prolific"
+        SET_UP = "set_up", "Set up on Prolific, not paid"
+        PAYING = "paying", "Paying (sent; answer not yet recorded)"
+        PAID = "paid", "Paid"
+        FAILED = "failed", "Failed: Prolific refused"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    state = models.CharField(max_length=12, choices=State.choices, default=State.SETTING_UP)
+    prolific_id = models.CharField(max_length=100, blank=True)
+    total = models.DecimalField(max_digits=10, decimal_places=2, default=0)
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name_plural = "bonus batches"
+
+    def __str__(self) -> str:
+        return f"bonus batch {self.pk} of {self.campaign.slug} ({self.state})"
+
+
+class BonusPayment(models.Model):
+    """The ledger: one row per annotator and campaign, ever. A bonus proposed, approved by
+    the organiser, then taken into one batch: an annotator in a batch is never in another."""
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed", "Proposed"
+        APPROVED = "approved", "Approved, to pay"
+        IN_BATCH = "in_batch", "In a batch being paid"
+        PAID = "paid", "Paid"
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="+")
+    counted_hits = models.PositiveIntegerField(default=0)
+    passed_checks = models.BooleanField(default=False)
+    amount = models.DecimalField(max_digits=8, decimal_places=2)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.PROPOSED)
+    batch = models.ForeignKey(
+        BonusBatch, null=True, blank=True, on_delete=models.PROTECT, related_name="payments"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["campaign", "annotator"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "annotator"], name="bonus_once"),
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="bonus_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} to {self.annotator} ({self.state})"
