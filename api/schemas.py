@@ -179,3 +179,16 @@ class GenerationJobOut(Schema):
 class ProlificEventOut(Schema):
     outcome: str
     repeated: bool
+
+
+class WebhookIn(Schema):
+    url: str = Field(..., max_length=500)
+    events: list[str] | None = Field(None, description="default: every event")
+
+
+class WebhookOut(Schema):
+    id: int
+    url: str
+    events: list[str]
+    secret: str = Field(..., description="signs the deliveries (Standard Webhooks)")
+    is_active: bool

@@ -7,6 +7,7 @@ The schema is at /api/v1/openapi.json and browsable at /api/v1/docs.
 import hashlib
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -23,7 +24,7 @@ from nlgdata.datafiles import DECODER, DataFileError
 from . import bulk, export, results
 from .access import campaign_for, may_add_campaigns, require
 from .criteria import create_criterion
-from .models import ApiToken, ProlificHook
+from .models import ApiToken, Event, ProlificHook, WebhookEndpoint
 from .prolific_events import SignatureRefused, handle, verify
 from .schemas import (
     MAX_RECORDS,
@@ -42,6 +43,8 @@ from .schemas import (
     RankingOut,
     RatingsOut,
     SystemsIn,
+    WebhookIn,
+    WebhookOut,
     WrittenOut,
 )
 from .tokens import token_for
@@ -260,6 +263,36 @@ def generation_progress(request, slug: str, job_id: int):
         hosted__system__campaign=campaign,
     )
     return results.generation_job(job)
+
+
+# Webhooks ---------------------------------------------------------------------------------
+
+
+def webhook_out(endpoint: WebhookEndpoint) -> dict:
+    fields = ("id", "url", "events", "secret", "is_active")
+    return {f: getattr(endpoint, f) for f in fields}
+
+
+@api.get("/campaigns/{slug}/webhooks/", response={200: list[WebhookOut], **ERRORS})
+def list_webhooks(request, slug: str):
+    campaign = campaign_for(token(request), slug, "change")  # the secrets sign for the campaign
+    return [webhook_out(e) for e in WebhookEndpoint.objects.filter(campaign=campaign)[:100]]
+
+
+@api.post("/campaigns/{slug}/webhooks/", response={201: WebhookOut, **ERRORS})
+def add_webhook(request, slug: str, payload: WebhookIn):
+    """Register a URL for the campaign's events; it must be http(s) and resolve to public
+    addresses (unless the deployment allows private ones)."""
+    campaign = campaign_for(token(request), slug, "change")
+    events = payload.events if payload.events is not None else list(Event.values)
+    endpoint = WebhookEndpoint(campaign=campaign, url=payload.url, events=events)
+    try:
+        endpoint.full_clean()
+    except ValidationError as error:
+        field, messages = next(iter(error.message_dict.items()))
+        return Status(422, {"detail": f"{field}: {' '.join(messages)}", "field": field})
+    endpoint.save()
+    return Status(201, webhook_out(endpoint))
 
 
 # Prolific's events ----------------------------------------------------------------------------

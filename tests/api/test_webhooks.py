@@ -207,3 +207,20 @@ def test_events_must_be_known(campaign, settings):
     settings.WEBHOOK_ALLOW_PRIVATE = True
     with pytest.raises(ValidationError):
         endpoint_for(campaign, "http://127.0.0.1/", ["ranking.maybe"])
+
+
+def test_webhooks_are_registered_through_the_api(changer, looker, campaign, settings):
+    url = f"/campaigns/{campaign.slug}/webhooks/"
+    refused = changer.call("POST", url, {"url": "http://127.0.0.1:8/hook"})
+    assert refused.status_code == 422 and refused.json()["field"] == "url"
+    assert "not a public address" in refused.json()["detail"]
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    made = changer.call("POST", url, {"url": "http://127.0.0.1:8/hook", "events": ["ranking.done"]})
+    assert made.status_code == 201
+    endpoint = WebhookEndpoint.objects.get()
+    assert made.json()["secret"] == endpoint.secret and endpoint.events == ["ranking.done"]
+    assert [e["id"] for e in changer.call("GET", url).json()] == [endpoint.pk]
+    bad = changer.call("POST", url, {"url": "http://127.0.0.1:8/", "events": ["sometimes"]})
+    assert bad.status_code == 422 and bad.json()["field"] == "events"
+    assert looker.call("GET", url).status_code == 403  # a view token sees no secrets
+    assert WebhookEndpoint.objects.count() == 1
