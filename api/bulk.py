@@ -99,7 +99,8 @@ def create_systems(campaign: Campaign, records: list[dict]) -> Written:
 
 def create_outputs(campaign: Campaign, system: System, records: list[dict]) -> Written:
     source = "outputs"
-    rows, seen = [], set()
+    rows: list[OutputRow] = []
+    seen: set[str] = set()
     for row in checked_rows(records, source):
         for field in ("item", "text"):
             if field not in row.values:
@@ -118,11 +119,11 @@ def create_outputs(campaign: Campaign, system: System, records: list[dict]) -> W
                 "item__external_id", "text"
             )
         )
-        for row in rows:
-            if row.item in stored and stored[row.item] != row.text:
+        for output in rows:
+            if output.item in stored and stored[output.item] != output.text:
                 message = f"system '{system.name}' already has another output for this item"
-                raise DataFileError(source, message, row.line, "text")
-        new = [row for row in rows if row.item not in stored]
+                raise DataFileError(source, message, output.line, "text")
+        new = [output for output in rows if output.item not in stored]
         if new:
             write_outputs(campaign, system, new, BY_ID, source)
             campaign.criteria.record_pool_change()

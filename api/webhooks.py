@@ -23,6 +23,7 @@ import json
 import logging
 import secrets
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from celery import current_app
@@ -86,13 +87,13 @@ def campaign_events(campaign: Campaign, since: datetime) -> list[tuple[str, str,
     """(event, key, data) for what happened in the campaign since `since`, as far as the
     rows tell; a few queries whatever the campaign's size."""
     about = {"campaign": campaign.slug}
-    found = []
+    found: list[tuple[str, str, dict]] = []
     runs = RankingRun.objects.filter(campaign=campaign, finished_at__gte=since).finished()
     for run in runs.order_by("finished_at")[:MAX_EVENTS_PER_SWEEP]:
         found.append((Event.RANKING_DONE, f"run:{run.pk}", {**about, **ranking_data(run)}))
     failed = Annotator.objects.filter(campaign=campaign, failed_attention_at__gte=since)
     for annotator in failed.order_by("failed_attention_at")[:MAX_EVENTS_PER_SWEEP]:
-        when = annotator.failed_attention_at
+        when = annotator.failed_attention_at or since  # not null: filtered on it
         data = {**about, "annotator": annotator.pk, "failed_at": when.isoformat()}
         data["attention_p"] = annotator.attention_p
         found.append((Event.ANNOTATOR_FAILED_QC, f"annotator:{annotator.pk}:{when}", data))
@@ -138,7 +139,7 @@ def send_due(now: datetime | None = None, limit: int = 200) -> int:
     pks = list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
     WebhookDelivery.objects.filter(pk__in=pks).update(next_attempt_at=now + LEASE)
     for pk in pks:
-        transaction.on_commit(lambda pk=pk: send_task(pk))
+        transaction.on_commit(partial(send_task, pk))
     return len(pks)
 
 
