@@ -5,6 +5,8 @@ import json
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from annotation.models import Campaign, CampaignCriterion, DataFile, Item, Judgment, Output, System
 from api.models import ApiToken
@@ -356,3 +358,30 @@ def test_judgments_come_page_by_page(changer, campaign, django_assert_max_num_qu
 def test_judgments_page_size_is_bounded(changer, campaign):
     url = f"/campaigns/{campaign.slug}/judgments/?limit=100000"
     assert changer.call("GET", url).status_code == 422
+
+
+def test_bulk_creates_cost_the_same_queries_whatever_the_campaigns_size(changer, campaign):
+    """A request's queries follow its records, never the campaign's rows."""
+
+    def queries(start: int) -> int:
+        items = {"items": [item(n) for n in range(start, start + 20)]}
+        outputs = {"outputs": [{"item": f"i{n}", "text": "T."} for n in range(start, start + 20)]}
+        with CaptureQueriesContext(connection) as captured:
+            changer.call("POST", f"/campaigns/{campaign.slug}/items/", items)
+            changer.call("POST", f"/campaigns/{campaign.slug}/systems/sys1/outputs/", outputs)
+        return len(captured)
+
+    queries(0)  # the token's first use of the minute also notes its last use
+    small = queries(100)
+    Item = campaign.items.model  # noqa: N806
+    Item.objects.bulk_create(
+        Item(
+            campaign=campaign,
+            external_id=f"bulk{n}",
+            input_kind="mr",
+            input_data={},
+            input_key=f"bulk key {n}",
+        )
+        for n in range(2000)
+    )
+    assert queries(1000) == small
