@@ -373,7 +373,6 @@ def test_bulk_creates_cost_the_same_queries_whatever_the_campaigns_size(changer,
 
     queries(0)  # the token's first use of the minute also notes its last use
     small = queries(100)
-    Item = campaign.items.model  # noqa: N806
     Item.objects.bulk_create(
         Item(
             campaign=campaign,
