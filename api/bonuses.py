@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Sum
 
 from annotation.identity import passes_checks
 from annotation.models import Annotator, Assignment, Campaign
@@ -147,3 +147,18 @@ def summary(payments: list[BonusPayment]) -> dict[str, Decimal]:
     for payment in payments:
         totals[payment.state] = totals.get(payment.state, Decimal(0)) + payment.amount
     return totals
+
+
+def bonus_facts(campaign: Campaign) -> dict | None:
+    """For the datasheet: the campaign's bonus rule and what it paid; None without a rule."""
+    rule = BonusRule.objects.filter(campaign=campaign).first()
+    if rule is None:
+        return None
+    paid = BonusPayment.objects.filter(campaign=campaign, state=BonusPayment.State.PAID)
+    totals = paid.aggregate(annotators=Count("pk"), total=Sum("amount"))
+    return {
+        "per_counted_hit": str(rule.per_counted_hit),
+        "for_passing_checks": str(rule.for_passing_checks),
+        "annotators_paid": totals["annotators"],
+        "paid": f"{totals['total'] or 0:.2f}",
+    }

@@ -16,6 +16,7 @@ from annotation.models import Annotator
 from annotation.prolific import ProlificError
 from api import bonuses
 from api.models import BonusBatch, BonusPayment, BonusRule
+from evalsite.datasheet import build_datasheet
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
 
 TOKEN = "fake-prolific-token"
@@ -175,3 +176,14 @@ def test_review_page_refuses_a_viewer(study, viewer):
     url = reverse("admin:api_bonusrule_review", args=[study.pk])
     assert viewer.get(url).status_code == 403
     assert not BonusPayment.objects.exists()
+
+
+def test_datasheet_records_the_bonuses_paid(study, prolific):
+    study.pay_per_hit = Decimal("0.30")
+    study.save()
+    bonuses.approve(study, [p.pk for p in bonuses.propose(study)])
+    bonuses.pay(study)
+    pay = build_datasheet(study)["sections"]["3"]["questions"]["3.2.2"]
+    assert pay["facts"]["bonuses"]["paid"] == "3.50"
+    assert pay["facts"]["bonuses"]["annotators_paid"] == 2
+    assert "3.50 paid to 2 evaluators" in pay["answer"]
