@@ -2,7 +2,10 @@
 worker with beat), through the API's client (api/client.py) only: create a campaign, push
 items and two systems' outputs, import ratings, wait for the ranking, read it."""
 
+import json
+import re
 import subprocess
+import urllib.request
 
 import pytest
 
@@ -73,3 +76,13 @@ def test_notebook_pushes_outputs_and_reads_the_ranking(site, token):
     assert [row["system"] for row in systems] == ["good", "poor"]
     assert systems[0]["rank_lo"] == systems[0]["rank_hi"] == 1
     assert len(list(platform.judgments("notebook", page=10))) == 2 * 3 * ITEMS
+
+
+def test_schema_and_its_page_are_served_with_their_own_files(site):
+    schema = json.loads(urllib.request.urlopen(f"{site.url}/api/v1/openapi.json").read())
+    assert "/api/v1/campaigns/" in schema["paths"]
+    page = urllib.request.urlopen(f"{site.url}/api/v1/docs").read().decode()
+    scripts = re.findall(r'src="(/static/[^"]+\.js)"', page)
+    assert scripts, page[:500]
+    for script in scripts:  # collected and served by the web process (WhiteNoise)
+        assert urllib.request.urlopen(site.url + script).status == 200
