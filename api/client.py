@@ -20,6 +20,8 @@ records again creates nothing (items are known by id, systems by name, outputs b
 system), so a pipeline may simply retry.
 """
 
+import csv as csv_module
+import io
 import json
 import time
 import urllib.error
@@ -117,11 +119,22 @@ class Client:
     def import_ratings(
         self, slug: str, csv: bytes | str, name: str = "ratings.csv", criterion: str | None = None
     ) -> dict:
-        """An E2E CrowdFlower CSV, as `manage.py import_ratings` takes it."""
-        data = csv.encode() if isinstance(csv, str) else csv
-        query = {"name": name, "criterion": criterion}
-        path = f"/campaigns/{slug}/ratings/"
-        return self.request("POST", path, query=query, data=data, content_type="text/csv")
+        """An E2E CrowdFlower CSV, as `manage.py import_ratings` takes it. A file larger than
+        a request may be is sent in parts of whole rows, each with the header, each imported
+        in its own transaction (sent again, a part already imported imports nothing); the
+        answers, one per part."""
+        text = csv.decode("utf-8") if isinstance(csv, bytes) else csv
+        parts = csv_parts(text) if len(text.encode()) > BATCH_BYTES else [text]
+        answers = []
+        for number, part in enumerate(parts, start=1):
+            part_name = name if len(parts) == 1 else f"{name} (part {number} of {len(parts)})"
+            query = {"name": part_name, "criterion": criterion}
+            path = f"/campaigns/{slug}/ratings/"
+            data = part.encode()
+            answers.append(
+                self.request("POST", path, query=query, data=data, content_type="text/csv")
+            )
+        return answers[0] if len(answers) == 1 else {"parts": answers}
 
     def _push(self, path: str, key: str, records: Iterable[dict]) -> dict:
         total = {"created": 0, "existing": 0}
@@ -185,6 +198,29 @@ class Client:
 
     def generation_job(self, slug: str, job_id: int) -> dict:
         return self.request("GET", f"/campaigns/{slug}/generation/{job_id}/")
+
+
+def csv_parts(text: str) -> list[str]:
+    """The CSV in parts of whole rows (quoted line breaks kept), each under BATCH_BYTES and
+    starting with the header row."""
+    rows = list(csv_module.reader(io.StringIO(text, newline="")))
+    header, parts, part, size = rows[0], [], [], 0
+    for row in rows[1:]:
+        line = written([row])
+        if part and size + len(line.encode()) > BATCH_BYTES:
+            parts.append(written([header, *part]))
+            part, size = [], 0
+        part.append(row)
+        size += len(line.encode())
+    if part:
+        parts.append(written([header, *part]))
+    return parts
+
+
+def written(rows: list[list[str]]) -> str:
+    out = io.StringIO()
+    csv_module.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
 
 
 def batches(records: Iterable[dict]) -> Iterator[list[dict]]:

@@ -5,9 +5,11 @@ import pytest
 from django.test import override_settings
 from pytest_django.live_server_helper import LiveServer
 
+from annotation.models import Judgment
 from api import client as client_module
 from api.client import ApiError, Client
 from api.tokens import create_token
+from tests.api.test_endpoints import ratings_csv
 from tests.factories import make_judged_hit
 
 
@@ -54,3 +56,17 @@ def test_client_reads_every_judgment_page_by_page(platform, campaign):
     judgments = list(platform.judgments(campaign.slug, page=5))
     assert len(judgments) == 12
     assert len({j["judgment"] for j in judgments}) == 12
+
+
+def test_client_sends_a_large_ratings_file_in_parts_once(platform, campaign, monkeypatch):
+    monkeypatch.setattr(client_module, "BATCH_BYTES", 400)
+    text = ratings_csv(6).replace("Pub 1 is a pub.", '"Pub 1 is\na pub."')
+    first = platform.import_ratings(campaign.slug, text, name="big.csv")
+    assert len(first["parts"]) > 1
+    assert not any(part["repeated"] for part in first["parts"])
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    assert judged.count() == 12
+    assert "Pub 1 is\na pub." in set(judged.values_list("slot__output__text", flat=True))
+    again = platform.import_ratings(campaign.slug, text, name="big.csv")
+    assert all(part["repeated"] for part in again["parts"])
+    assert judged.count() == 12
