@@ -204,7 +204,9 @@ def csv_parts(text: str) -> list[str]:
     """The CSV in parts of whole rows (quoted line breaks kept), each under BATCH_BYTES and
     starting with the header row."""
     rows = list(csv_module.reader(io.StringIO(text, newline="")))
-    header, parts, part, size = rows[0], [], [], 0
+    header, size = rows[0], 0
+    parts: list[str] = []
+    part: list[list[str]] = []
     for row in rows[1:]:
         line = written([row])
         if part and size + len(line.encode()) > BATCH_BYTES:
