@@ -29,6 +29,7 @@ from annotation.models import (
     counted_q,
     unflagged_q,
 )
+from api.bonuses import bonus_facts
 from generation.models import HostedSystem
 from nlgdata.attention import checks_needed
 from ranking.agreement.models import RunAgreement
@@ -336,6 +337,13 @@ def pay_question(campaign: Campaign, by_source: dict[str, int]) -> dict:
     if seconds:
         hourly = float(campaign.pay_per_hit) * 3600 / seconds
         answer += f", about {hourly:.2f} per hour at the median {seconds:.0f} s per HIT"
+    bonuses = bonus_facts(campaign)
+    if bonuses:
+        answer += (
+            f"; bonuses of {bonuses['per_counted_hit']} per counted HIT and"
+            f" {bonuses['for_passing_checks']} for passing the quality checks,"
+            f" {bonuses['paid']} paid to {bonuses['annotators_paid']} evaluators so far"
+        )
     return question(
         "3.2.2",
         answer,
@@ -343,6 +351,7 @@ def pay_question(campaign: Campaign, by_source: dict[str, int]) -> dict:
         evaluators_by_source=by_source,
         pay_per_hit=str(campaign.pay_per_hit),
         median_seconds_per_hit=seconds,
+        **({"bonuses": bonuses} if bonuses else {}),
     )
 
 

@@ -169,6 +169,9 @@ INSTALLED_APPS = [
     "ranking.automatic_metrics",
     "generation",
     "judges",
+    # The token API (api/v1/) and webhooks; ninja for its schema page's own static files.
+    "api",
+    "ninja",
     # Project-level commands that assemble the apps (the demo).
     "evalsite",
 ]
@@ -264,6 +267,14 @@ HOSTED_SECRET_ENV_ALLOWED = env_list("HOSTED_SECRET_ENV_ALLOWED")
 # link-local (the cloud's metadata service) or reserved ones, unless the host is named here
 # as written in the URL (a lab's model server, e.g. "gpu-box.lab,127.0.0.1").
 HOSTED_ENDPOINT_ALLOWED_HOSTS = env_list("HOSTED_ENDPOINT_ALLOWED_HOSTS")
+# Outbound webhooks (api/webhooks.py) go to public addresses only, unless this is set (a
+# receiver inside the deployment's network, or a test's on loopback).
+WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+# A delivery is tried this many times, waiting WEBHOOK_RETRY_SECONDS, then twice as long
+# after each failure (at most a day), before it is given up as failed.
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
+WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30)
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 # How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
@@ -334,7 +345,13 @@ CELERY_BEAT_SCHEDULE = {
         # A sweep that waited out a broker outage is worthless once the next one is due.
         "options": {"expires": float(JOB_SWEEP_SECONDS)},
     }
-    for name in ("annotation.sweep", "ranking.sweep", "generation.sweep", "judges.sweep")
+    for name in (
+        "annotation.sweep",
+        "ranking.sweep",
+        "generation.sweep",
+        "judges.sweep",
+        "api.sweep",
+    )
 }
 # Beat keeps its schedule in a file under var/. With the Redis broker nothing else creates
 # that folder, and a beat that cannot open its file dies while its worker carries on, ready

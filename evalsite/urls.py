@@ -6,6 +6,7 @@ from . import views
 urlpatterns = [
     path("", views.home, name="home"),
     path("admin/", admin.site.urls),
+    path("api/", include("api.urls")),
     path("", include("annotation.urls")),
     # The metrics first: ranking's <slug>/<criterion_name>/csv/ would take "metrics/csv/".
     path("results/", include("ranking.automatic_metrics.urls")),

@@ -28,10 +28,16 @@ def test_tasks_are_acknowledged_late_and_given_back_if_their_worker_dies():
     assert settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
 
 
-def test_beat_sweeps_attention_checks_rankings_generation_and_judges_on_the_default_queue():
+def test_beat_sweeps_attention_checks_rankings_generation_judges_and_webhooks_on_the_default_queue():
     schedule = settings.CELERY_BEAT_SCHEDULE
     tasks = {entry["task"] for entry in schedule.values()}
-    assert tasks == {"annotation.sweep", "ranking.sweep", "generation.sweep", "judges.sweep"}
+    assert tasks == {
+        "annotation.sweep",
+        "ranking.sweep",
+        "generation.sweep",
+        "judges.sweep",
+        "api.sweep",
+    }
     app.loader.import_default_modules()  # what a worker imports when it starts
     assert tasks <= set(app.tasks)
     routes = settings.CELERY_TASK_ROUTES

@@ -1,9 +1,10 @@
 """The direction of dependence (docs/architecture.md): ranking and generation use
-annotation, the project (evalsite) uses all three and no app imports it, annotation knows
-neither of the others (not by import, not by URL), and nlgdata, which all may use, uses none
-of them; jobs (the background jobs' claim and heartbeat), which the apps use, uses none of
-them either; the engines under ranking/engine and generation/backends use nlgdata and nothing
-else of ours, nor Django.
+annotation, the API (api) uses those three and only the project imports it, the project
+(evalsite) uses all of them and no app imports it, annotation knows neither of the others
+(not by import, not by URL), and nlgdata, which all may use, uses none of them; jobs (the
+background jobs' claim and heartbeat), which the apps use, uses none of them either; the
+engines under ranking/engine and generation/backends use nlgdata and nothing else of ours,
+nor Django.
 
 Imports inside functions count too. Relative imports stay inside their package: ruff's
 TID252 (pyproject.toml) refuses those that climb to a parent.
@@ -34,13 +35,14 @@ def imported_modules(app: str) -> dict[str, set[str]]:
 @pytest.mark.parametrize(
     "app, forbidden",
     [
-        ("annotation", ("ranking", "generation", "judges", "evalsite")),
-        ("ranking", ("generation", "judges", "evalsite")),
-        ("generation", ("ranking", "judges", "evalsite")),
+        ("annotation", ("ranking", "generation", "judges", "api", "evalsite")),
+        ("ranking", ("generation", "judges", "api", "evalsite")),
+        ("generation", ("ranking", "judges", "api", "evalsite")),
         # Judges use annotation, generation (the endpoint backend) and ranking (metrics,
-        # the fused estimator); none of those uses judges.
-        ("judges", ("evalsite",)),
-        ("jobs", ("annotation", "ranking", "generation", "judges", "evalsite")),
+        # the fused estimator); none of those uses judges. Only evalsite uses the api.
+        ("judges", ("api", "evalsite")),
+        ("api", ("evalsite",)),
+        ("jobs", ("annotation", "ranking", "generation", "judges", "api", "evalsite")),
         ("ranking/engine", ("django", "annotation", "ranking", "generation", "evalsite", "jobs")),
         (
             "generation/backends",

@@ -33,6 +33,13 @@ PUBLIC = {
     # The admin's unnamed patterns: its catch-all (404 for any address it does not know) and
     # the redirects from an object's address to its change page, which is walked.
     "admin:",
+    # The API's schema and its page (they describe the endpoints, and show no data), and
+    # its root (404).
+    "api-v1:openapi-json",
+    "api-v1:openapi-view",
+    "api-v1:api-root",
+    # Prolific's events: no session nor token, each is checked against its signature.
+    "api-v1:prolific_event",
 }
 PUBLIC_NAMESPACES = ("annotation:",)  # the annotators' pages: anyone with a link
 
@@ -76,6 +83,8 @@ def arguments(pattern: URLPattern, campaign: Campaign) -> dict | None:
         "id": found.pk if found else None,  # the user admin's password page
         "app_label": "annotation",
         "job_id": 1,  # an upload's page checks the campaign's permission before the job
+        "system": "s1",
+        "criterion": "quality",
     }
     return {name: values[name] for name in names}
 
@@ -89,8 +98,10 @@ def organiser_urls(campaign: Campaign) -> dict[str, int]:
         assert pattern.name, f"an organiser page without a name (the walk needs one): {pattern}"
         kwargs = arguments(pattern, campaign)
         if kwargs is not None:
-            # The admin's page of one app is 404 for those who may see none of its models.
-            urls[reverse(name, kwargs=kwargs)] = 404 if name == "admin:app_list" else 403
+            # The admin's page of one app is 404 for those who may see none of its models;
+            # the API knows no session, only tokens: 401 without one.
+            due = 404 if name == "admin:app_list" else 401 if name.startswith("api-") else 403
+            urls[reverse(name, kwargs=kwargs)] = due
     return urls
 
 
@@ -105,7 +116,9 @@ def answered_otherwise(person, urls: dict[str, int]) -> dict[str, tuple[int, int
         got = person.get(url).status_code
         # A POST-only check inside the admin may answer 405 first: nothing is done either way.
         sent = person.send("POST", url, POSTED).status_code
-        if got != due or sent not in (due, 405):
+        # So may the API's POST-only endpoints to a GET (the method is checked first there).
+        got_due = (due, 405) if url.startswith("/api/") else (due,)
+        if got not in got_due or sent not in (due, 405):
             wrong[url] = (got, sent)
     return wrong
 

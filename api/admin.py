@@ -1,0 +1,183 @@
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import BadRequest, PermissionDenied
+from django.http import HttpResponseNotAllowed
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from annotation.admin_base import ListFromTheAddressBar
+from annotation.permissions import may
+from annotation.prolific import ProlificError
+
+from . import bonuses
+from .models import (
+    ApiToken,
+    BonusBatch,
+    BonusPayment,
+    BonusRule,
+    ProlificEvent,
+    ProlificHook,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(ListFromTheAddressBar):
+    list_display = ["name", "hint", "user", "level", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["level"]
+    search_fields = ["name", "user__username"]
+    filter_horizontal = ["campaigns"]
+    readonly_fields = ["hint", "created_at", "last_used_at", "revoked_at"]
+    actions = ["revoke"]
+
+    def get_queryset(self, request):
+        tokens = super().get_queryset(request).select_related("user")
+        # Staff see their own tokens; a superuser sees everyone's.
+        return tokens if request.user.is_superuser else tokens.filter(user=request.user)
+
+    def get_fields(self, request, obj=None):
+        fields = ["name", "campaigns", "level", *self.readonly_fields]
+        return ["user", *fields] if request.user.is_superuser else fields
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            # Only a superuser gives a token to someone else: a token acts with its user's
+            # permissions, so making one for a stronger account would be a way up.
+            if not request.user.is_superuser or obj.user_id is None:
+                obj.user = request.user
+            request._new_api_secret = obj.new_secret()
+        super().save_model(request, obj, form, change)
+
+    def response_add(self, request, obj, post_url_continue=None):
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "API token created",
+            "token": obj,
+            "secret": request._new_api_secret,
+            "campaigns": [c.slug for c in obj.campaigns.all()],
+        }
+        # The admin's views are never cached: the page with the secret is not kept either.
+        return TemplateResponse(request, "admin/api/token_created.html", context)
+
+    @admin.action(description="Revoke the selected tokens", permissions=["change"])
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(request, f"{count} tokens revoked.", messages.SUCCESS)
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(ListFromTheAddressBar):
+    list_display = ["url", "campaign", "is_active", "created_at"]
+    list_filter = ["is_active"]
+    search_fields = ["url", "campaign__slug"]
+    fields = ["campaign", "url", "events", "secret", "is_active"]
+    readonly_fields = ["secret"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ListFromTheAddressBar):
+    """The record of what was sent and answered; made by the sweep, never by hand."""
+
+    list_display = ["event", "endpoint", "status", "attempts", "response_code", "created_at"]
+    list_filter = ["status", "event"]
+    list_select_related = ["endpoint__campaign"]
+    readonly_fields = [f.name for f in WebhookDelivery._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ProlificHook)
+class ProlificHookAdmin(ListFromTheAddressBar):
+    list_display = ["campaign", "created_at"]
+    list_select_related = ["campaign"]
+
+
+@admin.register(ProlificEvent)
+class ProlificEventAdmin(ListFromTheAddressBar):
+    """What Prolific sent and what was done: written by the endpoint, read here."""
+
+    list_display = ["event_type", "status", "participant_id", "outcome", "received_at"]
+    list_filter = ["status"]
+    readonly_fields = [f.name for f in ProlificEvent._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(BonusRule)
+class BonusRuleAdmin(ListFromTheAddressBar):
+    list_display = ["campaign", "per_counted_hit", "for_passing_checks", "review_link"]
+    list_select_related = ["campaign"]
+
+    @admin.display(description="bonuses")
+    def review_link(self, obj):
+        url = reverse("admin:api_bonusrule_review", args=[obj.campaign_id])
+        return format_html('<a href="{}">Review and pay</a>', url)
+
+    def get_urls(self):
+        review = self.admin_site.admin_view(self.review_view)
+        return [
+            path("campaign/<int:campaign_id>/review/", review, name="api_bonusrule_review"),
+            *super().get_urls(),
+        ]
+
+    def review_view(self, request, campaign_id: int):
+        """The bonuses the verdicts call for, to approve and pay (POST), and the batches."""
+        if not (self.has_change_permission(request) and may(request.user, "change")):
+            raise PermissionDenied
+        rules = BonusRule.objects.select_related("campaign")
+        rule = get_object_or_404(rules, campaign_id=campaign_id)
+        campaign = rule.campaign
+        if request.method == "POST":
+            form = BonusActionForm(request.POST)
+            if not form.is_valid():
+                raise BadRequest("Invalid request.")
+            self._act(request, campaign, form.cleaned_data)
+            return redirect(request.path)
+        if request.method != "GET":
+            return HttpResponseNotAllowed(["GET", "POST"])
+        payments = bonuses.propose(campaign)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": f"Bonuses of {campaign}",
+            "campaign": campaign,
+            "rule": rule,
+            "payments": payments,
+            "totals": bonuses.summary(payments),
+            "batches": BonusBatch.objects.filter(campaign=campaign),
+        }
+        return TemplateResponse(request, "admin/api/bonus_review.html", context)
+
+    def _act(self, request, campaign, data) -> None:
+        try:
+            if data["action"] == "pay":
+                proposed = BonusPayment.objects.filter(campaign=campaign, state="proposed")
+                bonuses.approve(campaign, proposed.values_list("pk", flat=True))
+                batch = bonuses.pay(campaign, request.user)
+                text = f"Batch {batch.pk}: {batch.get_state_display()}." if batch else None
+                self.message_user(request, text or "Nothing approved to pay.", messages.INFO)
+            else:
+                batch = get_object_or_404(BonusBatch, pk=data["batch"], campaign=campaign)
+                bonuses.resume(batch)
+                self.message_user(request, f"Batch {batch.pk}: {batch.get_state_display()}.")
+        except ProlificError as error:
+            self.message_user(request, f"Prolific: {error}", messages.ERROR)
+
+
+class BonusActionForm(forms.Form):
+    action = forms.ChoiceField(choices=[("pay", "pay"), ("resume", "resume")])
+    batch = forms.IntegerField(required=False, min_value=1)

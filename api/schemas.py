@@ -1,0 +1,194 @@
+"""The shapes of the API's requests and answers (django-ninja schemas: pydantic models that
+also write the OpenAPI schema)."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Field, Schema
+
+# One request creates at most this many records; a client sends more in several requests.
+MAX_RECORDS = 5000
+
+
+class Error(Schema):
+    detail: str
+    record: int | None = Field(None, description="index of the bad record in the request")
+    line: int | None = Field(None, description="line of the bad row in an uploaded file")
+    field: str | None = None
+
+
+class CampaignIn(Schema):
+    slug: str = Field(..., max_length=50, pattern=r"^[-a-zA-Z0-9_]+$")
+    name: str = Field(..., min_length=1, max_length=200)
+    description: str = Field("", max_length=10_000)
+
+
+class CampaignPatch(Schema):
+    name: str | None = Field(None, min_length=1, max_length=200)
+    description: str | None = Field(None, max_length=10_000)
+    status: Literal["draft", "open", "closed"] | None = None
+
+
+class CriterionOut(Schema):
+    name: str
+    is_open: bool
+    question: str
+    judgments_version: int
+
+
+class CampaignOut(Schema):
+    slug: str
+    name: str
+    description: str
+    status: str
+    outputs_per_hit: int
+    created_at: datetime
+    criteria: list[CriterionOut] = []
+
+
+class CriterionIn(Schema):
+    name: str = Field(..., description="the criterion's name, e.g. quality or naturalness")
+    question: str = Field("", max_length=2000)
+    is_open: bool = True
+    form: str | None = Field(None, description="the judgment form (where supported)")
+    settings: dict[str, Any] | None = Field(None, description="the form's settings")
+
+
+class ItemsIn(Schema):
+    items: list[dict[str, Any]] = Field(..., max_length=MAX_RECORDS)
+
+
+class SystemsIn(Schema):
+    systems: list[dict[str, Any]] = Field(..., max_length=MAX_RECORDS)
+
+
+class OutputsIn(Schema):
+    outputs: list[dict[str, Any]] = Field(..., max_length=MAX_RECORDS)
+
+
+class WrittenOut(Schema):
+    created: int
+    existing: int
+
+
+class RatingsOut(Schema):
+    summary: str
+    repeated: bool
+
+
+class SystemRow(Schema):
+    system: str
+    position: int
+    cluster: int
+    mu: float
+    sigma: float | None
+    mu_std: float | None
+    ci_lo: float | None
+    ci_hi: float | None
+    rank_lo: int
+    rank_hi: int
+    comparisons: int
+
+
+class AgreementOut(Schema):
+    alpha: float | None
+    alpha_low: float | None
+    alpha_high: float | None
+    rounds: int
+    units: int
+    judgments: int
+
+
+class RunOut(Schema):
+    id: int
+    finished_at: datetime | None
+    judgments_version: int
+    repetitions: int
+    judgments: int
+    hits: int
+    comparisons: int
+    note: str
+    systems: list[SystemRow]
+    agreement: AgreementOut | None
+
+
+class ViewOut(Schema):
+    protocol: str
+    label: str
+    run: RunOut | None
+    nothing_to_rank: str | None
+    pending: bool
+
+
+class RankingOut(Schema):
+    criterion: str
+    is_open: bool
+    judgments_version: int
+    views: list[ViewOut]
+
+
+class MetricRunOut(Schema):
+    id: int
+    finished_at: datetime | None
+    outputs: int
+
+
+class SystemMetricsOut(Schema):
+    system: str
+    values: dict[str, float]
+    outputs: dict[str, int]
+
+
+class MetricsOut(Schema):
+    run: MetricRunOut | None
+    metrics: list[str]
+    systems: list[SystemMetricsOut]
+
+
+class ProgressOut(Schema):
+    criterion: str
+    done: int
+    imported: int
+    target: int
+    share_done: float | None
+    active_now: int
+    last_hour: int
+    last_day: int
+    median_seconds: float | None
+    flagged_share: float | None
+    failed_share: float | None
+    cost: str
+    cost_at_target: str
+    finish_at: datetime | None
+
+
+class GenerationJobOut(Schema):
+    id: int
+    system: str
+    status: str
+    items_total: int
+    items_done: int
+    outputs_created: int
+    items_failed: int
+    item_errors: list
+    error: str
+    queued_at: datetime
+    finished_at: datetime | None
+
+
+class ProlificEventOut(Schema):
+    outcome: str
+    repeated: bool
+
+
+class WebhookIn(Schema):
+    url: str = Field(..., max_length=500)
+    events: list[str] | None = Field(None, description="default: every event")
+
+
+class WebhookOut(Schema):
+    id: int
+    url: str
+    events: list[str]
+    secret: str = Field(..., description="signs the deliveries (Standard Webhooks)")
+    is_active: bool

@@ -1,0 +1,5 @@
+from django.urls import path
+
+from .v1 import api
+
+urlpatterns = [path("v1/", api.urls)]

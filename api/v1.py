@@ -1,0 +1,329 @@
+"""The JSON API, version 1 (/api/v1/): thin endpoints over the apps' own functions.
+
+Every endpoint needs a token (Authorization: Bearer ...); access.py decides what it reaches.
+The schema is at /api/v1/openapi.json and browsable at /api/v1/docs.
+"""
+
+import hashlib
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.http import HttpRequest, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from ninja import NinjaAPI, Query, Status
+from ninja.errors import HttpError
+from ninja.parser import Parser
+from ninja.security import HttpBearer
+
+from annotation.models import Campaign, CampaignCriterion, Criterion
+from generation.models import GenerationJob, HostedSystem
+from generation.service import request_generation
+from nlgdata.datafiles import DECODER, DataFileError
+
+from . import bulk, export, results
+from .access import campaign_for, may_add_campaigns, require
+from .criteria import create_criterion
+from .models import ApiToken, Event, ProlificHook, WebhookEndpoint
+from .prolific_events import SignatureRefused, handle, verify
+from .schemas import (
+    MAX_RECORDS,
+    CampaignIn,
+    CampaignOut,
+    CampaignPatch,
+    CriterionIn,
+    CriterionOut,
+    Error,
+    GenerationJobOut,
+    ItemsIn,
+    MetricsOut,
+    OutputsIn,
+    ProgressOut,
+    ProlificEventOut,
+    RankingOut,
+    RatingsOut,
+    SystemsIn,
+    WebhookIn,
+    WebhookOut,
+    WrittenOut,
+)
+from .tokens import token_for
+
+
+class TokenAuth(HttpBearer):
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
+        return token_for(token)
+
+
+class BoundedParser(Parser):
+    """JSON as the data files' reader takes it: numbers the database cannot hold become
+    values the record checks refuse, by name."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return DECODER.decode(request.body.decode("utf-8"))
+
+
+api = NinjaAPI(
+    title="NLG evaluation platform",
+    version="1",
+    description="Campaigns, data, results and hosted generation, for pipelines and notebooks.",
+    auth=TokenAuth(),
+    parser=BoundedParser(),
+    urls_namespace="api-v1",
+)
+
+ERRORS: dict[int, Any] = {401: Error, 403: Error, 404: Error, 422: Error}
+
+
+@api.exception_handler(DataFileError)
+def data_error(request: HttpRequest, error: DataFileError):
+    if error.file_name in bulk.COLLECTIONS:
+        where = f"{error.file_name}[{error.line}]" + (f".{error.column}" if error.column else "")
+        body = {"detail": f"{where}: {error.message}", "record": error.line}
+    else:
+        body = {"detail": str(error), "line": error.line}
+    return api.create_response(request, {**body, "field": error.column or None}, status=422)
+
+
+def token(request: HttpRequest) -> ApiToken:
+    return request.auth  # type: ignore[attr-defined]
+
+
+def campaign_out(campaign: Campaign) -> dict:
+    criteria = [criterion_out(c) for c in campaign.criteria.order_by("criterion")]
+    fields = ("slug", "name", "description", "status", "outputs_per_hit", "created_at")
+    return {**{f: getattr(campaign, f) for f in fields}, "criteria": criteria}
+
+
+def criterion_out(criterion: CampaignCriterion) -> dict:
+    return {
+        "name": criterion.criterion,
+        "is_open": criterion.is_open,
+        "question": criterion.question_text,
+        "judgments_version": criterion.judgments_version,
+    }
+
+
+# Campaigns ---------------------------------------------------------------------------------
+
+
+@api.get("/campaigns/", response={200: list[CampaignOut], **ERRORS})
+def list_campaigns(request):
+    require(token(request), "view")
+    scoped = token(request).campaigns.prefetch_related("criteria").order_by("slug")
+    return [campaign_out(c) for c in scoped[:MAX_RECORDS]]
+
+
+@api.post("/campaigns/", response={201: CampaignOut, 409: Error, **ERRORS})
+def create_campaign(request, payload: CampaignIn):
+    if not may_add_campaigns(token(request)):
+        raise HttpError(403, "this token may not add campaigns")
+    try:
+        with transaction.atomic():
+            campaign = Campaign.objects.create(**payload.dict())
+            token(request).campaigns.add(campaign)
+    except IntegrityError:
+        return Status(409, {"detail": f"a campaign '{payload.slug}' exists already"})
+    return Status(201, campaign_out(campaign))
+
+
+@api.get("/campaigns/{slug}/", response={200: CampaignOut, **ERRORS})
+def read_campaign(request, slug: str):
+    return campaign_out(campaign_for(token(request), slug, "view"))
+
+
+@api.patch("/campaigns/{slug}/", response={200: CampaignOut, **ERRORS})
+def update_campaign(request, slug: str, payload: CampaignPatch):
+    campaign = campaign_for(token(request), slug, "change")
+    changed = payload.dict(exclude_unset=True, exclude_none=True)
+    for field, value in changed.items():
+        setattr(campaign, field, value)
+    if changed:
+        campaign.save(update_fields=list(changed))
+    return campaign_out(campaign)
+
+
+@api.post("/campaigns/{slug}/criteria/", response={201: CriterionOut, 409: Error, **ERRORS})
+def add_criterion(request, slug: str, payload: CriterionIn):
+    campaign = campaign_for(token(request), slug, "change")
+    criterion = create_criterion(campaign, payload)
+    if criterion is None:
+        return Status(409, {"detail": f"the campaign has a criterion '{payload.name}' already"})
+    return Status(201, criterion_out(criterion))
+
+
+# Data --------------------------------------------------------------------------------------
+
+
+@api.post("/campaigns/{slug}/items/", response={200: WrittenOut, **ERRORS})
+def add_items(request, slug: str, payload: ItemsIn):
+    campaign = campaign_for(token(request), slug, "change")
+    return bulk.create_items(campaign, payload.items)
+
+
+@api.post("/campaigns/{slug}/systems/", response={200: WrittenOut, **ERRORS})
+def add_systems(request, slug: str, payload: SystemsIn):
+    campaign = campaign_for(token(request), slug, "change")
+    return bulk.create_systems(campaign, payload.systems)
+
+
+@api.post("/campaigns/{slug}/systems/{system}/outputs/", response={200: WrittenOut, **ERRORS})
+def add_outputs(request, slug: str, system: str, payload: OutputsIn):
+    campaign = campaign_for(token(request), slug, "change")
+    found = get_object_or_404(campaign.systems, name=system)
+    return bulk.create_outputs(campaign, found, payload.outputs)
+
+
+CSV_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {"text/csv": {"schema": {"type": "string"}}},
+        "description": "E2E CrowdFlower CSV, as `manage.py import_ratings` reads it",
+    }
+}
+
+
+@api.post(
+    "/campaigns/{slug}/ratings/",
+    response={200: RatingsOut, **ERRORS},
+    openapi_extra=CSV_BODY,
+)
+def add_ratings(request, slug: str, criterion: Criterion | None = None, name: str = "ratings.csv"):
+    """The request's body is the file; the same bytes sent again import nothing."""
+    campaign = campaign_for(token(request), slug, "change")
+    summary, repeated = bulk.import_ratings_body(
+        campaign, request.body, name[:200], criterion, token(request).user
+    )
+    return {"summary": summary, "repeated": repeated}
+
+
+# Results -----------------------------------------------------------------------------------
+
+
+@api.get("/campaigns/{slug}/criteria/{criterion}/ranking/", response={200: RankingOut, **ERRORS})
+def ranking(request, slug: str, criterion: str):
+    campaign = campaign_for(token(request), slug, "view")
+    found = get_object_or_404(campaign.criteria, criterion=criterion)
+    return results.criterion_rankings(found)
+
+
+@api.get("/campaigns/{slug}/metrics/", response={200: MetricsOut, **ERRORS})
+def metrics(request, slug: str):
+    return results.metrics(campaign_for(token(request), slug, "view"))
+
+
+@api.get("/campaigns/{slug}/monitor/", response={200: list[ProgressOut], **ERRORS})
+def monitor(request, slug: str):
+    return results.monitor(campaign_for(token(request), slug, "view"))
+
+
+JSONL = {
+    "responses": {
+        200: {
+            "description": "JSON Lines, one judgment a line; the header X-Next-Cursor, when"
+            " present, is the `after` of the next page",
+            "content": {"application/x-ndjson": {"schema": {"type": "string"}}},
+        }
+    }
+}
+
+
+@api.get("/campaigns/{slug}/judgments/", response={**ERRORS}, openapi_extra=JSONL)
+def judgments(request, slug: str, page: Query[export.PageQuery]):
+    campaign = campaign_for(token(request), slug, "view")
+    lines, next_after = export.judgment_page(campaign, page)
+    response = StreamingHttpResponse(lines, content_type="application/x-ndjson")
+    if next_after is not None:
+        response["X-Next-Cursor"] = str(next_after)
+    return response
+
+
+# Hosted generation -------------------------------------------------------------------------
+
+
+@api.post(
+    "/campaigns/{slug}/systems/{system}/generation/",
+    response={202: GenerationJobOut, **ERRORS},
+)
+def start_generation(request, slug: str, system: str):
+    """Queue a job for the outputs the hosted system lacks (or give back the one that is
+    queued or running already)."""
+    campaign = campaign_for(token(request), slug, "change")
+    hosted_systems = HostedSystem.objects.select_related("system")
+    hosted = get_object_or_404(hosted_systems, system__campaign=campaign, system__name=system)
+    return Status(202, results.generation_job(request_generation(hosted)))
+
+
+@api.get("/campaigns/{slug}/generation/{job_id}/", response={200: GenerationJobOut, **ERRORS})
+def generation_progress(request, slug: str, job_id: int):
+    campaign = campaign_for(token(request), slug, "view")
+    job = get_object_or_404(
+        GenerationJob.objects.select_related("hosted__system"),
+        pk=job_id,
+        hosted__system__campaign=campaign,
+    )
+    return results.generation_job(job)
+
+
+# Webhooks ---------------------------------------------------------------------------------
+
+
+def webhook_out(endpoint: WebhookEndpoint) -> dict:
+    fields = ("id", "url", "events", "secret", "is_active")
+    return {f: getattr(endpoint, f) for f in fields}
+
+
+@api.get("/campaigns/{slug}/webhooks/", response={200: list[WebhookOut], **ERRORS})
+def list_webhooks(request, slug: str):
+    campaign = campaign_for(token(request), slug, "change")  # the secrets sign for the campaign
+    return [webhook_out(e) for e in WebhookEndpoint.objects.filter(campaign=campaign)[:100]]
+
+
+@api.post("/campaigns/{slug}/webhooks/", response={201: WebhookOut, **ERRORS})
+def add_webhook(request, slug: str, payload: WebhookIn):
+    """Register a URL for the campaign's events; it must be http(s) and resolve to public
+    addresses (unless the deployment allows private ones)."""
+    campaign = campaign_for(token(request), slug, "change")
+    events = payload.events if payload.events is not None else list(Event.values)
+    endpoint = WebhookEndpoint(campaign=campaign, url=payload.url, events=events)
+    try:
+        endpoint.full_clean()
+    except ValidationError as error:
+        field, messages = next(iter(error.message_dict.items()))
+        return Status(422, {"detail": f"{field}: {' '.join(messages)}", "field": field})
+    endpoint.save()
+    return Status(201, webhook_out(endpoint))
+
+
+# Prolific's events ----------------------------------------------------------------------------
+
+
+@api.post(
+    "/prolific/{slug}/events/",
+    auth=None,
+    response={200: ProlificEventOut, 400: Error, 401: Error, 404: Error},
+    openapi_extra={"security": []},
+)
+def prolific_event(request, slug: str):
+    """Prolific's submission.status.change events for the campaign, signed with the
+    workspace's hook secret (X-Prolific-Request-Signature and -Timestamp); no token."""
+    hook = get_object_or_404(ProlificHook.objects.select_related("campaign"), campaign__slug=slug)
+    headers = request.headers
+    try:
+        verify(
+            hook.secret,
+            headers.get("X-Prolific-Request-Timestamp", ""),
+            headers.get("X-Prolific-Request-Signature", ""),
+            request.body,
+        )
+    except SignatureRefused as error:
+        return Status(401, {"detail": str(error)})
+    try:
+        payload = DECODER.decode(request.body.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return Status(400, {"detail": "the body is not JSON"})
+    if not isinstance(payload, dict):
+        return Status(400, {"detail": "the body is not a JSON object"})
+    event_id = headers.get("X-Event-ID") or hashlib.sha256(request.body).hexdigest()
+    handled = handle(hook, event_id[:100], payload)
+    return {"outcome": handled.outcome, "repeated": handled.repeated}

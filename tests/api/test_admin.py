@@ -1,0 +1,42 @@
+import re
+
+from django.contrib.auth.models import Permission
+from django.urls import reverse
+
+from api.models import ApiToken, digest
+from tests.api.conftest import ApiClient
+
+ADD = reverse("admin:api_apitoken_add")
+LIST = reverse("admin:api_apitoken_changelist")
+
+
+def test_admin_makes_a_token_shows_it_once_and_revokes_it(organiser, campaign):
+    data = {"name": "pipeline", "level": "change", "campaigns": [campaign.pk]}
+    data["user"] = organiser.user.pk
+    page = organiser.submit(organiser.get(ADD), data, action=ADD)
+    assert page.status_code == 200 and "no-store" in page["Cache-Control"]
+    secret = re.search(r'<code id="api-token">([^<]+)</code>', page.content.decode()).group(1)
+    token = ApiToken.objects.get()
+    assert token.secret_sha256 == digest(secret) and token.user == organiser.user
+    change_page = organiser.get(reverse("admin:api_apitoken_change", args=[token.pk]))
+    assert secret not in change_page.content.decode()
+    assert ApiClient(secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 200
+    chosen = {"action": "revoke", "_selected_action": [token.pk]}
+    organiser.submit(organiser.get(LIST), chosen, action=LIST)
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert ApiClient(secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 401
+
+
+def test_staff_make_tokens_for_themselves_only(viewer, organiser, campaign):
+    viewer.user.user_permissions.add(*Permission.objects.filter(content_type__app_label="api"))
+    data = {"name": "mine", "level": "view", "user": organiser.user.pk}
+    page = viewer.submit(viewer.get(ADD), data, action=ADD)
+    assert page.status_code == 200
+    assert ApiToken.objects.get().user == viewer.user
+
+
+def test_clerk_cannot_reach_the_tokens(clerk):
+    assert clerk.get(ADD).status_code == 403
+    assert clerk.send("POST", ADD, {"name": "x", "level": "change"}).status_code == 403
+    assert not ApiToken.objects.exists()

@@ -1,0 +1,103 @@
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from annotation.models import Campaign
+from api.models import ApiToken, digest
+from api.tokens import create_token
+from tests.api.conftest import ApiClient
+from tests.factories import make_campaign
+
+
+def test_no_token_is_401(campaign):
+    response = ApiClient().call("GET", f"/campaigns/{campaign.slug}/")
+    assert response.status_code == 401
+
+
+def test_unknown_token_is_401(campaign):
+    response = ApiClient("nlgeval_not-a-token").call("GET", "/campaigns/")
+    assert response.status_code == 401
+
+
+def test_token_reads_its_campaign_and_records_its_use(changer, campaign):
+    response = changer.call("GET", f"/campaigns/{campaign.slug}/")
+    assert response.status_code == 200
+    assert response.json()["slug"] == campaign.slug
+    assert ApiToken.objects.get().last_used_at is not None
+
+
+def test_secret_is_stored_hashed(organiser_user, campaign):
+    token, secret = create_token(organiser_user, "x", [campaign])
+    token.refresh_from_db()
+    assert token.secret_sha256 == digest(secret) and secret not in token.secret_sha256
+    assert secret.startswith(token.hint) and len(secret) > 40
+
+
+def test_campaign_outside_the_scope_is_404(changer):
+    other = make_campaign(slug="other")
+    assert changer.call("GET", f"/campaigns/{other.slug}/").status_code == 404
+    response = changer.call("PATCH", f"/campaigns/{other.slug}/", {"name": "taken"})
+    assert response.status_code == 404
+    other.refresh_from_db()
+    assert other.name != "taken"
+
+
+def test_token_without_campaigns_reaches_none(organiser_user, campaign):
+    _, secret = create_token(organiser_user, "empty", [], change=True)
+    client = ApiClient(secret)
+    assert client.call("GET", "/campaigns/").json() == []
+    assert client.call("GET", f"/campaigns/{campaign.slug}/").status_code == 404
+
+
+def test_revoked_token_is_401(changer, campaign):
+    ApiToken.objects.get().revoke()
+    assert changer.call("GET", f"/campaigns/{campaign.slug}/").status_code == 401
+
+
+def test_view_token_cannot_change(looker, campaign):
+    response = looker.call("PATCH", f"/campaigns/{campaign.slug}/", {"status": "closed"})
+    assert response.status_code == 403
+    campaign.refresh_from_db()
+    assert campaign.status == Campaign.Status.OPEN
+    items = {"items": [{"id": "new", "kind": "mr", "input": {"attributes": [["name", "X"]]}}]}
+    assert looker.call("POST", f"/campaigns/{campaign.slug}/items/", items).status_code == 403
+    assert not campaign.items.filter(external_id="new").exists()
+
+
+def test_change_token_of_a_viewer_cannot_change(viewer_user, campaign):
+    """The token's level is a ceiling: its user's permissions decide too."""
+    _, secret = create_token(viewer_user, "wide", [campaign], change=True)
+    client = ApiClient(secret)
+    assert client.call("GET", f"/campaigns/{campaign.slug}/").status_code == 200
+    response = client.call("PATCH", f"/campaigns/{campaign.slug}/", {"name": "renamed"})
+    assert response.status_code == 403
+    campaign.refresh_from_db()
+    assert campaign.name != "renamed"
+
+
+def test_token_of_a_user_who_lost_staff_status_is_refused(organiser_user, changer, campaign):
+    organiser_user.is_staff = False
+    organiser_user.save()
+    assert changer.call("GET", f"/campaigns/{campaign.slug}/").status_code == 403
+
+
+def test_token_of_an_inactive_user_is_401(organiser_user, changer, campaign):
+    organiser_user.is_active = False
+    organiser_user.save()
+    assert changer.call("GET", f"/campaigns/{campaign.slug}/").status_code == 401
+
+
+def test_api_token_command_prints_a_token_once(organiser_user, campaign, capsys):
+    call_command("api_token", organiser_user.username, "--campaign", campaign.slug, "--change")
+    secret = capsys.readouterr().out.strip()
+    token = ApiToken.objects.get()
+    assert token.secret_sha256 == digest(secret)
+    assert token.level == ApiToken.Level.CHANGE
+    assert list(token.campaigns.all()) == [campaign]
+    assert ApiClient(secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 200
+
+
+def test_api_token_command_refuses_an_unknown_campaign(organiser_user):
+    with pytest.raises(CommandError, match="no campaign nowhere"):
+        call_command("api_token", organiser_user.username, "--campaign", "nowhere")
+    assert not ApiToken.objects.exists()

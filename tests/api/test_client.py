@@ -1,0 +1,72 @@
+"""The client (api/client.py) against a live server of the test database: batches,
+idempotent pushes, errors, and the judgments' pages."""
+
+import pytest
+from django.test import override_settings
+from pytest_django.live_server_helper import LiveServer
+
+from annotation.models import Judgment
+from api import client as client_module
+from api.client import ApiError, Client
+from api.tokens import create_token
+from tests.api.test_endpoints import ratings_csv
+from tests.factories import make_judged_hit
+
+
+@pytest.fixture(scope="module")
+def live_server():
+    """A live server on plain HTTP, as tests/browser/conftest.py starts one: its middleware
+    is built once, when it starts, so the setting must be in place before."""
+    with override_settings(SECURE_SSL_REDIRECT=False):
+        server = LiveServer("localhost")
+        yield server
+        server.stop()
+
+
+@pytest.fixture
+def platform(live_server, organiser_user, campaign) -> Client:
+    _, secret = create_token(organiser_user, "notebook", [campaign], change=True)
+    return Client(live_server.url, secret, timeout=20)
+
+
+def test_client_pushes_in_batches_and_again_creates_nothing(platform, campaign, monkeypatch):
+    monkeypatch.setattr(client_module, "BATCH_RECORDS", 3)
+    items = [
+        {"id": f"n{n}", "kind": "mr", "input": {"attributes": [["name", f"Inn {n}"]]}}
+        for n in range(7)
+    ]
+    assert platform.push_items(campaign.slug, items) == {"created": 7, "existing": 0}
+    assert platform.push_items(campaign.slug, items) == {"created": 0, "existing": 7}
+    assert campaign.items.filter(external_id__startswith="n").count() == 7
+
+
+def test_client_raises_the_servers_error(platform, campaign):
+    with pytest.raises(ApiError) as refused:
+        platform.push_items(campaign.slug, [{"id": "x", "kind": "poem", "input": {}}])
+    assert refused.value.status == 422
+    assert refused.value.body["record"] == 0 and refused.value.body["field"] == "kind"
+    with pytest.raises(ApiError) as missing:
+        platform.campaign("elsewhere")
+    assert missing.value.status == 404
+
+
+def test_client_reads_every_judgment_page_by_page(platform, campaign):
+    for item in campaign.items.all():
+        make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 50])
+    judgments = list(platform.judgments(campaign.slug, page=5))
+    assert len(judgments) == 12
+    assert len({j["judgment"] for j in judgments}) == 12
+
+
+def test_client_sends_a_large_ratings_file_in_parts_once(platform, campaign, monkeypatch):
+    monkeypatch.setattr(client_module, "BATCH_BYTES", 400)
+    text = ratings_csv(6).replace("Pub 1 is a pub.", '"Pub 1 is\na pub."')
+    first = platform.import_ratings(campaign.slug, text, name="big.csv")
+    assert len(first["parts"]) > 1
+    assert not any(part["repeated"] for part in first["parts"])
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    assert judged.count() == 12
+    assert "Pub 1 is\na pub." in set(judged.values_list("slot__output__text", flat=True))
+    again = platform.import_ratings(campaign.slug, text, name="big.csv")
+    assert all(part["repeated"] for part in again["parts"])
+    assert judged.count() == 12

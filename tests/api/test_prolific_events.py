@@ -1,0 +1,144 @@
+"""Prolific's events, signed as Prolific signs them: a returned place's open HITs go back
+to the pool in the request itself; a submission awaiting review confirms its annotator."""
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+
+import pytest
+from django.db import transaction
+
+from annotation.handout.assignment import lock_criterion
+from annotation.handout.loads import sync_pool
+from annotation.models import Assignment, Criterion, ProlificCheck
+from api.models import ProlificEvent, ProlificHook
+from tests.annotation.test_loads import counted_from_rows
+from tests.api.conftest import ApiClient
+from tests.factories import (
+    make_annotator,
+    make_assignment,
+    make_campaign,
+    make_hit,
+    make_system_set,
+)
+from tests.handout import kept_loads
+
+SECRET = "prolific-workspace-secret"
+
+
+@pytest.fixture
+def study(db):
+    campaign = make_campaign(
+        slug="study",
+        outputs_per_hit=3,
+        prolific_study_id="study-1",
+        prolific_token_env="EVAL_SECRET_PROLIFIC",
+    )
+    _, _, items = make_system_set(campaign, systems=3, items=2)
+    ProlificHook.objects.create(campaign=campaign, secret=SECRET)
+    returner = make_annotator(
+        campaign,
+        external_id="returner",
+        study_data={"session_id": "sub-1"},
+        prolific_check=ProlificCheck.AWAITING,
+    )
+    make_assignment(make_hit(list(items[0].outputs.all())), annotator=returner)
+    with transaction.atomic():  # the loads counted, as the first hand-out would
+        sync_pool(lock_criterion(campaign.criteria.get(criterion=Criterion.QUALITY)))
+    return campaign
+
+
+def send(payload: dict, secret: str = SECRET, event_id: str = "evt-1", sent_at=None, slug="study"):
+    body = json.dumps(payload).encode()
+    timestamp = str(int(sent_at if sent_at is not None else time.time()))
+    digest = hmac.new(secret.encode(), timestamp.encode() + body, hashlib.sha256).digest()
+    headers = {
+        "HTTP_X_PROLIFIC_REQUEST_SIGNATURE": base64.b64encode(digest).decode(),
+        "HTTP_X_PROLIFIC_REQUEST_TIMESTAMP": timestamp,
+        "HTTP_X_EVENT_ID": event_id,
+    }
+    client = ApiClient()
+    return client.call(
+        "POST", f"/prolific/{slug}/events/", body, content_type="application/json", **headers
+    )
+
+
+def status_event(status: str, participant="returner", submission="sub-1") -> dict:
+    return {
+        "resource_id": submission,
+        "event_type": "submission.status.change",
+        "participant_id": participant,
+        "status": status,
+    }
+
+
+@pytest.mark.parametrize("status", ["RETURNED", "TIMED-OUT", "REJECTED"])
+def test_a_place_given_up_releases_its_open_hits_at_once(study, status):
+    criterion = study.criteria.get(criterion=Criterion.QUALITY)
+    response = send(status_event(status))
+    assert response.status_code == 200, response.content
+    assert response.json() == {"outcome": f"{status}: open HITs released", "repeated": False}
+    assignment = Assignment.objects.get(annotator__external_id="returner")
+    assert assignment.status == Assignment.Status.EXPIRED  # its HIT is back in the pool
+    assert kept_loads(criterion) == counted_from_rows(criterion)
+    assert ProlificEvent.objects.get().status == status
+
+
+def test_a_submission_awaiting_review_confirms_the_annotator(study):
+    response = send(status_event("AWAITING REVIEW"))
+    assert response.json()["outcome"] == "AWAITING REVIEW: annotator confirmed"
+    annotator = study.annotators.get(external_id="returner")
+    assert annotator.prolific_check == ProlificCheck.CONFIRMED
+    assert Assignment.objects.get(annotator=annotator).status == Assignment.Status.ASSIGNED
+
+
+def test_the_same_event_twice_acts_once(study):
+    send(status_event("RETURNED"))
+    again = send(status_event("RETURNED"))
+    assert again.json()["repeated"] is True
+    assert ProlificEvent.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "signed",
+    [
+        {"secret": "someone-else"},
+        {"sent_at": time.time() - 3600},  # a replay of an old event
+    ],
+)
+def test_an_event_prolific_did_not_sign_now_changes_nothing(study, signed):
+    response = send(status_event("RETURNED"), **signed)
+    assert response.status_code == 401
+    assert Assignment.objects.get().status == Assignment.Status.ASSIGNED
+    assert not ProlificEvent.objects.exists()
+
+
+def test_a_body_changed_after_signing_is_refused(study):
+    body = json.dumps(status_event("AWAITING REVIEW")).encode()
+    timestamp = str(int(time.time()))
+    digest = hmac.new(SECRET.encode(), timestamp.encode() + body, hashlib.sha256).digest()
+    tampered = json.dumps(status_event("RETURNED"))
+    response = ApiClient().call(
+        "POST",
+        "/prolific/study/events/",
+        tampered,
+        content_type="application/json",
+        HTTP_X_PROLIFIC_REQUEST_SIGNATURE=base64.b64encode(digest).decode(),
+        HTTP_X_PROLIFIC_REQUEST_TIMESTAMP=timestamp,
+    )
+    assert response.status_code == 401
+    assert Assignment.objects.get().status == Assignment.Status.ASSIGNED
+
+
+def test_an_event_for_another_session_of_the_id_releases_nothing(study):
+    response = send(status_event("RETURNED", submission="made-up-session"))
+    assert response.json()["outcome"].startswith("ignored")
+    assert Assignment.objects.get().status == Assignment.Status.ASSIGNED
+
+
+def test_a_campaign_without_a_hook_is_404(study):
+    make_campaign(slug="nohook")
+    assert send(status_event("RETURNED"), slug="nohook").status_code == 404
+    assert Assignment.objects.get().status == Assignment.Status.ASSIGNED
