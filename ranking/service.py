@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
-from jobs.claims import Heartbeat, work_as_holder
+from jobs.claims import Heartbeat, send_now, work_as_holder
 from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.forecast import stable_since
@@ -141,31 +141,56 @@ def request_ranking(
     """A queued run of this computation, sent to a worker once this transaction commits;
     one already queued is returned instead of a second: it has not read the judgments yet,
     so it covers the newest of them (three clicks of "recompute" make one run)."""
+    return request_rankings(campaign, criterion_name, [protocol], repetitions, seed)[0]
+
+
+def request_rankings(
+    campaign: Campaign,
+    criterion_name: str,
+    protocols: list[str],
+    repetitions: int = DEFAULT_REPETITIONS,
+    seed: int = 0,
+) -> list[RankingRun]:
+    """A queued run per protocol (or the one already waiting, as request_ranking), in the
+    order given, and one message for the new ones: the worker that takes the first computes
+    the others after it from the same read of the judgments (execute_queued_runs)."""
     computation = dict(
-        campaign=campaign,
-        criterion=criterion_name,
-        protocol=protocol,
-        repetitions=repetitions,
-        seed=seed,
+        campaign=campaign, criterion=criterion_name, repetitions=repetitions, seed=seed
     )
+    runs, new = [], []
     with transaction.atomic():
         # Two requests at once: the criterion's row serialises them (SQLite's writers are
         # serialised by its IMMEDIATE transactions).
         CampaignCriterion.objects.select_for_update(of=("self",)).filter(
             campaign=campaign, criterion=criterion_name
         ).order_by("pk").first()
-        waiting = RankingRun.objects.filter(**computation, status=RankingRun.Status.QUEUED)
-        run = waiting.order_by("queued_at", "pk").first()
-        if run is None:
-            run = RankingRun.objects.create(**computation)
-            run.send_to_worker()
-    return run
+        for protocol in protocols:
+            waiting = RankingRun.objects.filter(
+                **computation, protocol=protocol, status=RankingRun.Status.QUEUED
+            )
+            run = waiting.order_by("queued_at", "pk").first()
+            if run is None:
+                run = RankingRun.objects.create(**computation, protocol=protocol)
+                new.append(run.pk)
+            runs.append(run)
+        if new:
+            transaction.on_commit(lambda: send_together(new))
+    return runs
+
+
+def send_together(pks: list[int]) -> None:
+    """One message for the runs `pks` (the first's); the others count as sent with it, so
+    the sweep sends them again only if they wait longer than JOB_RESEND_SECONDS."""
+    if send_now(RankingRun, pks[0]):
+        queued = RankingRun.objects.filter(pk__in=pks[1:], status=RankingRun.Status.QUEUED)
+        queued.update(sent_at=timezone.now())
 
 
 def queue_due_rankings() -> list[RankingRun]:
     """The sweep: a run per protocol for every criterion whose judgments changed since the
     input of its latest run, unless one is waiting or one was queued less than the
-    debounce interval ago, so a burst of submitted HITs leads to few recomputations."""
+    debounce interval ago, so a burst of submitted HITs leads to few recomputations. A
+    criterion's runs go out as one message: one worker reads the judgments once for all."""
     queued = []
     changed = CampaignCriterion.objects.filter(judgments_version__gt=0).values_list("pk", flat=True)
     for criterion_id in changed:
@@ -177,11 +202,12 @@ def queue_due_rankings() -> list[RankingRun]:
                 .filter(pk=criterion_id)
                 .first()
             )
-            if criterion is not None:
-                queued += [
-                    request_ranking(criterion.campaign, criterion.criterion, protocol)
-                    for protocol in due_protocols(criterion)
-                ]
+            due = due_protocols(criterion) if criterion is not None else []
+            if due:
+                # The views that recompute every TrueSkill run last, so the others are
+                # fresh sooner.
+                due.sort(key=lambda name: protocol_named(name).heavy)
+                queued += request_rankings(criterion.campaign, criterion.criterion, due)
     return queued
 
 
@@ -216,25 +242,125 @@ def due_protocols(criterion: CampaignCriterion) -> list[str]:
 # Running ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LoadedVersion:
+    """A criterion's counted judgments as of one judgments version, with the counts a run
+    stores beside its results: read once for every run of that version."""
+
+    criterion_id: int
+    version: int
+    data: RankingInput[int]
+    judgments_per_system: dict[str, tuple[int, int]]
+    hits_per_composition: dict[str, int]
+
+
+class SharedRead:
+    """The last version a worker read, for the runs it computes in turn: a run whose
+    criterion is still at that version ranks it without reading the judgments again (the
+    version changes with anything that changes what counts). Held for one batch of runs
+    only, so a worker keeps no campaign in memory between them."""
+
+    def __init__(self) -> None:
+        self.loaded: LoadedVersion | None = None
+        self.ranked = False  # a run stored a ranking
+
+    def of(self, criterion: CampaignCriterion) -> LoadedVersion:
+        loaded = self.loaded
+        if (
+            loaded is None
+            or loaded.criterion_id != criterion.pk
+            or loaded.version != criterion.judgments_version
+        ):
+            self.loaded = None  # free the previous input before reading the next
+            loaded = self.loaded = load_version(criterion)
+        return loaded
+
+
+def load_version(criterion: CampaignCriterion) -> LoadedVersion:
+    """Read after the criterion (with its version): the input covers at least that one."""
+    return LoadedVersion(
+        criterion_id=criterion.pk,
+        version=criterion.judgments_version,
+        data=load_ranking_input(criterion),
+        judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
+        hits_per_composition=hits_per_composition(criterion),
+    )
+
+
 def execute_run(run: RankingRun) -> bool:
     """Compute a run and store its results; False if another worker has it or took it."""
+    shared = SharedRead()
+    done = execute_run_sharing(run, shared)
+    after_ranking(run, shared)
+    return done
+
+
+def execute_queued_runs(run: RankingRun) -> bool:
+    """The worker's task: `run`, then the other runs of its criterion still queued (the
+    rest of the sweep's views of the change, in the order queued), each claimed in turn and
+    ranked from the same read of the judgments while their version holds. False if another
+    worker has `run`."""
+    shared = SharedRead()
+    if not execute_run_sharing(run, shared):
+        return False
+    tried = {run.pk}
+    while (sibling := next_queued_sibling(run, tried)) is not None:
+        tried.add(sibling.pk)
+        execute_run_sharing(sibling, shared)
+    after_ranking(run, shared)
+    return True
+
+
+def execute_run_sharing(run: RankingRun, shared: SharedRead) -> bool:
     token = run.claim(progress=0)
     if token is None:
         return False
     return work_as_holder(
         run,
         token,
-        lambda heartbeat: compute_and_store(run, token, heartbeat),
+        lambda heartbeat: compute_and_store(run, token, heartbeat, shared),
         expected=(NothingToRank,),
     )
 
 
-def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
+def after_ranking(run: RankingRun, shared: SharedRead) -> None:
+    """Once the runs of a read have stored a ranking: the hand-out's online estimate,
+    recomputed from every counted judgment; skipped (for the next run) if a submission
+    changed them meanwhile."""
+    criterion = criterion_of(run)
+    if shared.ranked and criterion is not None:
+        reset_estimates(criterion)
+
+
+def next_queued_sibling(run: RankingRun, tried: set[int]) -> RankingRun | None:
+    """The criterion's next queued run; those after it are marked sent again, as this
+    worker is on them, so that the sweep does not hand them to another worker (which would
+    read the judgments again) unless this one stops for JOB_RESEND_SECONDS."""
+    queued = (
+        RankingRun.objects.filter(
+            campaign_id=run.campaign_id, criterion=run.criterion, status=RankingRun.Status.QUEUED
+        )
+        .exclude(pk__in=tried)
+        .order_by("pk")
+    )
+    queued.update(sent_at=timezone.now())
+    return queued.select_related("campaign").first()
+
+
+def criterion_of(run: RankingRun) -> CampaignCriterion | None:
+    return CampaignCriterion.objects.filter(
+        campaign_id=run.campaign_id, criterion=run.criterion
+    ).first()
+
+
+def compute_and_store(
+    run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead
+) -> None:
     """Rank and store; a criterion with nothing to rank yet (no comparisons, or no z-scores
     for WMT's view) is a state of the campaign, not a fault: the run ends done, with no
     results and the reason as its note, logged at INFO."""
     try:
-        rank_and_store(run, token, heartbeat)
+        rank_and_store(run, token, heartbeat, shared)
     except NothingToRank as nothing:
         log.info("ranking run %s: %s", run.pk, nothing)
         run.finish_as_holder(
@@ -242,25 +368,24 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         )
 
 
-def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
+def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead) -> None:
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
-    criterion = CampaignCriterion.objects.filter(
-        campaign_id=run.campaign_id, criterion=run.criterion
-    ).first()
+    criterion = criterion_of(run)
     if criterion is None:
         raise NothingToRank(f"the campaign has no {run.criterion} criterion")
-    data = load_ranking_input(criterion)
+    loaded = shared.of(criterion)
+    data = loaded.data
     run.update_as_holder(
         token,
         judgments=data.judgments,
         hits=data.hits,
         comparisons=len(data.comparisons.winner),
         judgments_version=criterion.judgments_version,
-        judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
-        hits_per_composition=hits_per_composition(criterion),
+        judgments_per_system=loaded.judgments_per_system,
+        hits_per_composition=loaded.hits_per_composition,
     )
-    loaded = time.perf_counter()
+    read = time.perf_counter()
     ranking = rank_input(
         data,
         run.protocol,
@@ -272,12 +397,10 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
     # Agreement between the annotators, stored with the run so pages read it, not compute it;
     # once per version of the judgments, whichever protocol's run comes first.
     agreement = measure_once(criterion, run.seed)
-    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
+    store_results(run, token, data, ranking, read - started, computed - read, agreement)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
-    # The hand-out's online estimate, recomputed from every counted judgment; skipped (for
-    # the next run) if a submission changed them meanwhile.
-    reset_estimates(criterion)
+    shared.ranked = True
 
 
 def note_cluster_stability(criterion: CampaignCriterion, run: RankingRun, hits: int) -> None:

@@ -3,6 +3,8 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.handout.assignment import next_assignment
@@ -11,12 +13,14 @@ from jobs.claims import ClaimLost
 from ranking.agreement.models import RunAgreement
 from ranking.agreement.service import measure
 from ranking.engine import rank_systems
-from ranking.models import RankingRun
+from ranking.models import RankingRun, SystemResult
 from ranking.protocols import NAMES
 from ranking.service import (
     NothingToRank,
+    SharedRead,
     clusters_of,
     due_protocols,
+    execute_queued_runs,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
@@ -263,7 +267,10 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
     assert sorted((r.criterion, r.protocol) for r in queued) == sorted(
         ("quality", protocol) for protocol in NAMES
     )
-    assert len(sent) == len(NAMES) == 5  # a message each, once committed
+    # One message for all, once committed: its worker reads the judgments once for every
+    # view. The views that repeat TrueSkill over every comparison come last.
+    assert len(sent) == 1
+    assert [r.protocol for r in queued] == ["bt", "wmt", "bws", "e2e", "bootstrap"]
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -420,3 +427,77 @@ def test_rank_input_of_400_e2e_hits_all_tied_is_one_cluster_or_nothing_to_rank()
         assert {(row.cluster, row.rank_lo, row.rank_hi) for row in lines} == {(1, 1, 20)}
     with pytest.raises(NothingToRank, match="no z-scores yet"):
         rank_input(data, "wmt", 50, 0)
+
+
+# One read of the judgments for every view of a change -----------------------------------------
+
+
+def judgment_reads(queries: CaptureQueriesContext) -> int:
+    return sum('FROM "annotation_judgment"' in query["sql"] for query in queries)
+
+
+def stored_rows(run: RankingRun) -> list[tuple]:
+    fields = [f.name for f in SystemResult._meta.fields if f.name not in ("id", "run")]
+    return list(run.results.order_by("position").values_list(*fields))
+
+
+def test_execute_queued_runs_reads_the_judgments_once_for_every_view():
+    judged_campaign(hits=12)
+    first, *others = queue_due_rankings()
+    with CaptureQueriesContext(connection) as every_view:
+        assert execute_queued_runs(first)
+    assert set(RankingRun.objects.values_list("status", flat=True)) == {"done"}
+    # The same reads as one view of a campaign alike: the input, the counts per system,
+    # the agreement and the hand-out's estimate, each once.
+    alike, _ = judged_campaign(hits=12)
+    with CaptureQueriesContext(connection) as one_view:
+        assert execute_run(quality_run(alike, protocol="wmt"))
+    assert judgment_reads(every_view) == judgment_reads(one_view) == 4
+    in_ranking_order = 'ORDER BY "annotation_hit"."criterion"'
+    ordered_reads = [q for q in every_view if in_ranking_order in q["sql"]]
+    assert len(ordered_reads) == 2  # the ranking's input, the estimate's replay
+
+
+def test_views_ranked_from_one_read_store_what_each_read_alone_stores():
+    campaign, _ = judged_campaign(hits=20)
+    together = queue_due_rankings()
+    assert execute_queued_runs(together[0])
+    for run in together:
+        alone = quality_run(campaign, protocol=run.protocol, repetitions=run.repetitions)
+        assert execute_run(alone)
+        run.refresh_from_db()
+        alone.refresh_from_db()
+        assert (run.status, alone.status) == ("done", "done")
+        assert stored_rows(run) == stored_rows(alone) != []
+        assert run.judgments_version == alone.judgments_version
+
+
+def test_execute_queued_runs_leaves_a_run_another_worker_holds():
+    judged_campaign(hits=6)
+    first, taken, *others = queue_due_rankings()
+    token = taken.claim()
+    assert execute_queued_runs(first)
+    taken.refresh_from_db()
+    assert (taken.status, taken.claim_token) == ("running", token)
+    assert {run.status for run in RankingRun.objects.exclude(pk=taken.pk)} == {"done"}
+
+
+def test_execute_queued_runs_of_a_run_another_worker_has_does_nothing():
+    judged_campaign(hits=6)
+    first, *others = queue_due_rankings()
+    first.claim()
+    assert not execute_queued_runs(first)
+    assert {run.status for run in RankingRun.objects.exclude(pk=first.pk)} == {"queued"}
+
+
+def test_shared_read_reads_again_once_the_judgments_changed(django_assert_num_queries):
+    campaign, _ = judged_campaign(hits=4)
+    criterion = campaign.criteria.get(criterion="quality")
+    shared = SharedRead()
+    loaded = shared.of(criterion)
+    with django_assert_num_queries(0):
+        assert shared.of(criterion) is loaded
+    make_judged_hit(list(campaign.items.first().outputs.all()), [1, 2, 3])
+    criterion.refresh_from_db()
+    again = shared.of(criterion)
+    assert (again.version, again.data.hits) == (loaded.version + 1, loaded.data.hits + 1)
