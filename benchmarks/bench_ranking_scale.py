@@ -131,11 +131,15 @@ def main() -> None:
         if not recorded_as_fresh:
             catch_up()
         reads = DatabaseReads()
+        cpu_before, load_before = worker_cpu_seconds(worker.pid), os.getloadavg()[0]
         submitted_at, version = submit_one_hit()
         fresh = wait_for_fresh(version, submitted_at.timestamp())
+        cpu = worker_cpu_seconds(worker.pid) - cpu_before
+        load = (load_before + os.getloadavg()[0]) / 2
         read = reads.since()
         memory.stop()
         figures = summary(fresh, version, memory, read)
+        figures.update(worker_cpu_seconds=round(cpu, 1), load_average=round(load, 1))
         report(figures)
         if ARGS.json:
             ARGS.json.write_text(json.dumps(figures, indent=1) + "\n")
@@ -448,6 +452,22 @@ def process_tree(root: int) -> set[int]:
     return members
 
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def worker_cpu_seconds(root: int) -> float:
+    """CPU seconds the worker's processes used so far (their threads included): the cost of
+    a cycle whatever else the machine runs, where wall time depends on it."""
+    total = 0.0
+    for pid in process_tree(root):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += sum(int(f) for f in fields[11:15]) / TICKS
+    return total
+
+
 def read_status(pid: int) -> dict[str, int]:
     try:
         lines = Path(f"/proc/{pid}/status").read_text().splitlines()
@@ -525,6 +545,10 @@ def report(figures: dict) -> None:
             f"{view['compute_seconds']:>11.2f}"
         )
     print(f"{'all views':<12}{figures['all_fresh_seconds']:>12.1f}")
+    print(
+        f"worker CPU: {figures['worker_cpu_seconds']:.1f} s; machine load average"
+        f" {figures['load_average']:.1f} on {os.cpu_count()} cores"
+    )
     reads = figures["database_reads"]
     print(
         f"worker peak: {figures['peak_worker_mb']} MB in one process,"
@@ -547,6 +571,11 @@ def compare(results: list[dict]) -> None:
             for result in results
         )
         print(f"{name + ' to fresh, s':<22}{cells}")
+    print(
+        f"{'all views fresh, s':<22}" + "".join(f"{r['all_fresh_seconds']:>12.1f}" for r in results)
+    )
+    cpu = "".join(f"{r.get('worker_cpu_seconds', float('nan')):>12.1f}" for r in results)
+    print(f"{'worker CPU, s':<22}{cpu}")
     print(f"{'worker peak, MB':<22}" + "".join(f"{r['peak_worker_mb']:>12}" for r in results))
     pages = "".join(f"{r['database_reads']['pages']:>12,}" for r in results)
     print(f"{'database pages read':<22}{pages}")

@@ -23,7 +23,7 @@ from jobs.claims import Heartbeat, send_now, work_as_holder
 from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.forecast import stable_since
-from ranking.engine.protocols import Progress
+from ranking.engine.protocols import Progress, threads
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
@@ -386,13 +386,14 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
         hits_per_composition=loaded.hits_per_composition,
     )
     read = time.perf_counter()
-    ranking = rank_input(
-        data,
-        run.protocol,
-        run.repetitions,
-        run.seed,
-        progress=progress_writer(run, token, heartbeat),
-    )
+    with threads(settings.RANKING_PROCESSES):
+        ranking = rank_input(
+            data,
+            run.protocol,
+            run.repetitions,
+            run.seed,
+            progress=progress_writer(run, token, heartbeat),
+        )
     computed = time.perf_counter()
     # Agreement between the annotators, stored with the run so pages read it, not compute it;
     # once per version of the judgments, whichever protocol's run comes first.

@@ -501,3 +501,15 @@ def test_shared_read_reads_again_once_the_judgments_changed(django_assert_num_qu
     criterion.refresh_from_db()
     again = shared.of(criterion)
     assert (again.version, again.data.hits) == (loaded.version + 1, loaded.data.hits + 1)
+
+
+@pytest.mark.parametrize("protocol", ["e2e", "bootstrap"])
+def test_trueskill_runs_on_any_number_of_threads_store_the_same_rows(settings, protocol):
+    campaign, _ = judged_campaign(hits=20)
+    stored = []
+    for count in (1, 2, 3):
+        settings.RANKING_PROCESSES = count
+        run = quality_run(campaign, protocol=protocol, repetitions=24, seed=7)
+        assert execute_run(run)
+        stored.append(stored_rows(run))
+    assert stored[0] == stored[1] == stored[2] != []
