@@ -6,7 +6,7 @@ position), because the E2E protocol breaks ties in sigma by that order.
 
 import logging
 import time
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -17,11 +17,21 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.handout.composition import reset_estimates
+from annotation.handout.composition import reset_estimates_from
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from jobs.claims import Heartbeat, send_now, work_as_holder
-from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
+from ranking.agreement.service import (
+    CHUNK_ROWS,
+    JUDGMENT_ROW,
+    Measured,
+    MeasuredBefore,
+    judgments_of,
+    measure_once,
+    store_agreement,
+    submitted_judgments,
+)
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
+from ranking.engine.agreement import Judgments as AgreementJudgments
 from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress, threads
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
@@ -244,12 +254,14 @@ def due_protocols(criterion: CampaignCriterion) -> list[str]:
 
 @dataclass(frozen=True)
 class LoadedVersion:
-    """A criterion's counted judgments as of one judgments version, with the counts a run
-    stores beside its results: read once for every run of that version."""
+    """A criterion's judgments as of one judgments version, with the counts a run stores
+    beside its results: read once for every run of that version, the agreement between
+    annotators and the hand-out's estimate."""
 
     criterion_id: int
     version: int
     data: RankingInput[int]
+    agreement_judgments: AgreementJudgments  # every submitted judgment, counted or not
     judgments_per_system: dict[str, tuple[int, int]]
     hits_per_composition: dict[str, int]
 
@@ -277,14 +289,50 @@ class SharedRead:
 
 
 def load_version(criterion: CampaignCriterion) -> LoadedVersion:
-    """Read after the criterion (with its version): the input covers at least that one."""
+    """Read after the criterion (with its version): the input covers at least that one.
+    One stream of the submitted judgments in ranking order: the counted ones make the
+    ranking's input, all of them the agreement's."""
+    rows = submitted_judgments(criterion).in_ranking_order()
+    chunks: list[np.ndarray] = []
+    data = ranking_input_from_rows(counted_rows(rows.iterator(chunk_size=CHUNK_ROWS), chunks))
+    every = np.concatenate(chunks) if chunks else np.zeros(0, dtype=JUDGMENT_ROW)
     return LoadedVersion(
         criterion_id=criterion.pk,
         version=criterion.judgments_version,
-        data=load_ranking_input(criterion),
+        data=data,
+        agreement_judgments=judgments_of(every),
         judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
         hits_per_composition=hits_per_composition(criterion),
     )
+
+
+def counted_rows(
+    rows: Iterable[tuple], chunks: list[np.ndarray]
+) -> Iterator[tuple[int, int, int, float]]:
+    """(assignment, annotator, system, score) of the counted rows among `rows` (rows of
+    ranking.agreement.service.JUDGMENT_FIELDS), every row kept in `chunks` meanwhile."""
+    kept: list[tuple] = []
+    for row in rows:
+        kept.append(row)
+        if len(kept) == CHUNK_ROWS:
+            chunks.append(np.array(kept, dtype=JUDGMENT_ROW))
+            kept = []
+        assignment, annotator, _, system, score, counted = row
+        if counted:
+            yield assignment, annotator, system, score
+    if kept:
+        chunks.append(np.array(kept, dtype=JUDGMENT_ROW))
+
+
+def replay_rows(data: RankingInput[int]) -> Iterator[tuple[int, int, float]]:
+    """The counted judgments as the hand-out's estimate replays them, from the ranking's
+    input: (HIT, system id, score) in ranking order, as the database gives them."""
+    scores = data.scores
+    assert scores.hit is not None  # from_hits numbers the HITs
+    for hit, system, score in zip(
+        scores.hit.tolist(), scores.system.tolist(), scores.score.tolist(), strict=True
+    ):
+        yield hit, data.systems[system], score
 
 
 def execute_run(run: RankingRun) -> bool:
@@ -293,22 +341,6 @@ def execute_run(run: RankingRun) -> bool:
     done = execute_run_sharing(run, shared)
     after_ranking(run, shared)
     return done
-
-
-def execute_queued_runs(run: RankingRun) -> bool:
-    """The worker's task: `run`, then the other runs of its criterion still queued (the
-    rest of the sweep's views of the change, in the order queued), each claimed in turn and
-    ranked from the same read of the judgments while their version holds. False if another
-    worker has `run`."""
-    shared = SharedRead()
-    if not execute_run_sharing(run, shared):
-        return False
-    tried = {run.pk}
-    while (sibling := next_queued_sibling(run, tried)) is not None:
-        tried.add(sibling.pk)
-        execute_run_sharing(sibling, shared)
-    after_ranking(run, shared)
-    return True
 
 
 def execute_run_sharing(run: RankingRun, shared: SharedRead) -> bool:
@@ -325,26 +357,13 @@ def execute_run_sharing(run: RankingRun, shared: SharedRead) -> bool:
 
 def after_ranking(run: RankingRun, shared: SharedRead) -> None:
     """Once the runs of a read have stored a ranking: the hand-out's online estimate,
-    recomputed from every counted judgment; skipped (for the next run) if a submission
-    changed them meanwhile."""
-    criterion = criterion_of(run)
-    if shared.ranked and criterion is not None:
-        reset_estimates(criterion)
-
-
-def next_queued_sibling(run: RankingRun, tried: set[int]) -> RankingRun | None:
-    """The criterion's next queued run; those after it are marked sent again, as this
-    worker is on them, so that the sweep does not hand them to another worker (which would
-    read the judgments again) unless this one stops for JOB_RESEND_SECONDS."""
-    queued = (
-        RankingRun.objects.filter(
-            campaign_id=run.campaign_id, criterion=run.criterion, status=RankingRun.Status.QUEUED
-        )
-        .exclude(pk__in=tried)
-        .order_by("pk")
-    )
-    queued.update(sent_at=timezone.now())
-    return queued.select_related("campaign").first()
+    recomputed from every counted judgment of that read; skipped (for the next run) if a
+    submission changed them since."""
+    loaded = shared.loaded
+    if shared.ranked and loaded is not None:
+        criterion = CampaignCriterion.objects.filter(pk=loaded.criterion_id).first()
+        if criterion is not None:
+            reset_estimates_from(criterion, loaded.version, replay_rows(loaded.data))
 
 
 def criterion_of(run: RankingRun) -> CampaignCriterion | None:
@@ -397,7 +416,7 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
     computed = time.perf_counter()
     # Agreement between the annotators, stored with the run so pages read it, not compute it;
     # once per version of the judgments, whichever protocol's run comes first.
-    agreement = measure_once(criterion, run.seed)
+    agreement = measure_once(criterion, run.seed, loaded.agreement_judgments)
     store_results(run, token, data, ranking, read - started, computed - read, agreement)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)

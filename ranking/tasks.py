@@ -3,8 +3,9 @@ from celery import shared_task
 from jobs.claims import send_jobs_needing_a_worker
 from ranking.automatic_metrics.models import MetricRun
 
+from .batch import execute_queued_runs
 from .models import RankingRun
-from .service import execute_queued_runs, queue_due_rankings
+from .service import queue_due_rankings
 
 
 @shared_task(name="ranking.compute_ranking")

@@ -8,10 +8,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.handout.assignment import next_assignment
+from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, CampaignCriterion
 from jobs.claims import ClaimLost
-from ranking.agreement.models import RunAgreement
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement
 from ranking.agreement.service import measure
+from ranking.batch import KeptAsSent, execute_queued_runs
 from ranking.engine import rank_systems
 from ranking.models import RankingRun, SystemResult
 from ranking.protocols import NAMES
@@ -20,7 +22,6 @@ from ranking.service import (
     SharedRead,
     clusters_of,
     due_protocols,
-    execute_queued_runs,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
@@ -447,15 +448,41 @@ def test_execute_queued_runs_reads_the_judgments_once_for_every_view():
     with CaptureQueriesContext(connection) as every_view:
         assert execute_queued_runs(first)
     assert set(RankingRun.objects.values_list("status", flat=True)) == {"done"}
-    # The same reads as one view of a campaign alike: the input, the counts per system,
-    # the agreement and the hand-out's estimate, each once.
+    # The same reads as one view of a campaign alike: one stream of the judgments for the
+    # rankings, the agreement and the hand-out's estimate, and the counts per system.
     alike, _ = judged_campaign(hits=12)
     with CaptureQueriesContext(connection) as one_view:
         assert execute_run(quality_run(alike, protocol="wmt"))
-    assert judgment_reads(every_view) == judgment_reads(one_view) == 4
+    assert judgment_reads(every_view) == judgment_reads(one_view) == 2
     in_ranking_order = 'ORDER BY "annotation_hit"."criterion"'
-    ordered_reads = [q for q in every_view if in_ranking_order in q["sql"]]
-    assert len(ordered_reads) == 2  # the ranking's input, the estimate's replay
+    assert len([q for q in every_view if in_ranking_order in q["sql"]]) == 1
+
+
+def test_agreement_and_estimate_from_the_shared_read_equal_their_own_reads():
+    campaign, _ = judged_campaign(hits=15)
+    second, excluded = make_annotator(campaign), make_annotator(campaign, is_excluded=True)
+    for n, item in enumerate(campaign.items.order_by("pk")[:8]):  # units judged twice
+        outputs = list(item.outputs.order_by("system__name"))
+        make_judged_hit(outputs, [110 + n, 90, 50 + 3 * n], annotator=second)
+        make_judged_hit(outputs, [5, 1 + n, 9], annotator=excluded)
+    first, *others = queue_due_rankings()
+    assert execute_queued_runs(first)
+    criterion = campaign.criteria.get(criterion="quality")
+    shared_estimates = criterion.estimates
+    assert shared_estimates and reset_estimates(criterion)
+    criterion.refresh_from_db()
+    assert criterion.estimates == shared_estimates
+    stored = RunAgreement.objects.get(run=first)
+    alone = measure(criterion, seed=0).agreement.alpha
+    assert (stored.alpha, stored.alpha_low, stored.alpha_high) == (
+        alone.value,
+        alone.low,
+        alone.high,
+    )
+    assert (stored.units, stored.judgments) == (alone.units, alone.judgments)
+    assert stored.alpha is not None and stored.units == 24
+    per_annotator = AnnotatorAgreement.objects.filter(run=first).order_by("annotator_id")
+    assert len(per_annotator) == 15 + 2 and per_annotator.get(annotator=excluded).excluded
 
 
 def test_views_ranked_from_one_read_store_what_each_read_alone_stores():
@@ -513,3 +540,12 @@ def test_trueskill_runs_on_any_number_of_threads_store_the_same_rows(settings, p
         assert execute_run(run)
         stored.append(stored_rows(run))
     assert stored[0] == stored[1] == stored[2] != []
+
+
+def test_runs_waiting_for_the_worker_of_their_batch_are_not_sent_to_another():
+    judged_campaign(hits=3)
+    first, *waiting = queue_due_rankings()
+    RankingRun.objects.update(sent_at=timezone.now() - timedelta(hours=1))
+    assert set(RankingRun.objects.needing_a_worker()) == {first, *waiting}
+    with KeptAsSent(first, {first.pk}):
+        assert set(RankingRun.objects.needing_a_worker()) == {first}
