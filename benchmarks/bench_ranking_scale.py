@@ -50,9 +50,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--no-catch-up",
         action="store_true",
-        help="after a build, record every view as fresh (a done run without results) instead"
-        " of computing it: saves a whole cycle at a million judgments; the measured cycle then"
-        " also loads the worker's compiled kernels (about a second)",
+        help="record every view as fresh at the campaign's current judgments (a done run"
+        " without results) instead of computing them first: saves a whole cycle at a million"
+        " judgments; the measured cycle then also loads the worker's compiled kernels",
     )
     parser.add_argument("--drop", action="store_true", help="drop the database at the end")
     parser.add_argument("--sweep", type=float, default=2, help="JOB_SWEEP_SECONDS of the beat")
@@ -105,13 +105,11 @@ def main() -> None:
     if ARGS.compare:
         compare([json.loads(path.read_text()) for path in ARGS.compare])
         return
-    recorded_as_fresh = False
     if not (ARGS.reuse and database_ready()):
         recreate_database()
         build_campaign(ARGS.judgments)
-        if ARGS.no_catch_up:
-            record_as_fresh()
-            recorded_as_fresh = True
+    if ARGS.no_catch_up:
+        record_as_fresh()
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     redis = RedisServer(work)
     worker = None
@@ -128,7 +126,7 @@ def main() -> None:
         worker = start_worker(env, work / "worker.log")
         memory = MemorySampler(worker.pid)
         memory.start()
-        if not recorded_as_fresh:
+        if not ARGS.no_catch_up:
             catch_up()
         reads = DatabaseReads()
         cpu_before, load_before = worker_cpu_seconds(worker.pid), os.getloadavg()[0]
