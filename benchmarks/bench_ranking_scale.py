@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import django
@@ -266,7 +267,7 @@ def first_hit(campaign, items, outputs, annotators) -> dict[str, int]:
         hit=hit,
         annotator=annotators[0],
         status=Assignment.Status.SUBMITTED,
-        started_at=now - timezone.timedelta(seconds=60),
+        started_at=now - timedelta(seconds=60),
         submitted_at=now,
     )
     judgments = Judgment.objects.bulk_create(
@@ -376,6 +377,7 @@ def submit_one_hit():
     started = flow.start("scale", "quality", [annotator.pk])
     assert started is not None and started.assignment is not None, "no HIT handed out"
     posted = flow.posted_hit(started.assignment.pk, [annotator.pk], "scale", "quality")
+    assert posted is not None
     answers = {shown.key: Answer(score=100) for shown in posted.shown}
     flow.submit(posted, "scale", "quality", answers, "measured")
     submitted_at = timezone.now()
@@ -493,7 +495,9 @@ class DatabaseReads:
 
     def read(self) -> tuple[int, ...]:
         with admin_connection() as admin:
-            return admin.execute(self.QUERY, (DATABASE,)).fetchone()
+            row = admin.execute(self.QUERY, (DATABASE,)).fetchone()
+        assert row is not None, f"no statistics for {DATABASE}"
+        return tuple(row)
 
     def since(self) -> dict[str, int]:
         time.sleep(1.5)

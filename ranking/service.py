@@ -212,11 +212,12 @@ def queue_due_rankings() -> list[RankingRun]:
                 .filter(pk=criterion_id)
                 .first()
             )
-            due = due_protocols(criterion) if criterion is not None else []
+            if criterion is None:
+                continue
+            # The views that recompute every TrueSkill run last, so the others are fresh
+            # sooner.
+            due = sorted(due_protocols(criterion), key=lambda name: protocol_named(name).heavy)
             if due:
-                # The views that recompute every TrueSkill run last, so the others are
-                # fresh sooner.
-                due.sort(key=lambda name: protocol_named(name).heavy)
                 queued += request_rankings(criterion.campaign, criterion.criterion, due)
     return queued
 
