@@ -353,7 +353,8 @@ def threads(count: int) -> Iterator[None]:
     NUMBA_NUM_THREADS says otherwise), then as before. Each run draws from its own seed
     (rng.run_seeds), so results do not depend on the count."""
     before = numba.get_num_threads()
-    numba.set_num_threads(max(1, min(count, numba.config.NUMBA_NUM_THREADS)))
+    most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(count, most)))
     try:
         yield
     finally:
