@@ -12,7 +12,7 @@ from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, CampaignCriterion
 from jobs.claims import ClaimLost
 from ranking.agreement.models import AnnotatorAgreement, RunAgreement
-from ranking.agreement.service import measure
+from ranking.agreement.service import JUDGMENT_ROW, measure
 from ranking.batch import KeptAsSent, execute_queued_runs
 from ranking.engine import rank_systems
 from ranking.models import RankingRun, SystemResult
@@ -26,6 +26,7 @@ from ranking.service import (
     load_ranking_input,
     queue_due_rankings,
     rank_input,
+    ranking_input_from_array,
     ranking_input_from_rows,
     result_rows,
     store_results,
@@ -549,3 +550,28 @@ def test_runs_waiting_for_the_worker_of_their_batch_are_not_sent_to_another():
     assert set(RankingRun.objects.needing_a_worker()) == {first, *waiting}
     with KeptAsSent(first, {first.pk}):
         assert set(RankingRun.objects.needing_a_worker()) == {first}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ranking_input_from_an_array_equals_the_one_from_rows(seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for assignment in rng.permutation(200)[:60] + 1000:  # ids in no particular order
+        annotator = int(rng.integers(50, 60))
+        for system in rng.choice(np.arange(500, 512), size=rng.integers(1, 6), replace=False):
+            score = float(rng.integers(0, 4))  # ties and draws too
+            rows.append((int(assignment), annotator, 7, int(system), score, True))
+    array = np.array(rows, dtype=JUDGMENT_ROW)
+    fast = ranking_input_from_array(array)
+    slow = ranking_input_from_rows([(a, n, s, x) for a, n, _, s, x, _ in rows])
+    assert (fast.systems, fast.judgments, fast.hits) == (slow.systems, slow.judgments, slow.hits)
+    for name in ("winner", "loser", "draw"):
+        assert np.array_equal(getattr(fast.comparisons, name), getattr(slow.comparisons, name))
+    for name in ("system", "annotator", "score", "hit"):
+        assert np.array_equal(getattr(fast.scores, name), getattr(slow.scores, name))
+        assert getattr(fast.scores, name).dtype == getattr(slow.scores, name).dtype
+
+
+def test_ranking_input_from_no_rows_is_empty():
+    empty = ranking_input_from_array(np.zeros(0, dtype=JUDGMENT_ROW))
+    assert (empty.systems, empty.judgments, empty.hits) == ([], 0, 0)
