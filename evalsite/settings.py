@@ -370,6 +370,9 @@ JOB_MAX_ATTEMPTS = env_int("JOB_MAX_ATTEMPTS", 5)
 # After a change to a criterion's judgments, automatic rankings are queued at most once per
 # this many seconds, so a burst of submissions causes one recomputation, not one per HIT.
 RANKING_DEBOUNCE_SECONDS = env_int("RANKING_DEBOUNCE_SECONDS", 60)
+# Threads a ranking worker's TrueSkill runs use (its runs are independent and seeded one by
+# one, so the results are the same for any number; 1 runs them one after the other).
+RANKING_PROCESSES = max(1, env_int("RANKING_PROCESSES", os.cpu_count() or 1))
 
 LOGGING = {
     "version": 1,

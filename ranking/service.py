@@ -7,7 +7,7 @@ position), because the E2E protocol breaks ties in sigma by that order.
 import itertools
 import logging
 import time
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
@@ -18,13 +18,23 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.handout.composition import reset_estimates
+from annotation.handout.composition import reset_estimates_from
 from annotation.models import Assignment, CampaignCriterion, CriterionScore, Judgment
-from jobs.claims import Heartbeat, work_as_holder
-from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
+from jobs.claims import Heartbeat, send_now, work_as_holder
+from ranking.agreement.service import (
+    CHUNK_ROWS,
+    JUDGMENT_ROW,
+    Measured,
+    MeasuredBefore,
+    judgments_of,
+    measure_once,
+    store_agreement,
+    submitted_judgments,
+)
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
+from ranking.engine.agreement import Judgments as AgreementJudgments
 from ranking.engine.forecast import stable_since
-from ranking.engine.protocols import Progress
+from ranking.engine.protocols import Progress, threads
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
@@ -140,30 +150,54 @@ def request_ranking(
     """A queued run of this computation, sent to a worker once this transaction commits;
     one already queued is returned instead of a second: it has not read the judgments yet,
     so it covers the newest of them (three clicks of "recompute" make one run)."""
+    return request_rankings(criterion, [protocol], repetitions, seed)[0]
+
+
+def request_rankings(
+    criterion: CampaignCriterion,
+    protocols: list[str],
+    repetitions: int = DEFAULT_REPETITIONS,
+    seed: int = 0,
+) -> list[RankingRun]:
+    """A queued run per protocol (or the one already waiting, as request_ranking), in the
+    order given, and one message for the new ones: the worker that takes the first computes
+    the others after it from the same read of the judgments (execute_queued_runs)."""
     computation = dict(
-        campaign_id=criterion.campaign_id,
-        criterion=criterion,
-        protocol=protocol,
-        repetitions=repetitions,
-        seed=seed,
+        campaign_id=criterion.campaign_id, criterion=criterion, repetitions=repetitions, seed=seed
     )
+    runs, new = [], []
     with transaction.atomic():
         # Two requests at once: the criterion's row serialises them (SQLite's writers are
         # serialised by its IMMEDIATE transactions).
         CampaignCriterion.objects.select_for_update(of=("self",)).filter(pk=criterion.pk).first()
-        waiting = RankingRun.objects.filter(**computation, status=RankingRun.Status.QUEUED)
-        run = waiting.order_by("queued_at", "pk").first()
-        if run is None:
-            run = RankingRun.objects.create(**computation)
-            run.send_to_worker()
-    return run
+        for protocol in protocols:
+            waiting = RankingRun.objects.filter(
+                **computation, protocol=protocol, status=RankingRun.Status.QUEUED
+            )
+            run = waiting.order_by("queued_at", "pk").first()
+            if run is None:
+                run = RankingRun.objects.create(**computation, protocol=protocol)
+                new.append(run.pk)
+            runs.append(run)
+        if new:
+            transaction.on_commit(lambda: send_together(new))
+    return runs
+
+
+def send_together(pks: list[int]) -> None:
+    """One message for the runs `pks` (the first's); the others count as sent with it, so
+    the sweep sends them again only if they wait longer than JOB_RESEND_SECONDS."""
+    if send_now(RankingRun, pks[0]):
+        queued = RankingRun.objects.filter(pk__in=pks[1:], status=RankingRun.Status.QUEUED)
+        queued.update(sent_at=timezone.now())
 
 
 def queue_due_rankings() -> list[RankingRun]:
     """The sweep: a run per protocol that fits its judgment form for every criterion whose
     judgments changed since the input of its latest run, unless one is waiting or one was
     queued less than the debounce interval ago, so a burst of submitted HITs leads to few
-    recomputations."""
+    recomputations. A
+    criterion's runs go out as one message: one worker reads the judgments once for all."""
     queued = []
     changed = CampaignCriterion.objects.filter(judgments_version__gt=0).values_list("pk", flat=True)
     for criterion_id in changed:
@@ -175,10 +209,13 @@ def queue_due_rankings() -> list[RankingRun]:
                 .filter(pk=criterion_id)
                 .first()
             )
-            if criterion is not None:
-                queued += [
-                    request_ranking(criterion, protocol) for protocol in due_protocols(criterion)
-                ]
+            if criterion is None:
+                continue
+            # The views that recompute every TrueSkill run last, so the others are fresh
+            # sooner.
+            due = sorted(due_protocols(criterion), key=lambda name: protocol_named(name).heavy)
+            if due:
+                queued += request_rankings(criterion, due)
     return queued
 
 
@@ -220,25 +257,142 @@ def fitting_protocols(criterion: CampaignCriterion) -> list[str]:
 # Running ------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class LoadedVersion:
+    """A criterion's judgments as of one judgments version, with the counts a run stores
+    beside its results: read once for every run of that version, the agreement between
+    annotators and the hand-out's estimate."""
+
+    criterion_id: int
+    version: int
+    data: RankingInput[int]
+    agreement_judgments: AgreementJudgments  # every submitted judgment, counted or not
+    judgments_per_system: dict[str, tuple[int, int]]
+    hits_per_composition: dict[str, int]
+
+
+class SharedRead:
+    """The last version a worker read, for the runs it computes in turn: a run whose
+    criterion is still at that version ranks it without reading the judgments again (the
+    version changes with anything that changes what counts). Held for one batch of runs
+    only, so a worker keeps no campaign in memory between them."""
+
+    def __init__(self) -> None:
+        self.loaded: LoadedVersion | None = None
+        self.ranked = False  # a run stored a ranking
+
+    def of(self, criterion: CampaignCriterion) -> LoadedVersion:
+        loaded = self.loaded
+        if (
+            loaded is None
+            or loaded.criterion_id != criterion.pk
+            or loaded.version != criterion.judgments_version
+        ):
+            self.loaded = None  # free the previous input before reading the next
+            loaded = self.loaded = load_version(criterion)
+        return loaded
+
+
+def load_version(criterion: CampaignCriterion) -> LoadedVersion:
+    """Read after the criterion (with its version): the input covers at least that one.
+    One stream of the submitted judgments in ranking order, into an array: the counted ones
+    make the ranking's input, all of them the agreement's."""
+    rows = submitted_judgments(criterion).in_ranking_order()
+    every = np.fromiter(rows.iterator(chunk_size=CHUNK_ROWS), dtype=JUDGMENT_ROW)
+    return LoadedVersion(
+        criterion_id=criterion.pk,
+        version=criterion.judgments_version,
+        data=ranking_input_from_array(every[every["counted"]]),
+        agreement_judgments=judgments_of(every),
+        judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
+        hits_per_composition=hits_per_composition(criterion),
+    )
+
+
+def ranking_input_from_array(rows: np.ndarray) -> RankingInput[int]:
+    """ranking_input_from_rows of the database's counted judgments as an array of
+    JUDGMENT_ROW in ranking order (an assignment's rows together), with numpy rather than a
+    loop per row: the same input, numbered by first appearance."""
+    if len(rows) == 0:
+        return ranking_input_from_rows([])
+    systems, system = numbered_by_first_appearance(rows["system"])
+    starts = np.flatnonzero(np.r_[True, rows["hit"][1:] != rows["hit"][:-1]])
+    sizes = np.diff(np.r_[starts, len(rows)])
+    hit = np.repeat(np.arange(len(starts)), sizes)
+    column = np.arange(len(rows)) - np.repeat(starts, sizes)
+    hit_systems = np.full((len(starts), sizes.max()), -1, dtype=np.int32)
+    hit_scores = np.full(hit_systems.shape, np.nan)
+    hit_systems[hit, column] = system
+    hit_scores[hit, column] = rows["score"]
+    _, annotators = numbered_by_first_appearance(rows["annotator"][starts])
+    return RankingInput(
+        systems=systems.tolist(),
+        comparisons=comparisons_from_hits(hit_systems, hit_scores),
+        scores=Judgments.from_hits(hit_systems, hit_scores, annotators),
+        judgments=len(rows),
+        hits=len(starts),
+    )
+
+
+def numbered_by_first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys in order of first appearance, and each key's number among them."""
+    distinct, first = np.unique(keys, return_index=True)
+    order = np.argsort(first, kind="stable")
+    number = np.empty(len(distinct), dtype=np.int64)
+    number[order] = np.arange(len(distinct))
+    return distinct[order], number[np.searchsorted(distinct, keys)]
+
+
+def replay_rows(data: RankingInput[int]) -> Iterator[tuple[int, int, float]]:
+    """The counted judgments as the hand-out's estimate replays them, from the ranking's
+    input: (HIT, system id, score) in ranking order, as the database gives them."""
+    scores = data.scores
+    assert scores.hit is not None  # from_hits numbers the HITs
+    for hit, system, score in zip(
+        scores.hit.tolist(), scores.system.tolist(), scores.score.tolist(), strict=True
+    ):
+        yield hit, data.systems[system], score
+
+
 def execute_run(run: RankingRun) -> bool:
     """Compute a run and store its results; False if another worker has it or took it."""
+    shared = SharedRead()
+    done = execute_run_sharing(run, shared)
+    after_ranking(run, shared)
+    return done
+
+
+def execute_run_sharing(run: RankingRun, shared: SharedRead) -> bool:
     token = run.claim(progress=0)
     if token is None:
         return False
     return work_as_holder(
         run,
         token,
-        lambda heartbeat: compute_and_store(run, token, heartbeat),
+        lambda heartbeat: compute_and_store(run, token, heartbeat, shared),
         expected=(NothingToRank,),
     )
 
 
-def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
+def after_ranking(run: RankingRun, shared: SharedRead) -> None:
+    """Once the runs of a read have stored a ranking: the hand-out's online estimate,
+    recomputed from every counted judgment of that read; skipped (for the next run) if a
+    submission changed them since."""
+    loaded = shared.loaded
+    if shared.ranked and loaded is not None:
+        criterion = CampaignCriterion.objects.filter(pk=loaded.criterion_id).first()
+        if criterion is not None:
+            reset_estimates_from(criterion, loaded.version, replay_rows(loaded.data))
+
+
+def compute_and_store(
+    run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead
+) -> None:
     """Rank and store; a criterion with nothing to rank yet (no comparisons, or no z-scores
     for WMT's view) is a state of the campaign, not a fault: the run ends done, with no
     results and the reason as its note, logged at INFO."""
     try:
-        rank_and_store(run, token, heartbeat)
+        rank_and_store(run, token, heartbeat, shared)
     except NothingToRank as nothing:
         log.info("ranking run %s: %s", run.pk, nothing)
         run.finish_as_holder(
@@ -246,38 +400,38 @@ def compute_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None
         )
 
 
-def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat) -> None:
+def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead) -> None:
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
     criterion = CampaignCriterion.objects.get(pk=run.criterion_id)
-    data = load_ranking_input(criterion)
+    loaded = shared.of(criterion)
+    data = loaded.data
     run.update_as_holder(
         token,
         judgments=data.judgments,
         hits=data.hits,
         comparisons=len(data.comparisons.winner),
         judgments_version=criterion.judgments_version,
-        judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
-        hits_per_composition=hits_per_composition(criterion),
+        judgments_per_system=loaded.judgments_per_system,
+        hits_per_composition=loaded.hits_per_composition,
     )
-    loaded = time.perf_counter()
-    ranking = rank_input(
-        data,
-        run.protocol,
-        run.repetitions,
-        run.seed,
-        progress=progress_writer(run, token, heartbeat),
-    )
+    read = time.perf_counter()
+    with threads(settings.RANKING_PROCESSES):
+        ranking = rank_input(
+            data,
+            run.protocol,
+            run.repetitions,
+            run.seed,
+            progress=progress_writer(run, token, heartbeat),
+        )
     computed = time.perf_counter()
     # Agreement between the annotators, stored with the run so pages read it, not compute it;
     # once per version of the judgments, whichever protocol's run comes first.
-    agreement = measure_once(criterion, run.seed)
-    store_results(run, token, data, ranking, loaded - started, computed - loaded, agreement)
+    agreement = measure_once(criterion, run.seed, loaded.agreement_judgments)
+    store_results(run, token, data, ranking, read - started, computed - read, agreement)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
-    # The hand-out's online estimate, recomputed from every counted judgment; skipped (for
-    # the next run) if a submission changed them meanwhile.
-    reset_estimates(criterion)
+    shared.ranked = True
 
 
 def note_cluster_stability(criterion: CampaignCriterion, run: RankingRun, hits: int) -> None:

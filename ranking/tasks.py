@@ -3,8 +3,9 @@ from celery import shared_task
 from jobs.claims import send_jobs_needing_a_worker
 from ranking.automatic_metrics.models import MetricRun
 
+from .batch import execute_queued_runs
 from .models import RankingRun
-from .service import execute_run, queue_due_rankings
+from .service import queue_due_rankings
 
 
 @shared_task(name="ranking.compute_ranking")
@@ -12,7 +13,7 @@ def compute_ranking(*, run_id: int) -> None:
     run = RankingRun.objects.select_related("campaign").filter(pk=run_id).first()
     if run is None:
         return
-    execute_run(run)
+    execute_queued_runs(run)
 
 
 @shared_task(name="ranking.sweep")

@@ -98,7 +98,17 @@ def reset_estimates(criterion: CampaignCriterion) -> bool:
         .in_ranking_order()
         .values_list("assignment_id", "slot__output__system_id", "score")
     )
-    estimates = replayed_estimates(rows.iterator(chunk_size=10_000))
+    return reset_estimates_from(criterion, version, rows.iterator(chunk_size=10_000))
+
+
+def reset_estimates_from(
+    criterion: CampaignCriterion, version: int, rows: Iterable[tuple[int, int, float]]
+) -> bool:
+    """reset_estimates from rows the caller has read after reading `version`: the counted
+    judgments as (assignment, system, score) in ranking order (the ranking worker has them
+    already); False (nothing written) when the judgments changed since that version."""
+    criteria = CampaignCriterion.objects.filter(pk=criterion.pk)
+    estimates = replayed_estimates(rows)
     with transaction.atomic():
         # A submission holding the lock is about to change the judgments: do not wait for it.
         unchanged = criteria.select_for_update(skip_locked=True).filter(judgments_version=version)

@@ -54,9 +54,12 @@ class MeasuredBefore:
     run_id: int
 
 
-def measure_once(criterion: CampaignCriterion, seed: int) -> "Measured | MeasuredBefore":
+def measure_once(
+    criterion: CampaignCriterion, seed: int, judgments: Judgments | None = None
+) -> "Measured | MeasuredBefore":
     """The agreement of the criterion's judgments as of its current version: measured by an
-    earlier run of this version, or measured now."""
+    earlier run of this version, or measured now (on `judgments` where the caller has read
+    them already, as load_judgments reads them)."""
     before = RunAgreement.objects.filter(
         run__criterion=criterion,
         run__judgments_version=criterion.judgments_version,
@@ -64,12 +67,17 @@ def measure_once(criterion: CampaignCriterion, seed: int) -> "Measured | Measure
         run__status=RankingRun.Status.DONE,
     )
     earlier = before.order_by("-run_id").values_list("run_id", flat=True).first()
-    return MeasuredBefore(earlier) if earlier is not None else measure(criterion, seed)
+    if earlier is not None:
+        return MeasuredBefore(earlier)
+    return measure(criterion, seed, judgments)
 
 
-def measure(criterion: CampaignCriterion, seed: int) -> Measured:
+def measure(
+    criterion: CampaignCriterion, seed: int, judgments: Judgments | None = None
+) -> Measured:
     started = time.perf_counter()
-    judgments = load_judgments(criterion)
+    if judgments is None:
+        judgments = load_judgments(criterion)
     agreement = measure_agreement(judgments, np.random.default_rng(seed))
     hits = load_hits(criterion)
     done = hits_done(hits["annotator"], hits["seconds"], hits["flagged"])
@@ -80,12 +88,19 @@ def measure(criterion: CampaignCriterion, seed: int) -> Measured:
 def load_judgments(criterion: CampaignCriterion) -> Judgments:
     """Every judgment of a submitted HIT, marked with whether rankings count it: the
     per-annotator figures cover flagged HITs and excluded annotators too."""
+    rows = submitted_judgments(criterion).order_by()
+    data = np.fromiter(rows.iterator(chunk_size=CHUNK_ROWS), dtype=JUDGMENT_ROW)
+    return judgments_of(data)
+
+
+def submitted_judgments(criterion: CampaignCriterion):
+    """The criterion's judgments of outputs in submitted HITs as JUDGMENT_FIELDS rows (the
+    ranking worker reads them in ranking order, once for the rankings and this)."""
     counted = Case(When(counted_q("assignment__"), then=Value(True)), default=Value(False))
-    rows = (
+    return (
         Judgment.objects.for_criterion(criterion)
         .of_originals()
         .filter(assignment__status=Assignment.Status.SUBMITTED)
-        .order_by()
         .annotate(is_counted=counted)
         .values_list(
             "assignment_id",
@@ -96,8 +111,11 @@ def load_judgments(criterion: CampaignCriterion) -> Judgments:
             "is_counted",
         )
     )
-    data = np.fromiter(rows.iterator(chunk_size=CHUNK_ROWS), dtype=JUDGMENT_ROW)
-    return Judgments(**{name: data[name] for name in JUDGMENT_FIELDS})
+
+
+def judgments_of(rows: np.ndarray) -> Judgments:
+    """From an array of JUDGMENT_ROW."""
+    return Judgments(**{name: rows[name] for name in JUDGMENT_FIELDS})
 
 
 def load_hits(criterion: CampaignCriterion) -> np.ndarray:

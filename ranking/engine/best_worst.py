@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import f_oneway, tukey_hsd
+from scipy.stats import f_oneway, studentized_range
 
 from .choices import NONE, Choices
 from .wmt import Judgments, cluster_spans
@@ -108,18 +108,48 @@ def significance(groups: list[np.ndarray]) -> Callable[[int, int], bool]:
         # Constant groups: scipy warns and answers inf (means differ) or NaN (they do not).
         warnings.simplefilter("ignore")
         anova = f_oneway(*samples)
-        p = tukey_hsd(*samples).pvalue
     if not anova.pvalue < SIGNIFICANCE:  # NaN too: no difference to find
         return lambda a, b: False
+    p = TukeyPValues(samples)
     where = {s: i for i, s in enumerate(testable)}
     means = {s: float(groups[s].mean()) for s in testable}
 
     def better(a: int, b: int) -> bool:
         if a not in where or b not in where:
             return False
-        return means[a] > means[b] and bool(p[where[a], where[b]] < SIGNIFICANCE)
+        return means[a] > means[b] and bool(p(where[a], where[b]) < SIGNIFICANCE)
 
     return better
+
+
+class TukeyPValues:
+    """Tukey's HSD p-value of two groups, as scipy.stats.tukey_hsd(*samples).pvalue[i, j]
+    holds it (the same operations, so the same number), computed when asked: each is a
+    numerical integration of tens of milliseconds, tukey_hsd computes all k^2 of them (21
+    systems: seconds), and the clusters ask for a few dozen."""
+
+    def __init__(self, samples: list[np.ndarray]) -> None:
+        means = np.asarray([np.mean(sample) for sample in samples])
+        sizes = np.asarray([sample.size for sample in samples])
+        observations = np.sum(sizes)
+        variances = np.asarray([np.var(sample, ddof=1) for sample in samples])
+        mse = np.sum(variances * (sizes - 1)) / (observations - len(samples))
+        if np.unique(sizes).size == 1:
+            normalize = np.full((len(samples), len(samples)), 2 / sizes[0])
+        else:
+            normalize = 1 / sizes + 1 / sizes[None].T
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.t_stat = np.abs(means[None].T - means) / np.sqrt(normalize * mse / 2)
+        self.groups, self.df = len(samples), observations - len(samples)
+        self.known: dict[tuple[int, int], float] = {}
+
+    def __call__(self, i: int, j: int) -> float:
+        if (i, j) not in self.known:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                value = studentized_range.sf(self.t_stat[i, j], self.groups, self.df)
+            self.known[i, j] = float(value)
+        return self.known[i, j]
 
 
 def clusters_in_order(order: np.ndarray, better: Callable[[int, int], bool]) -> np.ndarray:

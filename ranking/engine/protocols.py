@@ -5,7 +5,8 @@ cache when any of them changes, since numba itself would not notice.
 """
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -344,6 +345,20 @@ def bootstrap_protocol(
 
 
 PROTOCOLS = {"e2e": e2e_protocol, "bootstrap": bootstrap_protocol}
+
+
+@contextmanager
+def threads(count: int) -> Iterator[None]:
+    """The compiled runs on `count` threads (at most numba's, the machine's cores unless
+    NUMBA_NUM_THREADS says otherwise), then as before. Each run draws from its own seed
+    (rng.run_seeds), so results do not depend on the count."""
+    before = numba.get_num_threads()
+    most = numba.config.NUMBA_NUM_THREADS  # type: ignore[attr-defined]
+    numba.set_num_threads(max(1, min(count, most)))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 def _check(comparisons: Comparisons, n_systems: int, runs: int) -> None:

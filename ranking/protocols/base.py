@@ -72,6 +72,10 @@ class RankingProtocol:
     score_name: str = "mu"
     # Whether `repetitions` resample anything (WMT's view does not).
     resamples: bool = True
+    # Whether each repetition goes over every comparison again (TrueSkill's runs), so that
+    # its cost grows with the judgments times the repetitions: the sweep queues such views
+    # after a change's others, which are then fresh sooner.
+    heavy: bool = False
     resample_word: str = "runs"
     # Why a finished ranking has nothing to show ("" when it has): the service then ends
     # the run as "nothing to rank" rather than storing an empty table.

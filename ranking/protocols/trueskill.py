@@ -86,6 +86,7 @@ def trueskill_protocol(name: str, label: str, summary: str, aggregation: str, en
         csv_columns=("cluster", "system", "mu", "mu_std", "rank_lo", "rank_hi", "comparisons"),
         csv_cells=csv_cells,
         score_name="TrueSkill mu (mean over runs)",
+        heavy=True,
     )
 
 

@@ -3,28 +3,30 @@ from datetime import timedelta
 import numpy as np
 import pytest
 from django.conf import settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from annotation.handout.assignment import next_assignment
+from annotation.handout.composition import reset_estimates
 from annotation.models import Assignment, CampaignCriterion
 from jobs.claims import ClaimLost
-from ranking.agreement.models import RunAgreement
-from ranking.agreement.service import measure
+from ranking.agreement.models import AnnotatorAgreement, RunAgreement
+from ranking.agreement.service import JUDGMENT_ROW, measure
+from ranking.batch import KeptAsSent, execute_queued_runs
 from ranking.engine import rank_systems
-from ranking.models import RankingRun
+from ranking.models import RankingRun, SystemResult
 from ranking.protocols import NAMES
-
-# The views that fit RankME's judgments (its form's `protocols`), in the registry's order:
-# the sweep queues these for a RankME criterion, and not the DA-only ones (webnlg).
-RANKME_VIEWS = [name for name in NAMES if name != "webnlg"]
 from ranking.service import (
     NothingToRank,
+    SharedRead,
     clusters_of,
     due_protocols,
     execute_run,
     load_ranking_input,
     queue_due_rankings,
     rank_input,
+    ranking_input_from_array,
     ranking_input_from_rows,
     result_rows,
     store_results,
@@ -39,6 +41,10 @@ from tests.factories import (
 from tests.ranking.engine.test_evidence import first_400_hits_all_100
 
 pytestmark = pytest.mark.django_db
+
+# The views that fit RankME's judgments (its form's `protocols`), in the registry's order:
+# the sweep queues these for a RankME criterion, and not the DA-only ones (webnlg).
+RANKME_VIEWS = [name for name in NAMES if name != "webnlg"]
 
 
 def judged_campaign(hits: int = 30, seed: int = 1):
@@ -274,7 +280,10 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
     assert sorted((r.criterion.name, r.protocol) for r in queued) == sorted(
         ("quality", protocol) for protocol in RANKME_VIEWS
     )
-    assert len(sent) == len(RANKME_VIEWS) == 5  # a message each, once committed
+    # One message for all, once committed: its worker reads the judgments once for every
+    # view. The views that repeat TrueSkill over every comparison come last.
+    assert len(sent) == 1
+    assert [r.protocol for r in queued] == ["bt", "wmt", "bws", "e2e", "bootstrap"]
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -431,3 +440,149 @@ def test_rank_input_of_400_e2e_hits_all_tied_is_one_cluster_or_nothing_to_rank()
         assert {(row.cluster, row.rank_lo, row.rank_hi) for row in lines} == {(1, 1, 20)}
     with pytest.raises(NothingToRank, match="no z-scores yet"):
         rank_input(data, "wmt", 50, 0)
+
+
+# One read of the judgments for every view of a change -----------------------------------------
+
+
+def judgment_reads(queries: CaptureQueriesContext) -> int:
+    return sum('FROM "annotation_judgment"' in query["sql"] for query in queries)
+
+
+def stored_rows(run: RankingRun) -> list[tuple]:
+    fields = [f.name for f in SystemResult._meta.fields if f.name not in ("id", "run")]
+    return list(run.results.order_by("position").values_list(*fields))
+
+
+def test_execute_queued_runs_reads_the_judgments_once_for_every_view():
+    judged_campaign(hits=12)
+    first, *others = queue_due_rankings()
+    with CaptureQueriesContext(connection) as every_view:
+        assert execute_queued_runs(first)
+    assert set(RankingRun.objects.values_list("status", flat=True)) == {"done"}
+    # The same reads as one view of a campaign alike: one stream of the judgments for the
+    # rankings, the agreement and the hand-out's estimate, and the counts per system.
+    alike, _ = judged_campaign(hits=12)
+    with CaptureQueriesContext(connection) as one_view:
+        assert execute_run(quality_run(alike, protocol="wmt"))
+    assert judgment_reads(every_view) == judgment_reads(one_view) == 2
+    in_ranking_order = 'ORDER BY "annotation_campaigncriterion"."name"'
+    assert len([q for q in every_view if in_ranking_order in q["sql"]]) == 1
+
+
+def test_agreement_and_estimate_from_the_shared_read_equal_their_own_reads():
+    campaign, _ = judged_campaign(hits=15)
+    second, excluded = make_annotator(campaign), make_annotator(campaign, is_excluded=True)
+    for n, item in enumerate(campaign.items.order_by("pk")[:8]):  # units judged twice
+        outputs = list(item.outputs.order_by("system__name"))
+        make_judged_hit(outputs, [110 + n, 90, 50 + 3 * n], annotator=second)
+        make_judged_hit(outputs, [5, 1 + n, 9], annotator=excluded)
+    first, *others = queue_due_rankings()
+    assert execute_queued_runs(first)
+    criterion = campaign.criteria.get(name="quality")
+    shared_estimates = criterion.estimates
+    assert shared_estimates and reset_estimates(criterion)
+    criterion.refresh_from_db()
+    assert criterion.estimates == shared_estimates
+    stored = RunAgreement.objects.get(run=first)
+    alone = measure(criterion, seed=0).agreement.alpha
+    assert (stored.alpha, stored.alpha_low, stored.alpha_high) == (
+        alone.value,
+        alone.low,
+        alone.high,
+    )
+    assert (stored.units, stored.judgments) == (alone.units, alone.judgments)
+    assert stored.alpha is not None and stored.units == 24
+    per_annotator = AnnotatorAgreement.objects.filter(run=first).order_by("annotator_id")
+    assert len(per_annotator) == 15 + 2 and per_annotator.get(annotator=excluded).excluded
+
+
+def test_views_ranked_from_one_read_store_what_each_read_alone_stores():
+    campaign, _ = judged_campaign(hits=20)
+    together = queue_due_rankings()
+    assert execute_queued_runs(together[0])
+    for run in together:
+        alone = quality_run(campaign, protocol=run.protocol, repetitions=run.repetitions)
+        assert execute_run(alone)
+        run.refresh_from_db()
+        alone.refresh_from_db()
+        assert (run.status, alone.status) == ("done", "done")
+        assert stored_rows(run) == stored_rows(alone) != []
+        assert run.judgments_version == alone.judgments_version
+
+
+def test_execute_queued_runs_leaves_a_run_another_worker_holds():
+    judged_campaign(hits=6)
+    first, taken, *others = queue_due_rankings()
+    token = taken.claim()
+    assert execute_queued_runs(first)
+    taken.refresh_from_db()
+    assert (taken.status, taken.claim_token) == ("running", token)
+    assert {run.status for run in RankingRun.objects.exclude(pk=taken.pk)} == {"done"}
+
+
+def test_execute_queued_runs_of_a_run_another_worker_has_does_nothing():
+    judged_campaign(hits=6)
+    first, *others = queue_due_rankings()
+    first.claim()
+    assert not execute_queued_runs(first)
+    assert {run.status for run in RankingRun.objects.exclude(pk=first.pk)} == {"queued"}
+
+
+def test_shared_read_reads_again_once_the_judgments_changed(django_assert_num_queries):
+    campaign, _ = judged_campaign(hits=4)
+    criterion = campaign.criteria.get(name="quality")
+    shared = SharedRead()
+    loaded = shared.of(criterion)
+    with django_assert_num_queries(0):
+        assert shared.of(criterion) is loaded
+    make_judged_hit(list(campaign.items.first().outputs.all()), [1, 2, 3])
+    criterion.refresh_from_db()
+    again = shared.of(criterion)
+    assert (again.version, again.data.hits) == (loaded.version + 1, loaded.data.hits + 1)
+
+
+@pytest.mark.parametrize("protocol", ["e2e", "bootstrap"])
+def test_trueskill_runs_on_any_number_of_threads_store_the_same_rows(settings, protocol):
+    campaign, _ = judged_campaign(hits=20)
+    stored = []
+    for count in (1, 2, 3):
+        settings.RANKING_PROCESSES = count
+        run = quality_run(campaign, protocol=protocol, repetitions=24, seed=7)
+        assert execute_run(run)
+        stored.append(stored_rows(run))
+    assert stored[0] == stored[1] == stored[2] != []
+
+
+def test_runs_waiting_for_the_worker_of_their_batch_are_not_sent_to_another():
+    judged_campaign(hits=3)
+    first, *waiting = queue_due_rankings()
+    RankingRun.objects.update(sent_at=timezone.now() - timedelta(hours=1))
+    assert set(RankingRun.objects.needing_a_worker()) == {first, *waiting}
+    with KeptAsSent(first, {first.pk}):
+        assert set(RankingRun.objects.needing_a_worker()) == {first}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_ranking_input_from_an_array_equals_the_one_from_rows(seed):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for assignment in rng.permutation(200)[:60] + 1000:  # ids in no particular order
+        annotator = int(rng.integers(50, 60))
+        for system in rng.choice(np.arange(500, 512), size=rng.integers(1, 6), replace=False):
+            score = float(rng.integers(0, 4))  # ties and draws too
+            rows.append((int(assignment), annotator, 7, int(system), score, True))
+    array = np.array(rows, dtype=JUDGMENT_ROW)
+    fast = ranking_input_from_array(array)
+    slow = ranking_input_from_rows([(a, n, s, x) for a, n, _, s, x, _ in rows])
+    assert (fast.systems, fast.judgments, fast.hits) == (slow.systems, slow.judgments, slow.hits)
+    for name in ("winner", "loser", "draw"):
+        assert np.array_equal(getattr(fast.comparisons, name), getattr(slow.comparisons, name))
+    for name in ("system", "annotator", "score", "hit"):
+        assert np.array_equal(getattr(fast.scores, name), getattr(slow.scores, name))
+        assert getattr(fast.scores, name).dtype == getattr(slow.scores, name).dtype
+
+
+def test_ranking_input_from_no_rows_is_empty():
+    empty = ranking_input_from_array(np.zeros(0, dtype=JUDGMENT_ROW))
+    assert (empty.systems, empty.judgments, empty.hits) == ([], 0, 0)

@@ -1,10 +1,12 @@
 """Best-worst scaling of RankME HITs (ranking/engine/best_worst.py)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.stats import f_oneway, tukey_hsd
 
-from ranking.engine.best_worst import best_worst_protocol, best_worst_values
+from ranking.engine.best_worst import TukeyPValues, best_worst_protocol, best_worst_values
 from ranking.engine.wmt import Judgments
 
 
@@ -70,3 +72,28 @@ def test_needs_the_hits_of_the_judgments():
     flat = Judgments(np.array([0, 1]), np.array([0, 0]), np.array([1.0, 2.0]))
     with pytest.raises(ValueError, match="need their hit"):
         best_worst_protocol(flat, 2)
+
+
+@pytest.mark.parametrize(
+    "sizes, shift",
+    [([40] * 6, 0.3), ([5, 9, 30, 2, 17, 60], 0.2), ([300] * 8, 0.05), ([3, 3, 4], 0.0)],
+)
+def test_tukey_p_values_asked_one_by_one_equal_scipys_matrix(sizes, shift):
+    rng = np.random.default_rng(len(sizes))
+    samples = [
+        np.clip(np.round(rng.normal(shift * i, 0.8, size)), -1, 1) for i, size in enumerate(sizes)
+    ]
+    whole = tukey_hsd(*samples).pvalue
+    one_by_one = TukeyPValues(samples)
+    asked = [[one_by_one(i, j) for j in range(len(sizes))] for i in range(len(sizes))]
+    np.testing.assert_array_equal(np.array(asked), whole)
+
+
+def test_tukey_p_values_of_constant_groups_are_scipys_too():
+    samples = [np.ones(4), np.zeros(5), np.zeros(3), -np.ones(4)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = tukey_hsd(*samples).pvalue
+    one_by_one = TukeyPValues(samples)
+    asked = [[one_by_one(i, j) for j in range(4)] for i in range(4)]
+    np.testing.assert_array_equal(np.array(asked), whole)
