@@ -161,9 +161,9 @@ def list_criteria(request, slug: str):
     return [criterion_out(c) for c in campaign.criteria.order_by("name")]
 
 
-@api.get("/campaigns/{slug}/criteria/{name}/", response={200: CriterionOut, **ERRORS})
-def read_criterion(request, slug: str, name: str):
-    return criterion_out(criterion_named(campaign_for(token(request), slug, "view"), name))
+@api.get("/campaigns/{slug}/criteria/{criterion}/", response={200: CriterionOut, **ERRORS})
+def read_criterion(request, slug: str, criterion: str):
+    return criterion_out(criterion_named(campaign_for(token(request), slug, "view"), criterion))
 
 
 @api.post("/campaigns/{slug}/criteria/", response={201: CriterionOut, 409: Error, **ERRORS})
