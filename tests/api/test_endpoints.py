@@ -185,7 +185,7 @@ def test_add_criterion_refuses_what_it_cannot_hold(changer, body, field, words):
 @DA_PORTED
 def test_add_a_da_criterion_with_its_settings_completed(changer):
     changer.call("POST", "/campaigns/", {"slug": "fresh", "name": "Fresh"})
-    body = {"name": "fluency", "question": "How fluent?", "form": "da"}
+    body: dict = {"name": "fluency", "question": "How fluent?", "form": "da"}
     body["settings"] = {"outputs_per_page": 4}
     response = changer.call("POST", "/campaigns/fresh/criteria/", body)
     assert response.status_code == 201, response.content
