@@ -529,6 +529,19 @@ def test_judgments_come_page_by_page(changer, campaign, django_assert_max_num_qu
     assert lines[0]["system"].startswith("sys") and "counted" in lines[0]
 
 
+def test_judgments_of_one_criterion(changer, campaign):
+    ranked(campaign)  # quality's judgments only
+    url = f"/campaigns/{campaign.slug}/judgments/?criterion="
+
+    def lines(name: str) -> list[dict]:
+        response = changer.call("GET", url + name)
+        return [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+
+    assert {line["criterion"] for line in lines(QUALITY)} == {QUALITY}
+    assert len(lines(QUALITY)) == Judgment.objects.count() == 12
+    assert lines(NATURALNESS) == []
+
+
 def test_judgments_page_size_is_bounded(changer, campaign):
     url = f"/campaigns/{campaign.slug}/judgments/?limit=100000"
     assert changer.call("GET", url).status_code == 422
