@@ -25,7 +25,8 @@ from annotation.datafiles.importers import (
     write_outputs,
 )
 from annotation.datafiles.ratings_import import import_ratings
-from annotation.models import Campaign, DataFile, System
+from annotation.management.commands.import_ratings import IMPORTERS
+from annotation.models import Campaign, DataFile, System, free_system_key
 from nlgdata.datafiles import DataFileError, Row, find_problem, format_path
 
 # The names that errors give the requests' collections of records.
@@ -71,12 +72,14 @@ def create_items(campaign: Campaign, records: list[dict]) -> Written:
     return Written(created, len(items) - created)
 
 
-SYSTEM_FIELDS = ("name", "label", "architecture", "description")
+SYSTEM_FIELDS = ("name", "key", "label", "architecture", "description")
 
 
 def create_systems(campaign: Campaign, records: list[dict]) -> Written:
+    """Systems by their free display name; `key` (for addresses and file names) is made
+    from the name where a record gives none, as System.save does."""
     source = "systems"
-    systems, names = [], set()
+    systems, names, keys = [], set(), set()
     for row in checked_rows(records, source):
         system = System(campaign=campaign, **{f: row.values.get(f) or "" for f in SYSTEM_FIELDS})
         try:
@@ -86,12 +89,25 @@ def create_systems(campaign: Campaign, records: list[dict]) -> Written:
             raise DataFileError(source, " ".join(messages), row.line, field) from None
         if system.name in names:
             raise DataFileError(source, f"system {system.name!r} repeats", row.line, "name")
+        if system.key and system.key in keys:
+            raise DataFileError(source, f"key {system.key!r} repeats", row.line, "key")
         names.add(system.name)
-        systems.append(system)
+        keys.add(system.key)
+        systems.append((row.line, system))
     with transaction.atomic():
         known = set(campaign.systems.filter(name__in=names).values_list("name", flat=True))
-        new = [system for system in systems if system.name not in known]
-        System.objects.bulk_create(new)
+        new = [(line, system) for line, system in systems if system.name not in known]
+        taken = set(campaign.systems.values_list("key", flat=True)) if new else set()
+        for line, system in new:
+            if system.key in taken:
+                message = f"key {system.key!r} is another system's already"
+                raise DataFileError(source, message, line, "key")
+        taken |= {system.key for _, system in new if system.key}
+        for _, system in new:
+            if not system.key:
+                system.key = free_system_key(system.name, taken)
+                taken.add(system.key)
+        System.objects.bulk_create([system for _, system in new])
         if new:
             campaign.criteria.record_pool_change()
     return Written(len(new), len(systems) - len(new))
@@ -131,14 +147,17 @@ def create_outputs(campaign: Campaign, system: System, records: list[dict]) -> W
 
 
 def import_ratings_body(
-    campaign: Campaign, body: bytes, name: str, criterion: str | None, user
+    campaign: Campaign, body: bytes, name: str, criterion: str | None, user, form: str | None = None
 ) -> tuple[str, bool]:
-    """Ratings in the E2E CrowdFlower CSV that import_ratings reads: the import's summary,
-    and whether these bytes were imported before (then nothing is imported again, and the
-    summary is the first import's)."""
+    """Ratings in the E2E CrowdFlower CSV that import_ratings reads, or (`form`) in the
+    layout of that judgment form's importer: the import's summary, and whether these bytes
+    were imported before (then nothing is imported again, and the summary is the first
+    import's)."""
     sha256 = hashlib.sha256(body).hexdigest()
     kind = DataFile.Kind.RATINGS
     earlier = DataFile.objects.filter(campaign=campaign, kind=kind, sha256=sha256).first()
     if earlier is not None:
         return earlier.summary, True
+    if form is not None:
+        return str(IMPORTERS[form](campaign, BytesIO(body), name, user)), False
     return str(import_ratings(campaign, BytesIO(body), name, criterion, user)), False

@@ -35,6 +35,11 @@ BATCH_RECORDS = 2000
 BATCH_BYTES = 2_000_000
 
 
+def segment(name: str) -> str:
+    """A name as one segment of a path (a system's display name may hold spaces)."""
+    return urllib.parse.quote(name, safe="")
+
+
 class ApiError(Exception):
     """The server's refusal: its status and what it said (for a bad record, the record's
     index in the batch sent, and the field)."""
@@ -103,7 +108,16 @@ class Client:
         return self.request("PATCH", f"/campaigns/{slug}/", fields)
 
     def add_criterion(self, slug: str, name: str, **fields) -> dict:
+        """fields: question (needed for names other than quality and naturalness), form (a
+        judgment form, default rankme), settings (the form's), shows_input, is_open."""
         return self.request("POST", f"/campaigns/{slug}/criteria/", {"name": name, **fields})
+
+    def criteria(self, slug: str) -> list[dict]:
+        """The campaign's criteria, each with its form, settings and fitting views."""
+        return self.request("GET", f"/campaigns/{slug}/criteria/")
+
+    def criterion(self, slug: str, name: str) -> dict:
+        return self.request("GET", f"/campaigns/{slug}/criteria/{segment(name)}/")
 
     # Data --------------------------------------------------------------------------------------
 
@@ -114,12 +128,20 @@ class Client:
         return self._push(f"/campaigns/{slug}/systems/", "systems", systems)
 
     def push_outputs(self, slug: str, system: str, outputs: Iterable[dict]) -> dict:
-        return self._push(f"/campaigns/{slug}/systems/{system}/outputs/", "outputs", outputs)
+        """`system`: its name (or its key, where the name holds a '/')."""
+        path = f"/campaigns/{slug}/systems/{segment(system)}/outputs/"
+        return self._push(path, "outputs", outputs)
 
     def import_ratings(
-        self, slug: str, csv: bytes | str, name: str = "ratings.csv", criterion: str | None = None
+        self,
+        slug: str,
+        csv: bytes | str,
+        name: str = "ratings.csv",
+        criterion: str | None = None,
+        form: str | None = None,
     ) -> dict:
-        """An E2E CrowdFlower CSV, as `manage.py import_ratings` takes it. A file larger than
+        """An E2E CrowdFlower CSV, as `manage.py import_ratings` takes it, or with `form` a
+        CSV in that judgment form's layout (`import_ratings --form`). A file larger than
         a request may be is sent in parts of whole rows, each with the header, each imported
         in its own transaction (sent again, a part already imported imports nothing); the
         answers, one per part."""
@@ -128,7 +150,7 @@ class Client:
         answers = []
         for number, part in enumerate(parts, start=1):
             part_name = name if len(parts) == 1 else f"{name} (part {number} of {len(parts)})"
-            query = {"name": part_name, "criterion": criterion}
+            query = {"name": part_name, "criterion": criterion, "form": form}
             path = f"/campaigns/{slug}/ratings/"
             data = part.encode()
             answers.append(
@@ -147,7 +169,8 @@ class Client:
     # Results -----------------------------------------------------------------------------------
 
     def ranking(self, slug: str, criterion: str) -> dict:
-        return self.request("GET", f"/campaigns/{slug}/criteria/{criterion}/ranking/")
+        """The views that fit the criterion's form, each with its latest run."""
+        return self.request("GET", f"/campaigns/{slug}/criteria/{segment(criterion)}/ranking/")
 
     def wait_for_ranking(
         self,
@@ -162,7 +185,11 @@ class Client:
         deadline = time.monotonic() + timeout
         while True:
             ranking = self.ranking(slug, criterion)
-            view = next(v for v in ranking["views"] if v["protocol"] == protocol)
+            views = {v["protocol"]: v for v in ranking["views"]}
+            if protocol not in views:
+                fitting = ", ".join(views)
+                raise ValueError(f"{protocol} does not fit {criterion}'s form: use {fitting}")
+            view = views[protocol]
             run = view["run"]
             current = run and run["judgments_version"] >= ranking["judgments_version"]
             if not view["pending"] and (current or view["nothing_to_rank"]):
@@ -194,7 +221,7 @@ class Client:
     # Hosted generation -------------------------------------------------------------------------
 
     def start_generation(self, slug: str, system: str) -> dict:
-        return self.request("POST", f"/campaigns/{slug}/systems/{system}/generation/")
+        return self.request("POST", f"/campaigns/{slug}/systems/{segment(system)}/generation/")
 
     def generation_job(self, slug: str, job_id: int) -> dict:
         return self.request("GET", f"/campaigns/{slug}/generation/{job_id}/")

@@ -27,7 +27,7 @@ def judgment_page(campaign: Campaign, page: PageQuery) -> tuple[Iterator[str], i
         id__gt=page.after,
     )
     if page.criterion:
-        judgments = judgments.filter(assignment__hit__criterion=page.criterion)
+        judgments = judgments.filter(criterion__name=page.criterion)
     rows = list(judgments.order_by("id").values_list("id", *JUDGMENT_FIELDS.values())[: page.limit])
     next_after = rows[-1][0] if len(rows) == page.limit else None
     return (line(values[0], values[1:]) for values in rows), next_after

@@ -1,10 +1,12 @@
 """What the results endpoints return, read from stored rows: web requests never rank.
 
-Each function costs a fixed number of queries whatever the campaign's size: one per
-registered protocol for its runs and results, one per criterion for the monitor's figures.
+Each function costs a fixed number of queries whatever the campaign's size: a few per
+protocol that fits the criterion's form for its runs and results, one per criterion for the
+monitor's figures.
 """
 
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -15,7 +17,8 @@ from generation.models import GenerationJob
 from ranking.agreement.models import RunAgreement
 from ranking.automatic_metrics.service import latest_metric_run, metric_table
 from ranking.models import RankingRun
-from ranking.protocols import REGISTERED
+from ranking.protocols import PROTOCOLS, RankingProtocol
+from ranking.service import fitting_protocols
 
 RESULT_FIELDS = (
     "position",
@@ -33,10 +36,12 @@ AGREEMENT_FIELDS = ("alpha", "alpha_low", "alpha_high", "rounds", "units", "judg
 
 
 def criterion_rankings(criterion: CampaignCriterion) -> dict[str, Any]:
-    """The latest finished run of every registered protocol, with its table and agreement,
-    and whether a newer one is on its way."""
+    """The latest finished run of every protocol that fits the criterion's judgment form
+    (the views the sweep computes for it), with its table and agreement, and whether a newer
+    one is on its way."""
     views = []
-    for protocol in REGISTERED:
+    for name in fitting_protocols(criterion):
+        protocol = PROTOCOLS[name]
         runs = RankingRun.objects.for_criterion(criterion, protocol.name)
         run = runs.latest_done()
         nothing = runs.nothing_to_rank_now()
@@ -44,21 +49,23 @@ def criterion_rankings(criterion: CampaignCriterion) -> dict[str, Any]:
             {
                 "protocol": protocol.name,
                 "label": protocol.label,
-                "run": run_summary(run) if run and nothing is None else None,
+                "score_name": protocol.score_name,
+                "run": run_summary(run, protocol) if run and nothing is None else None,
                 "nothing_to_rank": nothing.nothing_to_rank_reason if nothing else None,
                 "pending": runs.pending().exists(),
             }
         )
     return {
-        "criterion": criterion.criterion,
+        "criterion": criterion.name,
+        "form": criterion.form,
         "is_open": criterion.is_open,
         "judgments_version": criterion.judgments_version,
         "views": views,
     }
 
 
-def run_summary(run: RankingRun) -> dict[str, Any]:
-    rows = run.results.order_by("position").values("system__name", *RESULT_FIELDS)
+def run_summary(run: RankingRun, protocol: RankingProtocol) -> dict[str, Any]:
+    rows = list(run.results.select_related("system").order_by("position"))
     agreement = RunAgreement.objects.filter(run=run).values(*AGREEMENT_FIELDS).first()
     return {
         "id": run.pk,
@@ -69,9 +76,26 @@ def run_summary(run: RankingRun) -> dict[str, Any]:
         "hits": run.hits,
         "comparisons": run.comparisons,
         "note": run.note,
-        "systems": [{"system": row.pop("system__name"), **row} for row in rows],
+        "systems": [
+            {
+                "system": row.system.name,
+                "key": row.system.key,
+                **{field: getattr(row, field) for field in RESULT_FIELDS},
+            }
+            for row in rows
+        ],
+        "columns": list(protocol.csv_columns),
+        "table": [csv_record(protocol, row.system.name, row) for row in rows],
         "agreement": agreement,
     }
+
+
+def csv_record(protocol: RankingProtocol, name: str, row) -> dict[str, Any]:
+    """A system's line of the protocol's CSV (ranking/export.py), by column, as JSON
+    numbers (to the CSV's six decimals where it rounds)."""
+    cells = protocol.csv_cells(name, row)
+    values = [float(cell) if isinstance(cell, Decimal) else cell for cell in cells]
+    return dict(zip(protocol.csv_columns, values, strict=True))
 
 
 def metrics(campaign: Campaign) -> dict[str, Any]:
@@ -92,7 +116,7 @@ def metrics(campaign: Campaign) -> dict[str, Any]:
 def monitor(campaign: Campaign, now: datetime | None = None) -> list[dict[str, Any]]:
     return [
         {
-            "criterion": p.criterion.criterion,
+            "criterion": p.criterion.name,
             "done": p.done,
             "imported": p.imported,
             "target": p.target,

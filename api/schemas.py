@@ -6,6 +6,9 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
+from annotation.judging import DEFAULT as JUDGING_DEFAULT
+from annotation.judging import NAMES as FORMS
+
 # One request creates at most this many records; a client sends more in several requests.
 MAX_RECORDS = 5000
 
@@ -33,6 +36,10 @@ class CriterionOut(Schema):
     name: str
     is_open: bool
     question: str
+    shows_input: bool
+    form: str = Field(..., description="the judgment form annotators judge it with")
+    settings: dict[str, Any] = Field(..., description="the form's settings, completed")
+    protocols: list[str] = Field(..., description="the ranking views that fit its form")
     judgments_version: int
 
 
@@ -47,11 +54,22 @@ class CampaignOut(Schema):
 
 
 class CriterionIn(Schema):
-    name: str = Field(..., description="the criterion's name, e.g. quality or naturalness")
-    question: str = Field("", max_length=2000)
+    name: str = Field(
+        ...,
+        description="the criterion's name: lowercase letters, digits, '-' and '_' (e.g."
+        " quality, naturalness, data-coverage); names other than quality and naturalness"
+        " need a question",
+    )
+    question: str = Field("", max_length=2000, description="empty: the name's default one")
     is_open: bool = True
-    form: str | None = Field(None, description="the judgment form (where supported)")
-    settings: dict[str, Any] | None = Field(None, description="the form's settings")
+    shows_input: bool | None = Field(
+        None,
+        description="annotators see the input beside the outputs (default: all but naturalness)",
+    )
+    form: str = Field(JUDGING_DEFAULT, description=f"the judgment form: one of {', '.join(FORMS)}")
+    settings: dict[str, Any] | None = Field(
+        None, description="the form's settings (checked and completed by the form)"
+    )
 
 
 class ItemsIn(Schema):
@@ -78,6 +96,7 @@ class RatingsOut(Schema):
 
 class SystemRow(Schema):
     system: str
+    key: str = Field(..., description="the system's key (letters, digits, '-', '_')")
     position: int
     cluster: int
     mu: float
@@ -109,12 +128,17 @@ class RunOut(Schema):
     comparisons: int
     note: str
     systems: list[SystemRow]
+    columns: list[str] = Field(..., description="the protocol's CSV columns")
+    table: list[dict[str, Any]] = Field(
+        ..., description="one row per system, best first, in the protocol's CSV columns"
+    )
     agreement: AgreementOut | None
 
 
 class ViewOut(Schema):
     protocol: str
     label: str
+    score_name: str = Field(..., description="what the protocol's score (mu) is")
     run: RunOut | None
     nothing_to_rank: str | None
     pending: bool
@@ -122,6 +146,7 @@ class ViewOut(Schema):
 
 class RankingOut(Schema):
     criterion: str
+    form: str
     is_open: bool
     judgments_version: int
     views: list[ViewOut]

@@ -16,14 +16,18 @@ from ninja.errors import HttpError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
-from annotation.models import Campaign, CampaignCriterion, Criterion
+from annotation.datafiles.ratings_import import SCORE_COLUMNS
+from annotation.judging import FORMS
+from annotation.management.commands.import_ratings import IMPORTERS
+from annotation.models import Campaign, CampaignCriterion, System
 from generation.models import GenerationJob, HostedSystem
 from generation.service import request_generation
 from nlgdata.datafiles import DECODER, DataFileError
+from ranking.service import fitting_protocols
 
 from . import bulk, export, results
 from .access import campaign_for, may_add_campaigns, require
-from .criteria import create_criterion
+from .criteria import CriterionRefused, create_criterion
 from .models import ApiToken, Event, ProlificHook, WebhookEndpoint
 from .prolific_events import SignatureRefused, handle, verify
 from .schemas import (
@@ -90,18 +94,26 @@ def token(request: HttpRequest) -> ApiToken:
 
 
 def campaign_out(campaign: Campaign) -> dict:
-    criteria = [criterion_out(c) for c in campaign.criteria.order_by("criterion")]
+    criteria = [criterion_out(c) for c in campaign.criteria.order_by("name")]
     fields = ("slug", "name", "description", "status", "outputs_per_hit", "created_at")
     return {**{f: getattr(campaign, f) for f in fields}, "criteria": criteria}
 
 
 def criterion_out(criterion: CampaignCriterion) -> dict:
     return {
-        "name": criterion.criterion,
+        "name": criterion.name,
         "is_open": criterion.is_open,
         "question": criterion.question_text,
+        "shows_input": criterion.shows_input,
+        "form": criterion.form,
+        "settings": criterion.settings,
+        "protocols": fitting_protocols(criterion),
         "judgments_version": criterion.judgments_version,
     }
+
+
+def criterion_named(campaign: Campaign, name: str) -> CampaignCriterion:
+    return get_object_or_404(campaign.criteria, name=name)
 
 
 # Campaigns ---------------------------------------------------------------------------------
@@ -143,16 +155,39 @@ def update_campaign(request, slug: str, payload: CampaignPatch):
     return campaign_out(campaign)
 
 
+@api.get("/campaigns/{slug}/criteria/", response={200: list[CriterionOut], **ERRORS})
+def list_criteria(request, slug: str):
+    campaign = campaign_for(token(request), slug, "view")
+    return [criterion_out(c) for c in campaign.criteria.order_by("name")]
+
+
+@api.get("/campaigns/{slug}/criteria/{criterion}/", response={200: CriterionOut, **ERRORS})
+def read_criterion(request, slug: str, criterion: str):
+    return criterion_out(criterion_named(campaign_for(token(request), slug, "view"), criterion))
+
+
 @api.post("/campaigns/{slug}/criteria/", response={201: CriterionOut, 409: Error, **ERRORS})
 def add_criterion(request, slug: str, payload: CriterionIn):
+    """A criterion judged with `form` (default rankme) and its `settings`; the model checks
+    them (the form's own check for the settings) and a refusal names the field."""
     campaign = campaign_for(token(request), slug, "change")
-    criterion = create_criterion(campaign, payload)
+    try:
+        criterion = create_criterion(campaign, payload)
+    except CriterionRefused as error:
+        return Status(422, {"detail": error.detail, "field": error.field or None})
     if criterion is None:
         return Status(409, {"detail": f"the campaign has a criterion '{payload.name}' already"})
     return Status(201, criterion_out(criterion))
 
 
 # Data --------------------------------------------------------------------------------------
+
+
+def system_named(campaign: Campaign, system: str) -> System:
+    """The campaign's system called `system`, or else the one whose key it is (a display
+    name may hold characters an address cannot)."""
+    found = campaign.systems.filter(name=system).first()
+    return found or get_object_or_404(campaign.systems, key=system)
 
 
 @api.post("/campaigns/{slug}/items/", response={200: WrittenOut, **ERRORS})
@@ -170,17 +205,20 @@ def add_systems(request, slug: str, payload: SystemsIn):
 @api.post("/campaigns/{slug}/systems/{system}/outputs/", response={200: WrittenOut, **ERRORS})
 def add_outputs(request, slug: str, system: str, payload: OutputsIn):
     campaign = campaign_for(token(request), slug, "change")
-    found = get_object_or_404(campaign.systems, name=system)
-    return bulk.create_outputs(campaign, found, payload.outputs)
+    return bulk.create_outputs(campaign, system_named(campaign, system), payload.outputs)
 
 
 CSV_BODY = {
     "requestBody": {
         "required": True,
         "content": {"text/csv": {"schema": {"type": "string"}}},
-        "description": "E2E CrowdFlower CSV, as `manage.py import_ratings` reads it",
+        "description": "E2E CrowdFlower CSV, as `manage.py import_ratings` reads it; with"
+        " `form`, that judgment form's layout (`manage.py import_ratings --form`)",
     }
 }
+
+# The forms whose judgments a ratings file can bring (beside the E2E format).
+RATING_FORMS = [name for name in FORMS if name in IMPORTERS]
 
 
 @api.post(
@@ -188,11 +226,30 @@ CSV_BODY = {
     response={200: RatingsOut, **ERRORS},
     openapi_extra=CSV_BODY,
 )
-def add_ratings(request, slug: str, criterion: Criterion | None = None, name: str = "ratings.csv"):
-    """The request's body is the file; the same bytes sent again import nothing."""
+def add_ratings(
+    request,
+    slug: str,
+    criterion: str | None = None,
+    form: str | None = None,
+    name: str = "ratings.csv",
+):
+    """The request's body is the file; the same bytes sent again import nothing. Without
+    `form`, the E2E CrowdFlower CSV (`criterion`: which of its scores to read when it has
+    both); with `form`, that form's layout (whose rows name their criteria)."""
     campaign = campaign_for(token(request), slug, "change")
+    if form is not None and form not in RATING_FORMS:
+        known = ", ".join(RATING_FORMS) or "none"
+        detail = f"form: no ratings import for {form!r}; one of {known} (or none: E2E)"
+        return Status(422, {"detail": detail, "field": "form"})
+    if form is not None and criterion is not None:
+        detail = f"criterion: a {form} file names its criteria in its rows; leave it out"
+        return Status(422, {"detail": detail, "field": "criterion"})
+    if form is None and criterion is not None and criterion not in SCORE_COLUMNS:
+        known = ", ".join(SCORE_COLUMNS)
+        detail = f"criterion: the E2E format has scores for {known}, not {criterion!r}"
+        return Status(422, {"detail": detail, "field": "criterion"})
     summary, repeated = bulk.import_ratings_body(
-        campaign, request.body, name[:200], criterion, token(request).user
+        campaign, request.body, name[:200], criterion, token(request).user, form
     )
     return {"summary": summary, "repeated": repeated}
 
@@ -203,8 +260,7 @@ def add_ratings(request, slug: str, criterion: Criterion | None = None, name: st
 @api.get("/campaigns/{slug}/criteria/{criterion}/ranking/", response={200: RankingOut, **ERRORS})
 def ranking(request, slug: str, criterion: str):
     campaign = campaign_for(token(request), slug, "view")
-    found = get_object_or_404(campaign.criteria, criterion=criterion)
-    return results.criterion_rankings(found)
+    return results.criterion_rankings(criterion_named(campaign, criterion))
 
 
 @api.get("/campaigns/{slug}/metrics/", response={200: MetricsOut, **ERRORS})
@@ -250,7 +306,8 @@ def start_generation(request, slug: str, system: str):
     queued or running already)."""
     campaign = campaign_for(token(request), slug, "change")
     hosted_systems = HostedSystem.objects.select_related("system")
-    hosted = get_object_or_404(hosted_systems, system__campaign=campaign, system__name=system)
+    found = system_named(campaign, system)
+    hosted = get_object_or_404(hosted_systems, system=found)
     return Status(202, results.generation_job(request_generation(hosted)))
 
 

@@ -89,6 +89,7 @@ def campaign_events(campaign: Campaign, since: datetime) -> list[tuple[str, str,
     about = {"campaign": campaign.slug}
     found: list[tuple[str, str, dict]] = []
     runs = RankingRun.objects.filter(campaign=campaign, finished_at__gte=since).finished()
+    runs = runs.select_related("criterion")
     for run in runs.order_by("finished_at")[:MAX_EVENTS_PER_SWEEP]:
         found.append((Event.RANKING_DONE, f"run:{run.pk}", {**about, **ranking_data(run)}))
     failed = Annotator.objects.filter(campaign=campaign, failed_attention_at__gte=since)
@@ -100,7 +101,7 @@ def campaign_events(campaign: Campaign, since: datetime) -> list[tuple[str, str,
     settled = campaign.criteria.filter(is_open=False, closed_as_stable_since__isnull=False)
     for criterion in settled:
         since_hits = criterion.closed_as_stable_since
-        data = {**about, "criterion": criterion.criterion, "stable_since_hits": since_hits}
+        data = {**about, "criterion": criterion.name, "stable_since_hits": since_hits}
         key = f"criterion:{criterion.pk}:{since_hits}"
         found.append((Event.CRITERION_SETTLED, key, data))
     if campaign.status == Campaign.Status.CLOSED:
@@ -114,7 +115,7 @@ RANKING_COLUMNS = ("system", "position", "cluster", "mu", "rank_lo", "rank_hi")
 def ranking_data(run: RankingRun) -> dict[str, Any]:
     rows = run.results.order_by("position").values_list("system__name", *RANKING_COLUMNS[1:])
     return {
-        "criterion": run.criterion,
+        "criterion": run.criterion.name,
         "protocol": run.protocol,
         "run": run.pk,
         "judgments_version": run.judgments_version,

@@ -1,6 +1,8 @@
 """Each endpoint's normal case, its validation errors (naming the record and field), and
 the database afterwards; bulk creates are transactional and idempotent."""
 
+import csv
+import io
 import json
 
 import pytest
@@ -8,15 +10,34 @@ from django.contrib.auth.models import Permission, User
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from annotation.models import Campaign, CampaignCriterion, DataFile, Item, Judgment, Output, System
+from annotation.models import (
+    DEFAULT_QUESTIONS,
+    NATURALNESS,
+    QUALITY,
+    Campaign,
+    CampaignCriterion,
+    DataFile,
+    Item,
+    Judgment,
+    Output,
+    System,
+)
 from api.models import ApiToken
 from api.tokens import create_token
+from ranking.export import write_csv
 from ranking.models import RankingRun
-from ranking.service import execute_run
+from ranking.protocols import PROTOCOLS
+from ranking.service import execute_run, fitting_protocols
 from tests.api.conftest import ApiClient
 from tests.factories import make_judged_hit
 
 MR = {"attributes": [["name", "The Mill"], ["eatType", "pub"]]}
+
+# The DA form's code (annotation/judging/da.py, datafiles/ratings_da.py) is on the criterion's
+# old names at this base: wt/dafold ports it; then these pass and the marker goes.
+DA_PORTED = pytest.mark.xfail(
+    reason="DA's code on the old criterion names until wt/dafold", strict=False
+)
 
 
 def item(n: int, **fields) -> dict:
@@ -103,19 +124,76 @@ def test_add_criterion(changer):
     response = changer.call("POST", "/campaigns/fresh/criteria/", {"name": "quality"})
     assert response.status_code == 201
     criterion = CampaignCriterion.objects.get(campaign__slug="fresh")
-    assert criterion.criterion == "quality" and criterion.is_open
+    assert (criterion.name, criterion.form, criterion.is_open) == ("quality", "rankme", True)
+    assert criterion.shows_input
+    shown = response.json()
+    assert (shown["form"], shown["settings"], shown["protocols"][0]) == ("rankme", {}, "e2e")
+    assert shown["question"] == DEFAULT_QUESTIONS[QUALITY]
     again = changer.call("POST", "/campaigns/fresh/criteria/", {"name": "quality"})
     assert again.status_code == 409
     assert CampaignCriterion.objects.filter(campaign__slug="fresh").count() == 1
 
 
-@pytest.mark.parametrize(
-    "body", [{"name": "beauty"}, {"name": "quality", "form": "likert"}, {"question": "?"}]
-)
-def test_add_criterion_refuses_what_it_cannot_hold(changer, body):
+def test_add_a_criterion_of_a_free_name_with_its_question(changer):
     changer.call("POST", "/campaigns/", {"slug": "fresh", "name": "Fresh"})
-    assert changer.call("POST", "/campaigns/fresh/criteria/", body).status_code == 422
+    body = {"name": "data-coverage", "question": "Does it say all of the data?"}
+    response = changer.call("POST", "/campaigns/fresh/criteria/", {**body, "shows_input": False})
+    assert response.status_code == 201, response.content
+    criterion = CampaignCriterion.objects.get(campaign__slug="fresh", name="data-coverage")
+    assert (criterion.question, criterion.shows_input) == (body["question"], False)
+    listed = changer.call("GET", "/campaigns/fresh/criteria/").json()
+    assert [(c["name"], c["form"], c["question"]) for c in listed] == [
+        ("data-coverage", "rankme", body["question"])
+    ]
+    read = changer.call("GET", "/campaigns/fresh/criteria/data-coverage/").json()
+    assert read == listed[0]
+    assert changer.call("GET", "/campaigns/fresh/criteria/beauty/").status_code == 404
+
+
+def test_naturalness_shows_no_input_unless_asked(changer):
+    changer.call("POST", "/campaigns/", {"slug": "fresh", "name": "Fresh"})
+    changer.call("POST", "/campaigns/fresh/criteria/", {"name": NATURALNESS})
+    assert not CampaignCriterion.objects.get(campaign__slug="fresh").shows_input
+
+
+@pytest.mark.parametrize(
+    "body, field, words",
+    [
+        ({"name": "beauty"}, "question", "Write the question"),
+        ({"name": "Beauty", "question": "?"}, "name", ""),
+        ({"name": "quality", "form": "likert"}, "form", "rankme, da"),
+        ({"name": "quality", "form": "da", "settings": {"colour": 1}}, "settings", "colour"),
+        (
+            {"name": "quality", "form": "da", "settings": {"outputs_per_page": 99}},
+            "settings",
+            "outputs_per_page",
+        ),
+        ({"question": "?"}, "name", ""),
+        ({"name": "quality", "settings": [1]}, "settings", ""),
+    ],
+)
+def test_add_criterion_refuses_what_it_cannot_hold(changer, body, field, words):
+    changer.call("POST", "/campaigns/", {"slug": "fresh", "name": "Fresh"})
+    response = changer.call("POST", "/campaigns/fresh/criteria/", body)
+    assert response.status_code == 422
+    assert field in json.dumps(response.json()) and words in json.dumps(response.json())
+    if isinstance(response.json()["detail"], str):  # ours; a list: the schema's own check
+        assert response.json()["field"] == field
     assert not CampaignCriterion.objects.filter(campaign__slug="fresh").exists()
+
+
+@DA_PORTED
+def test_add_a_da_criterion_with_its_settings_completed(changer):
+    changer.call("POST", "/campaigns/", {"slug": "fresh", "name": "Fresh"})
+    body: dict = {"name": "fluency", "question": "How fluent?", "form": "da"}
+    body["settings"] = {"outputs_per_page": 4}
+    response = changer.call("POST", "/campaigns/fresh/criteria/", body)
+    assert response.status_code == 201, response.content
+    criterion = CampaignCriterion.objects.get(campaign__slug="fresh", name="fluency")
+    assert criterion.form == "da" and criterion.settings["outputs_per_page"] == 4
+    assert criterion.settings["low_label"]  # completed by the form
+    assert response.json()["settings"] == criterion.settings
+    assert "bws" not in response.json()["protocols"]
 
 
 # Items -------------------------------------------------------------------------------------
@@ -210,14 +288,37 @@ def test_systems_are_created_once_by_name(changer, campaign):
 
 @pytest.mark.parametrize(
     "bad, field",
-    [({"name": "a b"}, "name"), ({"label": "x"}, "name"), ({"name": "x" * 101}, "name")],
+    [
+        ({"name": " a b"}, "name"),
+        ({"name": "a\tb"}, "name"),
+        ({"label": "x"}, "name"),
+        ({"name": "x" * 201}, "name"),
+        ({"name": "x", "key": "a b"}, "key"),
+        ({"name": "y", "key": "fine"}, "key"),  # the first record's key, given
+    ],
 )
 def test_a_bad_system_names_its_record_and_writes_nothing(changer, campaign, bad, field):
-    body = {"systems": [{"name": "fine"}, bad]}
+    body = {"systems": [{"name": "Fine", "key": "fine"}, bad]}
     response = changer.call("POST", f"/campaigns/{campaign.slug}/systems/", body)
     assert response.status_code == 422
     assert (response.json()["record"], response.json()["field"]) == (1, field)
-    assert not campaign.systems.filter(name="fine").exists()
+    assert not campaign.systems.filter(name="Fine").exists()
+
+
+def test_systems_have_free_names_and_keys_made_from_them(changer, campaign):
+    url = f"/campaigns/{campaign.slug}/systems/"
+    body = {"systems": [{"name": "Amazon_AI (Shanghai)"}, {"name": "amazon-ai-shanghai"}]}
+    assert changer.call("POST", url, body).json() == {"created": 2, "existing": 0}
+    keys = dict(campaign.systems.values_list("name", "key"))
+    assert keys["Amazon_AI (Shanghai)"] == "amazon_ai-shanghai"
+    assert keys["amazon-ai-shanghai"] == "amazon-ai-shanghai"
+    taken = {"systems": [{"name": "sys1 again", "key": "sys1"}]}
+    response = changer.call("POST", url, taken)
+    assert (response.status_code, response.json()["field"]) == (422, "key")
+    outputs = {"outputs": [{"item": campaign.items.first().external_id, "text": "A pub."}]}
+    by_key = changer.call("POST", f"{url}amazon_ai-shanghai/outputs/", outputs)
+    assert by_key.json() == {"created": 1, "existing": 0}
+    assert campaign.systems.get(key="amazon_ai-shanghai").outputs.count() == 1
 
 
 def test_outputs_are_created_once_per_item_and_system(changer, campaign):
@@ -291,6 +392,54 @@ def test_ratings_import_once(changer, campaign):
     assert DataFile.objects.filter(campaign=campaign, kind="ratings").count() == 1
 
 
+@pytest.mark.parametrize(
+    "query, field, words",
+    [
+        ("criterion=data-coverage", "criterion", "quality, naturalness"),
+        ("form=likert", "form", "da"),
+        ("form=da&criterion=quality", "criterion", "its rows"),
+    ],
+)
+def test_ratings_refuse_a_criterion_or_form_they_cannot_read(
+    changer, campaign, query, field, words
+):
+    url = f"/campaigns/{campaign.slug}/ratings/?{query}"
+    response = changer.call("POST", url, ratings_csv(2), content_type="text/csv")
+    assert response.status_code == 422
+    assert response.json()["field"] == field and words in response.json()["detail"]
+    assert not DataFile.objects.filter(campaign=campaign).exists()
+
+
+def test_ratings_of_a_criterion_the_file_lacks_name_the_columns(changer, campaign):
+    url = f"/campaigns/{campaign.slug}/ratings/?criterion=naturalness"
+    response = changer.call("POST", url, ratings_csv(2), content_type="text/csv")
+    assert response.status_code == 422 and "natur1" in response.json()["detail"]
+    assert not Judgment.objects.filter(assignment__hit__campaign=campaign).exists()
+
+
+DA_RATINGS = "item,system,annotator,criterion,score\n"
+
+
+@DA_PORTED
+def test_ratings_in_a_forms_layout(changer, campaign):
+    fluency = {"name": "fluency", "question": "How fluent?", "form": "da"}
+    assert changer.call("POST", f"/campaigns/{campaign.slug}/criteria/", fluency).status_code == 201
+    items = list(campaign.items.values_list("external_id", flat=True))[:2]
+    body = DA_RATINGS + "".join(
+        f"{item},{system},w1,fluency,{score}\n"
+        for item in items
+        for system, score in (("sys1", 80), ("sys2", 30))
+    )
+    url = f"/campaigns/{campaign.slug}/ratings/?form=da&name=da.csv"
+    response = changer.call("POST", url, body, content_type="text/csv")
+    assert response.status_code == 200, response.content
+    fluency_row = campaign.criteria.get(name="fluency")
+    assert Judgment.objects.filter(criterion=fluency_row).count() == 4
+    again = changer.call("POST", url, body, content_type="text/csv")
+    assert again.json()["repeated"] is True
+    assert Judgment.objects.filter(criterion=fluency_row).count() == 4
+
+
 def test_bad_ratings_name_their_line_and_write_nothing(changer, campaign):
     body = ratings_csv(3).replace(",101,50,", ",-4,50,")
     url = f"/campaigns/{campaign.slug}/ratings/"
@@ -306,23 +455,48 @@ def test_bad_ratings_name_their_line_and_write_nothing(changer, campaign):
 def ranked(campaign) -> RankingRun:
     for it in campaign.items.all():
         make_judged_hit(list(it.outputs.order_by("system__name")), [300, 100, 50])
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    quality = campaign.criteria.get(name=QUALITY)
+    run = RankingRun.objects.create(campaign=campaign, criterion=quality, repetitions=10)
     execute_run(run)
     return run
 
 
-def test_ranking_shows_each_views_latest_run(changer, campaign, django_assert_max_num_queries):
+def test_ranking_shows_each_fitting_views_latest_run(
+    changer, campaign, django_assert_max_num_queries
+):
     run = ranked(campaign)
     url = f"/campaigns/{campaign.slug}/criteria/quality/ranking/"
     with django_assert_max_num_queries(30):
         response = changer.call("GET", url)
     assert response.status_code == 200
-    views = {view["protocol"]: view for view in response.json()["views"]}
+    shown = response.json()
+    assert (shown["criterion"], shown["form"]) == ("quality", "rankme")
+    quality = campaign.criteria.get(name=QUALITY)
+    assert [view["protocol"] for view in shown["views"]] == fitting_protocols(quality)
+    views = {view["protocol"]: view for view in shown["views"]}
     e2e = views["e2e"]["run"]
     assert e2e["id"] == run.pk
     assert [row["system"] for row in e2e["systems"]] == ["sys1", "sys2", "sys3"]
-    assert {"cluster", "rank_lo", "rank_hi", "mu"} <= set(e2e["systems"][0])
+    assert {"cluster", "rank_lo", "rank_hi", "mu", "key"} <= set(e2e["systems"][0])
+    # The protocol's CSV, by column: as the results page's download writes it.
+    assert e2e["columns"] == list(PROTOCOLS["e2e"].csv_columns)
+    out = io.StringIO()
+    write_csv(out, run)
+    lines = list(csv.reader(io.StringIO(out.getvalue())))
+    assert lines[0] == e2e["columns"]
+    table = [[row[c] for c in e2e["columns"]] for row in e2e["table"]]
+    assert [row[1] for row in table] == [line[1] for line in lines[1:]]
+    assert [[float(v) for v in row[2:]] for row in table] == [
+        [float(v) for v in line[2:]] for line in lines[1:]
+    ]
     assert views["bt"]["run"] is None
+
+
+def test_a_da_criterion_ranks_with_the_views_of_its_form_only(changer, campaign):
+    CampaignCriterion.objects.create(campaign=campaign, name="fluency", question="?", form="da")
+    shown = changer.call("GET", f"/campaigns/{campaign.slug}/criteria/fluency/ranking/").json()
+    assert [view["protocol"] for view in shown["views"]] == ["e2e", "bt", "wmt"]
+    assert shown["form"] == "da" and all(view["run"] is None for view in shown["views"])
 
 
 def test_ranking_of_an_unknown_criterion_is_404(changer, campaign):
@@ -353,6 +527,19 @@ def test_judgments_come_page_by_page(changer, campaign, django_assert_max_num_qu
         after = int(response["X-Next-Cursor"])
     assert seen == sorted(Judgment.objects.values_list("id", flat=True))
     assert lines[0]["system"].startswith("sys") and "counted" in lines[0]
+
+
+def test_judgments_of_one_criterion(changer, campaign):
+    ranked(campaign)  # quality's judgments only
+    url = f"/campaigns/{campaign.slug}/judgments/?criterion="
+
+    def lines(name: str) -> list[dict]:
+        response = changer.call("GET", url + name)
+        return [json.loads(line) for line in b"".join(response.streaming_content).splitlines()]
+
+    assert {line["criterion"] for line in lines(QUALITY)} == {QUALITY}
+    assert len(lines(QUALITY)) == Judgment.objects.count() == 12
+    assert lines(NATURALNESS) == []
 
 
 def test_judgments_page_size_is_bounded(changer, campaign):

@@ -12,7 +12,7 @@ from django.db import transaction
 
 from annotation.handout.assignment import lock_criterion
 from annotation.handout.loads import sync_pool
-from annotation.models import Assignment, Criterion, ProlificCheck
+from annotation.models import QUALITY, Assignment, ProlificCheck
 from api.models import ProlificEvent, ProlificHook
 from tests.annotation.test_loads import counted_from_rows
 from tests.api.conftest import ApiClient
@@ -46,7 +46,7 @@ def study(db):
     )
     make_assignment(make_hit(list(items[0].outputs.all())), annotator=returner)
     with transaction.atomic():  # the loads counted, as the first hand-out would
-        sync_pool(lock_criterion(campaign.criteria.get(criterion=Criterion.QUALITY)))
+        sync_pool(lock_criterion(campaign.criteria.get(name=QUALITY)))
     return campaign
 
 
@@ -76,7 +76,7 @@ def status_event(status: str, participant="returner", submission="sub-1") -> dic
 
 @pytest.mark.parametrize("status", ["RETURNED", "TIMED-OUT", "REJECTED"])
 def test_a_place_given_up_releases_its_open_hits_at_once(study, status):
-    criterion = study.criteria.get(criterion=Criterion.QUALITY)
+    criterion = study.criteria.get(name=QUALITY)
     response = send(status_event(status))
     assert response.status_code == 200, response.content
     assert response.json() == {"outcome": f"{status}: open HITs released", "repeated": False}

@@ -14,7 +14,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from annotation.models import Campaign
+from annotation.models import QUALITY, Campaign
 from api.models import Event, WebhookDelivery, WebhookEndpoint
 from api.webhooks import deliver, record_due_events, send_due
 from ranking.models import RankingRun
@@ -81,7 +81,8 @@ def verified(secret: str, headers: dict, body: bytes, tolerance: int = 300) -> d
 def ranked(campaign) -> RankingRun:
     for item in campaign.items.all():
         make_judged_hit(list(item.outputs.order_by("system__name")), [300, 100, 50])
-    run = RankingRun.objects.create(campaign=campaign, criterion="quality", repetitions=10)
+    quality = campaign.criteria.get(name=QUALITY)
+    run = RankingRun.objects.create(campaign=campaign, criterion=quality, repetitions=10)
     execute_run(run)
     return run
 
@@ -148,7 +149,7 @@ def test_annotator_failing_qc_and_a_settled_criterion_are_events(campaign, recei
     annotator = make_annotator(campaign)
     annotator.failed_attention_at = timezone.now()
     annotator.save()
-    campaign.criteria.filter(criterion="quality").update(is_open=False, closed_as_stable_since=12)
+    campaign.criteria.filter(name=QUALITY).update(is_open=False, closed_as_stable_since=12)
     record_due_events()
     events = dict(WebhookDelivery.objects.values_list("event", "payload"))
     assert set(events) == {"annotator.failed_qc", "criterion.settled"}

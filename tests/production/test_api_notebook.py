@@ -53,7 +53,12 @@ def test_notebook_pushes_outputs_and_reads_the_ranking(site, token):
     assert refused.value.status == 401
 
     platform.create_campaign("notebook", "From a notebook")
-    platform.add_criterion("notebook", "quality")
+    added = platform.add_criterion("notebook", "quality")
+    assert (added["form"], added["settings"]) == ("rankme", {})
+    with pytest.raises(ApiError) as unasked:
+        platform.add_criterion("notebook", "data-coverage")  # no default question
+    assert (unasked.value.status, unasked.value.body["field"]) == (422, "question")
+    assert [c["name"] for c in platform.criteria("notebook")] == ["quality"]
     items = [
         {"id": f"i{n}", "kind": "mr", "input": {"attributes": [["name", f"Pub {n}"]]}}
         for n in range(ITEMS)
@@ -75,6 +80,8 @@ def test_notebook_pushes_outputs_and_reads_the_ranking(site, token):
     systems = view["run"]["systems"]
     assert [row["system"] for row in systems] == ["good", "poor"]
     assert systems[0]["rank_lo"] == systems[0]["rank_hi"] == 1
+    assert [row["system"] for row in view["run"]["table"]] == ["good", "poor"]
+    assert view["run"]["columns"][:3] == ["cluster", "system", "mu"]
     assert len(list(platform.judgments("notebook", page=10))) == 2 * 3 * ITEMS
 
 
