@@ -3,15 +3,17 @@
 
 Import: the rows of one page (the same `hit`, or without it the same annotator and item)
 become one submitted HIT of the file's first criterion, its systems in the order they first
-appear; scores of the other criteria named on the page are its further criteria
-(CriterionScore, and the first criterion's `also_asks`). Items are found by the id they were
-imported with, systems by name, and each (item, system) must have an output. A criterion
-the campaign lacks is created, judged by direct assessment and closed to annotators.
+appear; scores of the other criteria named on the page are its further criteria (a Judgment
+of theirs on the HIT's slot, and the first criterion's `also_asks`). Items are found by the
+id they were imported with, systems by name, and each (item, system) must have an output. A
+criterion the campaign lacks is created, judged by direct assessment and closed to
+annotators.
 
 Export writes the judgments rankings use in the same layout, in ranking order, so that
 importing it into a new campaign gives the same rankings.
 """
 
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -28,7 +30,6 @@ from annotation.models import (
     Assignment,
     Campaign,
     CampaignCriterion,
-    CriterionScore,
     DataFile,
     Hit,
     HitOutput,
@@ -128,7 +129,7 @@ def page_criteria(
     campaign: Campaign, names: list[str], file_name: str, ratings: list[DaRating]
 ) -> tuple[list[CampaignCriterion], list[str]]:
     """The file's criteria, the first one the pages' own: found, or made with DA's form."""
-    found = {c.criterion: c for c in campaign.criteria.named(names)}
+    found = {c.name: c for c in campaign.criteria.filter(name__in=names)}
     made = []
     for name in names:
         criterion = found.get(name)
@@ -136,7 +137,7 @@ def page_criteria(
             # The file does not say what was asked: a question the organiser may rewrite.
             found[name] = CampaignCriterion.objects.create(
                 campaign=campaign,
-                criterion=name,
+                name=name,
                 form=da.NAME,
                 is_open=False,
                 question=f"How do you rate the sentence's {name}?",
@@ -165,7 +166,8 @@ def page_criteria(
 class DaWriter:
     def __init__(self, campaign: Campaign, criteria: list[CampaignCriterion], file_name: str):
         self.campaign, self.file_name = campaign, file_name
-        self.main, self.further = criteria[0], {c.criterion: c for c in criteria[1:]}
+        self.main = criteria[0]
+        self.criteria = {c.name: c for c in criteria}
         self.items = dict(campaign.items.values_list("external_id", "id"))
         self.systems = dict(campaign.systems.values_list("name", "id"))
         outputs = Output.objects.filter(item__campaign=campaign)
@@ -185,7 +187,7 @@ class DaWriter:
         hits = Hit.objects.bulk_create(
             Hit(
                 campaign=self.campaign,
-                criterion=self.main.criterion,
+                criterion=self.main,
                 item_id=self.items[p.item],
                 external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
             )
@@ -210,25 +212,21 @@ class DaWriter:
         self.created["HITs"] += len(hits)
 
     def write_scores(self, pages, slots, assignments) -> None:
+        """A Judgment per slot and criterion scored: the page's own and its further ones."""
         slot_at = iter(slots)
-        judgments, further = [], []
+        judgments, further = [], 0
         for page, assignment in zip(pages, assignments, strict=True):
             for scores in page.scores.values():
                 slot = next(slot_at)
-                main = scores[self.main.criterion]
-                judgments.append(Judgment(assignment=assignment, slot=slot, score=main))
-                further += [
-                    CriterionScore(
-                        assignment=assignment, slot=slot, criterion=self.further[n], score=s
-                    )
+                judgments += [
+                    Judgment(assignment=assignment, slot=slot, criterion=self.criteria[n], score=s)
                     for n, s in scores.items()
-                    if n != self.main.criterion
                 ]
+                further += len(scores) - 1
         Judgment.objects.bulk_create(judgments)
-        CriterionScore.objects.bulk_create(further)
-        self.created["judgments"] += len(judgments)
-        self.created["further scores"] += len(further)
-        sql.analyze(Hit, HitOutput, Assignment, Judgment, CriterionScore)
+        self.created["judgments"] += len(judgments) - further
+        self.created["further scores"] += further
+        sql.analyze(Hit, HitOutput, Assignment, Judgment)
 
     def check(self, page: DaPage) -> None:
         if page.item not in self.items:
@@ -249,10 +247,10 @@ class DaWriter:
                     line,
                     "system",
                 )
-            if self.main.criterion not in scores:
+            if self.main.name not in scores:
                 raise DataFileError(
                     self.file_name,
-                    f"no {self.main.criterion} score of system {system!r} on this page (the"
+                    f"no {self.main.name} score of system {system!r} on this page (the"
                     " file's first criterion is the one each page is judged on)",
                     line,
                     "criterion",
@@ -286,62 +284,49 @@ class DaWriter:
 
 
 def da_rows(campaign: Campaign, criterion: CampaignCriterion | None = None) -> Iterator[list]:
-    """The header, then the counted scores of the campaign's DA pages (or `criterion`'s), in
-    ranking order: per slot, the page's own criterion, then its further ones."""
+    """The header, then the counted judgments of the campaign's DA criteria (or of
+    `criterion` alone) in ranking order, page by page: per slot, the page's own criterion,
+    then the further ones in the order the page asks them."""
     yield HEADER
-    criteria = campaign.criteria.filter(form=da.NAME)
+    judgments = Judgment.objects.counted().filter(
+        assignment__hit__campaign=campaign, criterion__form=da.NAME
+    )
     if criterion is not None:
-        criteria = criteria.filter(pk=criterion.pk)
-    for page_criterion in criteria.order_by("pk"):
-        judgments = Judgment.objects.counted().for_criterion(page_criterion).in_ranking_order()
-        further = further_scores(page_criterion)
-        rows = judgments.values_list(
-            "assignment_id",
-            "slot_id",
-            "assignment__hit__item__external_id",
-            "slot__output__system__name",
-            "assignment__annotator_id",
-            "score",
-            "assignment__hit__external_id",
-            "assignment__hit_id",
-            "assignment__started_at",
-            "assignment__submitted_at",
-        )
-        for (
-            assignment,
-            slot,
-            item,
-            system,
-            annotator,
-            score,
-            hit_id,
-            hit,
-            start,
-            end,
-        ) in rows.iterator(chunk_size=CHUNK_ROWS):
-            hit_name = hit_id or str(hit)
+        judgments = judgments.for_criterion(criterion)
+    rows = judgments.order_by(
+        "assignment__hit__criterion__name", "assignment__hit_id", "assignment_id", "slot__position"
+    ).values_list(
+        "assignment_id",
+        "slot_id",
+        "assignment__hit__criterion_id",
+        "criterion_id",
+        "assignment__hit__item__external_id",
+        "slot__output__system__name",
+        "assignment__annotator_id",
+        "score",
+        "assignment__hit__external_id",
+        "assignment__hit_id",
+        "assignment__started_at",
+        "assignment__submitted_at",
+    )
+    order = asked_order(campaign)
+    names = dict(campaign.criteria.values_list("pk", "name"))
+    for _, slot_rows in itertools.groupby(
+        rows.iterator(chunk_size=CHUNK_ROWS), key=lambda row: row[:2]
+    ):
+        for row in sorted(slot_rows, key=lambda row: order.get(row[2:4], len(order))):
+            *_, criterion_id, item, system, annotator, score, hit_id, hit, start, end = row
             seconds = round((end - start).total_seconds(), 3)
-            yield [item, system, annotator, page_criterion.criterion, score, hit_name, seconds]
-            for name, value in further.get((assignment, slot), []):
-                yield [item, system, annotator, name, value, hit_name, seconds]
+            yield [item, system, annotator, names[criterion_id], score, hit_id or str(hit), seconds]
 
 
-def further_scores(criterion: CampaignCriterion) -> dict[tuple[int, int], list[tuple[str, float]]]:
-    """(assignment, slot) -> [(criterion name, score)] of the further criteria of the
-    criterion's pages, in the order the page asks them."""
-    asked = criterion.settings.get("also_asks", [])
-    names = {
-        c.pk: c.criterion
-        for c in CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id)
-    }
-    pages = Assignment.objects.for_criterion(criterion).values("pk")
-    rows = CriterionScore.objects.counted().filter(assignment__in=pages)
-    found: dict[tuple[int, int], list[tuple[str, float]]] = {}
-    for assignment, slot, criterion_id, score in rows.values_list(
-        "assignment_id", "slot_id", "criterion_id", "score"
-    ).iterator(chunk_size=CHUNK_ROWS):
-        found.setdefault((assignment, slot), []).append((names[criterion_id], score))
-    order = {name: n for n, name in enumerate(asked)}
-    for scores in found.values():
-        scores.sort(key=lambda pair: order.get(pair[0], len(order)))
-    return found
+def asked_order(campaign: Campaign) -> dict[tuple[int, int], int]:
+    """(page criterion, criterion asked) -> where the page asks it: its own first, then
+    its `also_asks` in order."""
+    criteria = list(campaign.criteria.filter(form=da.NAME))
+    ids = {c.name: c.pk for c in criteria}
+    order = {}
+    for page in criteria:
+        asked = [page.pk, *(ids[n] for n in page.settings.get("also_asks", []) if n in ids)]
+        order.update(((page.pk, pk), n) for n, pk in enumerate(asked))
+    return order

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from annotation.judging import form_named
-from annotation.models import Assignment, Criterion, CriterionScore, Judgment
+from annotation.models import NATURALNESS, QUALITY, Assignment, Judgment
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
 
@@ -23,7 +23,6 @@ expect = pytest.importorskip(
 ).expect
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-QUALITY, NATURALNESS = Criterion.QUALITY, Criterion.NATURALNESS
 
 
 def da_demo():
@@ -32,12 +31,12 @@ def da_demo():
     campaign = demo_campaign(outputs_per_hit=3, max_hits_per_annotator=1)
     da = form_named("da").name
     campaign.criteria.update(form=da, comprehension_check=False)
-    quality = campaign.criteria.get(criterion=QUALITY)
+    quality = campaign.criteria.get(name=QUALITY)
     quality.question = "How well does the sentence express the input, completely and correctly?"
     quality.settings = {"also_asks": [NATURALNESS], "low_label": "0: very poor"}
     quality.full_clean()
     quality.save()
-    campaign.criteria.filter(criterion=NATURALNESS).update(
+    campaign.criteria.filter(name=NATURALNESS).update(
         question="How fluent and natural is the sentence, as if a native speaker wrote it?"
     )
     return campaign
@@ -84,14 +83,12 @@ def sliders(page) -> list[tuple[str, int, object]]:
 def stored(pid: str) -> dict[tuple[str, int], float]:
     """(output text, criterion index) -> score of the worker's submitted page."""
     assignment = Assignment.objects.get(annotator__external_id=pid, status="submitted")
-    found = {
-        (j.slot.output.text, 0): j.score
-        for j in Judgment.objects.filter(assignment=assignment).select_related("slot__output")
+    judgments = Judgment.objects.filter(assignment=assignment)
+    index = {QUALITY: 0, NATURALNESS: 1}
+    return {
+        (j.slot.output.text, index[j.criterion.name]): j.score
+        for j in judgments.select_related("slot__output", "criterion")
     }
-    for s in CriterionScore.objects.filter(assignment=assignment).select_related("slot__output"):
-        assert s.criterion.criterion == NATURALNESS
-        found[(s.slot.output.text, 1)] = s.score
-    return found
 
 
 @pytest.mark.django_db(transaction=True)
