@@ -14,7 +14,7 @@ importing it into a new campaign gives the same rankings.
 """
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import BinaryIO
@@ -36,10 +36,10 @@ from annotation.models import (
     Judgment,
     Output,
 )
-from nlgdata.datafiles import DataFileError
+from nlgdata.datafiles import DataFileError, batches
 from nlgdata.ratings_da import COLUMNS, OPTIONAL_COLUMNS, DaRating, read_da_ratings
 
-from .importers import ImportSummary, open_data_file, record_file
+from .importers import BATCH_CHARS, BATCH_ROWS, ImportSummary, open_data_file, record_file
 
 HEADER = [*COLUMNS, *OPTIONAL_COLUMNS]
 CHUNK_ROWS = 2000
@@ -56,32 +56,61 @@ class DaPage:
     seconds: float | None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)  # the first line of each system
+    named: dict[str, int] = field(default_factory=dict)  # the first line of each criterion
+
+    def add(self, rating: DaRating, file_name: str) -> None:
+        if (rating.item, rating.annotator) != (self.item, self.annotator):
+            what = "item" if rating.item != self.item else "annotator"
+            raise DataFileError(
+                file_name,
+                f"HIT {rating.hit} has another {what} on line {self.line}",
+                rating.line,
+                what,
+            )
+        scores = self.scores.setdefault(rating.system, {})
+        self.lines.setdefault(rating.system, rating.line)
+        self.named.setdefault(rating.criterion, rating.line)
+        if rating.criterion in scores:
+            raise DataFileError(
+                file_name,
+                f"a second score of system {rating.system} on {rating.criterion} in the same HIT",
+                rating.line,
+                "score",
+            )
+        scores[rating.criterion] = rating.score
+
+    def chars(self) -> int:
+        """About what the page holds in memory, for the batches' bound."""
+        names = sum(len(system) + 16 * len(scores) for system, scores in self.scores.items())
+        return len(self.hit) + len(self.item) + len(self.annotator) + names
 
 
 def import_da_ratings(
     campaign: Campaign, file: BinaryIO, file_name: str, user=None
 ) -> ImportSummary:
-    """Read the whole file, check it, then write it in one transaction."""
+    """Read the file page by page and write it in batches (BATCH_ROWS pages or BATCH_CHARS
+    characters, whichever comes first), all in one transaction: memory follows a batch,
+    not the file, and an error anywhere leaves the campaign as it was."""
     opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
-    ratings = [unguarded_rating(r) for r in read_da_ratings(opened.lines, file_name)]
-    if not ratings:
-        raise DataFileError(file_name, "no rows after the header")
-    names = list(dict.fromkeys(r.criterion for r in ratings))
-    pages = group_pages(ratings, file_name)
+    ratings = (unguarded_rating(r) for r in read_da_ratings(opened.lines, file_name))
     with transaction.atomic():
-        criteria, made = page_criteria(campaign, names, file_name, ratings)
-        writer = DaWriter(campaign, criteria, file_name)
-        writer.write(pages)
+        writer = DaWriter(campaign, file_name)
+        for batch in batches(file_pages(ratings, file_name), BATCH_ROWS, BATCH_CHARS, DaPage.chars):
+            writer.write(batch)
+        if not writer.rows:
+            raise DataFileError(file_name, "no rows after the header")
+        criteria = writer.finish()
         ids = [c.pk for c in criteria]
         CampaignCriterion.objects.filter(pk__in=ids).record_judgments_change()
         campaign.criteria.record_pool_change(recount=True)
+        sql.analyze(Hit, HitOutput, Assignment, Judgment)
         note = ""
-        if made:
+        if writer.made:
             note = (
-                f"Created the direct-assessment criteria {', '.join(made)} (closed to"
+                f"Created the direct-assessment criteria {', '.join(writer.made)} (closed to"
                 " annotators: they were judged elsewhere)"
             )
-        summary = ImportSummary(file_name, len(ratings), writer.created, note)
+        summary = ImportSummary(file_name, writer.rows, writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
 
@@ -100,74 +129,43 @@ def unguarded_rating(rating: DaRating) -> DaRating:
     )
 
 
-def group_pages(ratings: list[DaRating], file_name: str) -> list[DaPage]:
-    pages: dict[tuple, DaPage] = {}
+def file_pages(ratings: Iterable[DaRating], file_name: str) -> Iterator[DaPage]:
+    """The file's pages, one at a time: the rows of one `hit` (or without it, of one
+    annotator and item) come together, as the export writes them. A row of a page that
+    ended before other rows is an error naming both lines; only the pages' keys are kept."""
+    page, key = None, None
+    ended: dict[tuple[str, ...], int] = {}
     for r in ratings:
-        key = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
-        page = pages.get(key)
+        here = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
+        if page is not None and here != key:
+            ended[key] = page.line
+            yield page
+            page = None
         if page is None:
-            page = pages[key] = DaPage(r.line, r.hit, r.item, r.annotator, r.seconds)
-        elif (r.item, r.annotator) != (page.item, page.annotator):
-            what = "item" if r.item != page.item else "annotator"
-            raise DataFileError(
-                file_name, f"HIT {r.hit} has another {what} on line {page.line}", r.line, what
-            )
-        scores = page.scores.setdefault(r.system, {})
-        page.lines.setdefault(r.system, r.line)
-        if r.criterion in scores:
-            raise DataFileError(
-                file_name,
-                f"a second score of system {r.system} on {r.criterion} in the same HIT",
-                r.line,
-                "score",
-            )
-        scores[r.criterion] = r.score
-    return list(pages.values())
-
-
-def page_criteria(
-    campaign: Campaign, names: list[str], file_name: str, ratings: list[DaRating]
-) -> tuple[list[CampaignCriterion], list[str]]:
-    """The file's criteria, the first one the pages' own: found, or made with DA's form."""
-    found = {c.name: c for c in campaign.criteria.filter(name__in=names)}
-    made = []
-    for name in names:
-        criterion = found.get(name)
-        if criterion is None:
-            # The file does not say what was asked: a question the organiser may rewrite.
-            found[name] = CampaignCriterion.objects.create(
-                campaign=campaign,
-                name=name,
-                form=da.NAME,
-                is_open=False,
-                question=f"How do you rate the sentence's {name}?",
-            )
-            made.append(name)
-        elif criterion.form != da.NAME:
-            line = next(r.line for r in ratings if r.criterion == name)
-            raise DataFileError(
-                file_name,
-                f"criterion {name} of '{campaign.slug}' is judged with {criterion.form},"
-                " not direct assessment",
-                line,
-                "criterion",
-            )
-    first = found[names[0]]
-    further = [n for n in names[1:] if n not in first.settings.get("also_asks", [])]
-    if further:
-        first.settings = {
-            **first.settings,
-            "also_asks": [*first.settings.get("also_asks", []), *further],
-        }
-        first.save(update_fields=["settings"])
-    return [found[name] for name in names], made
+            if here in ended:
+                raise DataFileError(
+                    file_name,
+                    f"a row of the page that began on line {ended[here]}, after other pages'"
+                    " rows: keep each page's rows together",
+                    r.line,
+                    "hit" if r.hit else "item",
+                )
+            page, key = DaPage(r.line, r.hit, r.item, r.annotator, r.seconds), here
+        page.add(r, file_name)
+    if page is not None:
+        yield page
 
 
 class DaWriter:
-    def __init__(self, campaign: Campaign, criteria: list[CampaignCriterion], file_name: str):
+    """Writes pages batch by batch, keeping what later batches need: the criteria met so
+    far (the first one named is every page's own, the others its further ones), and the
+    ids of items, systems, outputs and annotators."""
+
+    def __init__(self, campaign: Campaign, file_name: str):
         self.campaign, self.file_name = campaign, file_name
-        self.main = criteria[0]
-        self.criteria = {c.name: c for c in criteria}
+        self.main: CampaignCriterion | None = None
+        self.criteria: dict[str, CampaignCriterion] = {}
+        self.made: list[str] = []
         self.items = dict(campaign.items.values_list("external_id", "id"))
         self.systems = dict(campaign.systems.values_list("name", "id"))
         outputs = Output.objects.filter(item__campaign=campaign)
@@ -176,9 +174,11 @@ class DaWriter:
         }
         annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
         self.annotators = dict(annotators.values_list("external_id", "id"))
+        self.rows = 0
         self.created = dict.fromkeys(["annotators", "HITs", "judgments", "further scores"], 0)
 
     def write(self, pages: list[DaPage]) -> None:
+        self.ensure_criteria(pages)
         for page in pages:
             self.check(page)
         self.check_new_hits(pages)
@@ -210,6 +210,7 @@ class DaWriter:
         )
         self.write_scores(pages, slots, assignments)
         self.created["HITs"] += len(hits)
+        self.rows += sum(len(scores) for p in pages for scores in p.scores.values())
 
     def write_scores(self, pages, slots, assignments) -> None:
         """A Judgment per slot and criterion scored: the page's own and its further ones."""
@@ -226,9 +227,55 @@ class DaWriter:
         Judgment.objects.bulk_create(judgments)
         self.created["judgments"] += len(judgments) - further
         self.created["further scores"] += further
-        sql.analyze(Hit, HitOutput, Assignment, Judgment)
+
+    def ensure_criteria(self, pages: list[DaPage]) -> None:
+        """The criteria the batch names that earlier ones did not: found, or made with
+        DA's form; the first the file names is the pages' own."""
+        lines: dict[str, int] = {}  # in the order the file names them
+        for page in pages:
+            for name, line in page.named.items():
+                if name not in self.criteria:
+                    lines.setdefault(name, line)
+        if not lines:
+            return
+        found = {c.name: c for c in self.campaign.criteria.filter(name__in=list(lines))}
+        for name, line in lines.items():
+            self.criteria[name] = self.criterion(found.get(name), name, line)
+            self.main = self.main or self.criteria[name]
+
+    def criterion(self, criterion: CampaignCriterion | None, name: str, line: int):
+        if criterion is None:
+            self.made.append(name)
+            # The file does not say what was asked: a question the organiser may rewrite.
+            return CampaignCriterion.objects.create(
+                campaign=self.campaign,
+                name=name,
+                form=da.NAME,
+                is_open=False,
+                question=f"How do you rate the sentence's {name}?",
+            )
+        if criterion.form != da.NAME:
+            raise DataFileError(
+                self.file_name,
+                f"criterion {name} of '{self.campaign.slug}' is judged with {criterion.form},"
+                " not direct assessment",
+                line,
+                "criterion",
+            )
+        return criterion
+
+    def finish(self) -> list[CampaignCriterion]:
+        """The file's criteria, its first one's page now asking the others too."""
+        assert self.main is not None
+        asked = self.main.settings.get("also_asks", [])
+        further = [name for name in self.criteria if name != self.main.name and name not in asked]
+        if further:
+            self.main.settings = {**self.main.settings, "also_asks": [*asked, *further]}
+            self.main.save(update_fields=["settings"])
+        return list(self.criteria.values())
 
     def check(self, page: DaPage) -> None:
+        assert self.main is not None  # ensure_criteria found it
         if page.item not in self.items:
             raise DataFileError(
                 self.file_name,

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from annotation.datafiles import ratings_da
 from annotation.datafiles.exporters import export
 from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.judging import form_named
@@ -100,6 +101,52 @@ def test_import_refuses_an_item_system_pair_without_output_naming_its_line():
     with pytest.raises(Exception, match=r"line 3, column score: 101 is not from 0 to 100"):
         imported(campaign, text)
     assert not campaign.criteria.filter(name="c").exists()
+
+
+def stored_scores(campaign: Campaign) -> list[tuple]:
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    return sorted(
+        judged.values_list(
+            "assignment__hit__external_id",
+            "assignment__annotator__external_id",
+            "slot__position",
+            "slot__output__system__name",
+            "criterion__name",
+            "score",
+        )
+    )
+
+
+def test_import_in_batches_of_a_few_pages_stores_what_one_batch_does(monkeypatch):
+    whole = da_world()
+    imported(whole, ratings_csv())
+    monkeypatch.setattr(ratings_da, "BATCH_ROWS", 4)  # 18 pages: 5 batches
+    batched = da_world()
+    summary = imported(batched, ratings_csv())
+    assert stored_scores(batched) == stored_scores(whole)
+    assert summary.created == {
+        "annotators": 3,
+        "HITs": 18,
+        "judgments": 54,
+        "further scores": 54,
+    }
+    assert batched.criteria.get(name="correctness").settings["also_asks"] == ["fluency"]
+
+
+def test_import_refuses_a_page_whose_rows_are_apart_naming_both_lines():
+    campaign = da_world()
+    text = (
+        "item,system,annotator,criterion,score,hit\n"
+        "i1,alpha,w,c,50,h1\n"
+        "i2,beta,w,c,40,h2\n"
+        "i1,gamma,w,c,30,h1\n"
+    )
+    with pytest.raises(
+        Exception,
+        match=r"line 4, column hit: a row of the page that began on line 2, after other pages'",
+    ):
+        imported(campaign, text)
+    assert not Judgment.objects.exists() and not campaign.criteria.filter(name="c").exists()
 
 
 def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
