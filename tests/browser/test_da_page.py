@@ -165,3 +165,38 @@ def test_worker_completes_a_da_page_by_keyboard_only_at_390x844(browser, live_se
     expect(page.locator("#completion-code")).to_be_visible()
     assert stored("da-keys") == entered
     assert re.fullmatch(r"[0-9A-F]{8}", page.locator("#completion-code").inner_text())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enter_in_a_box_moves_on_and_the_input_stays_in_view_on_a_phone(browser, live_server):
+    """Enter in a number box goes to the next box (from the last, to the button) and sends
+    nothing; on a phone the input stays at the top while the sentences scroll, and folds
+    away to its heading, as on RankME's page."""
+    da_demo()
+    page = arrive(browser, live_server, "da-enter", PHONE)
+    page.get_by_role("button", name="Start").click()
+    boxes = page.locator(".value-box input")
+    expect(boxes).to_have_count(6)
+    boxes.nth(0).fill("40")
+    boxes.nth(0).press("Enter")
+    expect(boxes.nth(1)).to_be_focused()
+    last = boxes.nth(5)
+    last.fill("10")
+    last.press("Enter")
+    expect(page.locator("#submit-hit")).to_be_focused()
+    expect(page.locator("#error-summary")).to_have_count(0)
+    assignment = Assignment.objects.get(annotator__external_id="da-enter")
+    assert assignment.status == Assignment.Status.ASSIGNED  # nothing was sent
+    assert not Judgment.objects.exists()
+    # The last sentence's box, far down: the input is still at the top of the screen.
+    last.focus()
+    assert page.evaluate("window.scrollY") > 0
+    expect(page.locator(".input-card")).to_be_in_viewport()
+    expect(last).to_be_in_viewport()
+    fold = page.locator(".input-card summary")
+    fold.click()
+    expect(page.locator(".input-card dl")).to_be_hidden()
+    fold.click()
+    expect(page.locator(".input-card dl")).to_be_visible()
+    nothing_cut_off(page)
+    page.close()
