@@ -133,10 +133,11 @@ def file_pages(ratings: Iterable[DaRating], file_name: str) -> Iterator[DaPage]:
     """The file's pages, one at a time: the rows of one `hit` (or without it, of one
     annotator and item) come together, as the export writes them. A row of a page that
     ended before other rows is an error naming both lines; only the pages' keys are kept."""
-    page, key = None, None
+    page: DaPage | None = None
+    key: tuple[str, ...] = ()
     ended: dict[tuple[str, ...], int] = {}
     for r in ratings:
-        here = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
+        here: tuple[str, ...] = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
         if page is not None and here != key:
             ended[key] = page.line
             yield page
@@ -372,7 +373,7 @@ def asked_order(campaign: Campaign) -> dict[tuple[int, int], int]:
     its `also_asks` in order."""
     criteria = list(campaign.criteria.filter(form=da.NAME))
     ids = {c.name: c.pk for c in criteria}
-    order = {}
+    order: dict[tuple[int, int], int] = {}
     for page in criteria:
         asked = [page.pk, *(ids[n] for n in page.settings.get("also_asks", []) if n in ids)]
         order.update(((page.pk, pk), n) for n, pk in enumerate(asked))
