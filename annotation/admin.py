@@ -35,7 +35,13 @@ from .models import (
     Output,
     System,
 )
-from .monitor import BAR_WIDTH, CHART_HEIGHT, campaign_progress, hour_bars
+from .monitor import (
+    BAR_WIDTH,
+    CHART_HEIGHT,
+    asked_on_other_pages,
+    campaign_progress,
+    hour_bars,
+)
 from .permissions import accepts_upload
 from .prolific import ProlificError, review_submissions
 from .removal import campaign_rows, delete_campaign
@@ -332,6 +338,7 @@ class CampaignAdmin(RecountAfterEdits):
             "_monitor_progress.html" if part else "monitor.html",
             f"Live monitor: {campaign}",
             rows=rows,
+            asked_elsewhere=asked_on_other_pages(campaign),
             chart_height=CHART_HEIGHT,
             bar_width=BAR_WIDTH,
             refresh_seconds=MONITOR_REFRESH_SECONDS,

@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 
+from .datafiles.ratings_layouts import IMPORTERS, layout_label
 from .models import NATURALNESS, QUALITY, Campaign, DataFile, System, validate_system_name
 from .upload_models import UploadJob
 from .uploads import queue_upload, read_progress, system_name_of
@@ -59,6 +60,16 @@ class UploadForm(forms.Form):
         required=False,
         help_text="For ratings files with both quality and naturalness columns.",
     )
+    form = forms.ChoiceField(
+        label="Ratings layout",
+        choices=[
+            ("", "E2E CrowdFlower CSV (RankME's scores)"),
+            *((name, layout_label(name)) for name in IMPORTERS),
+        ],
+        required=False,
+        help_text="For ratings files: the layout they are in. A judgment form's layout names"
+        " its criteria in a column, and makes those the campaign lacks.",
+    )
 
     def __init__(self, *args, campaign: Campaign, **kwargs):
         super().__init__(*args, **kwargs)
@@ -88,6 +99,12 @@ class UploadForm(forms.Form):
         cleaned = self.cleaned_data
         if cleaned.get("kind") == DataFile.Kind.OUTPUTS:
             cleaned["system_name"] = self.system_name(cleaned)
+        if cleaned.get("form") and cleaned.get("kind") != DataFile.Kind.RATINGS:
+            self.add_error("form", "A ratings layout is for a ratings file only.")
+        if cleaned.get("form") and cleaned.get("criterion"):
+            self.add_error(
+                "criterion", "The criterion is for the E2E layout: this layout names its own."
+            )
         return cleaned
 
     def system_name(self, cleaned: dict) -> str:
@@ -124,6 +141,7 @@ def upload_view(model_admin, request, campaign_id: int):
             criterion=data["criterion"],
             system_name=data.get("system_name", ""),
             user=request.user,
+            form=data["form"],
         )
         return redirect("admin:annotation_campaign_upload_job", campaign.pk, job.pk)
     recent = campaign.uploads.select_related("created_by")[:10]

@@ -71,10 +71,12 @@ def check_scores(annotator_id: int) -> tuple[list[float], list[float]]:
     the annotator's submitted HITs that carried one, paired by each criterion's judgment
     form (JudgmentForm.attention). It reads the judgments of the annotator's own HITs (at
     most the HIT limit's), through the annotator's index: asked for the checks first, the
-    planner would read every check of the campaign."""
+    planner would read every check of the campaign. Of a page that asks further criteria
+    (DA's), the HIT's own criterion's judgments only: one check, one pair."""
     rows = Judgment.objects.filter(
         assignment__annotator_id=annotator_id,
         assignment__status=Assignment.Status.SUBMITTED,
+        criterion_id=F("assignment__hit__criterion_id"),
     ).values_list(
         "criterion__form", "assignment_id", "slot__output_id", "slot__degraded_text", "score"
     )

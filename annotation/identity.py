@@ -224,11 +224,12 @@ def set_counting(annotator: Annotator, **fields) -> None:
         Annotator.objects.filter(pk=annotator.pk).update(**fields)
         if row.counts == counted_before:
             return
-        changed = []
+        done = annotator.assignments.submitted().unflagged()
         for criterion in locked:
             # Their unflagged HITs stop (or start again) counting towards balance.
-            hits = annotator.assignments.submitted().unflagged().for_criterion(criterion)
+            hits = done.for_criterion(criterion)
             if hits.exists():
                 shift_loads(criterion, hits, +1 if row.counts else -1)
-                changed.append(criterion.pk)
+        # Every criterion their pages judged: a DA page's further ones too.
+        changed = done.judged_criteria()
         CampaignCriterion.objects.filter(pk__in=changed).record_judgments_change()

@@ -172,10 +172,6 @@ class CampaignCriterionQuerySet(models.QuerySet):
         reset = {"pool_synced_version": 0, "next_expiry_at": None} if recount else {}
         return self.update(pool_version=models.F("pool_version") + 1, **reset)
 
-    def named(self, names):
-        """The criteria called `names` (in their campaigns)."""
-        return self.filter(criterion__in=names)
-
     def record_judgments_change(self, **also) -> int:
         """Note that the judgments these criteria count have changed; call it inside the
         transaction of the change, so the change and its record commit together. `also`:
@@ -673,6 +669,21 @@ class AssignmentQuerySet(models.QuerySet):
         """The assignments of a campaign's criterion."""
         return self.filter(hit__criterion=criterion)
 
+    def judging(self, criterion: CampaignCriterion):
+        """The assignments whose judgments judge the criterion: those of its own HITs, and
+        the pages of another criterion that ask it too (a DA page's further criteria)."""
+        asked = Judgment.objects.for_criterion(criterion).values("assignment_id")
+        return self.filter(Q(hit__criterion=criterion) | Q(pk__in=asked))
+
+    def judged_criteria(self) -> set[int]:
+        """The ids of the criteria whose judgments these assignments hold: their HITs' own
+        and the further ones their pages asked. A change to whether they count is a change
+        of each of these criteria's judgments."""
+        own = self.order_by().values_list("hit__criterion_id", flat=True).distinct()
+        asked = Judgment.objects.filter(assignment__in=self.values("pk"))
+        further = asked.order_by().values_list("criterion_id", flat=True).distinct()
+        return set(own) | set(further)
+
     def counted(self):
         """Assignments whose judgments rankings use (see counted_q)."""
         return self.filter(counted_q())
@@ -864,8 +875,8 @@ class JudgmentQuerySet(models.QuerySet):
 class Judgment(models.Model):
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="judgments")
     slot = models.ForeignKey(HitOutput, on_delete=models.CASCADE, related_name="judgments")
-    # The criterion judged: the HIT's own, so far; a page that asks several criteria at once
-    # stores one judgment per slot and criterion.
+    # The criterion judged: the HIT's own, or a further one its page asks too (a direct
+    # assessment page asks several: one judgment per slot and criterion, da.py).
     criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
     score = models.FloatField()
     # Coverage check-boxes (quality only).
@@ -878,7 +889,9 @@ class Judgment(models.Model):
     class Meta:
         ordering = ["assignment", "slot__position"]
         constraints = [
-            models.UniqueConstraint(fields=["assignment", "slot"], name="judgment_once_per_slot"),
+            models.UniqueConstraint(
+                fields=["assignment", "slot", "criterion"], name="judgment_once_per_criterion"
+            ),
             # RankME's magnitudes are above 0 (its form checks that); DA's sliders start at 0.
             models.CheckConstraint(condition=Q(score__gte=0), name="judgment_score_not_negative"),
             models.CheckConstraint(
@@ -890,46 +903,6 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.score:g} for slot {self.slot_id}"
-
-
-class CriterionScoreQuerySet(models.QuerySet):
-    def counted(self):
-        """Scores that rankings use: as Judgment.objects.counted()."""
-        return self.filter(counted_q("assignment__"), original_q("slot__"))
-
-    def for_criterion(self, criterion: CampaignCriterion):
-        return self.filter(criterion=criterion)
-
-    def in_ranking_order(self):
-        """As Judgment.objects.in_ranking_order()."""
-        return self.order_by("assignment__hit_id", "assignment_id", "slot__position")
-
-
-class CriterionScore(models.Model):
-    """A slot's score on a further criterion asked on the same page as the HIT's own (a
-    direct-assessment page asks several, annotation/judging/da.py): the HIT's own criterion
-    is the assignment's Judgment, each further one a row here. It holds what a Judgment with
-    its own criterion would (assignment, slot, criterion, score), and counts as the
-    assignment's judgments do."""
-
-    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="+")
-    slot = models.ForeignKey(HitOutput, on_delete=models.CASCADE, related_name="+")
-    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
-    score = models.FloatField()
-
-    objects = CriterionScoreQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["assignment", "slot__position"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["assignment", "slot", "criterion"], name="criterion_score_once"
-            ),
-            models.CheckConstraint(condition=Q(score__gte=0), name="criterion_score_not_negative"),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.score:g} for slot {self.slot_id} on {self.criterion_id}"
 
 
 class DataFile(models.Model):

@@ -55,7 +55,17 @@ class Progress:
 
 
 def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
-    return [criterion_progress(c, now) for c in campaign.criteria.order_by("name")]
+    """The progress of each criterion handed out on pages of its own (not those of
+    `asked_on_other_pages`, whose progress is their page's criterion's)."""
+    criteria = campaign.criteria.order_by("name")
+    return [criterion_progress(c, now) for c in criteria if c.judging.has_own_hits(c)]
+
+
+def asked_on_other_pages(campaign: Campaign) -> list[CampaignCriterion]:
+    """The criteria asked on another criterion's pages (a DA page's further ones): they
+    have no HITs of their own to count."""
+    criteria = campaign.criteria.order_by("name")
+    return [c for c in criteria if not c.judging.has_own_hits(c)]
 
 
 def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:

@@ -18,6 +18,9 @@ class UploadJob(BackgroundJob):
     # For a ratings file: the name of the criterion it rates (made if the campaign has none
     # by that name yet, so a name rather than the row); empty: from the file's columns.
     criterion = models.CharField(max_length=40, blank=True, validators=[validate_criterion_name])
+    # For a ratings file: the judgment form whose layout it is in (datafiles/ratings_layouts);
+    # empty: E2E's CrowdFlower CSV.
+    form = models.CharField(max_length=20, blank=True)
     # For one outputs file: the system to import into (a new one by this name if the
     # campaign has none); empty: each file's system is its name without the extension.
     system_name = models.CharField(max_length=200, blank=True)

@@ -27,6 +27,7 @@ from nlgdata.datafiles import DataFileError
 
 from .datafiles.importers import ImportSummary, import_items, import_outputs
 from .datafiles.ratings_import import import_ratings
+from .datafiles.ratings_layouts import IMPORTERS
 from .models import Campaign, DataFile, System, validate_system_name
 from .upload_models import UploadJob
 
@@ -46,6 +47,7 @@ def queue_upload(
     criterion: str = "",
     system_name: str = "",
     user=None,
+    form: str = "",
 ) -> UploadJob:
     """Store the files and a queued job, sent to a worker once the transaction commits."""
     with transaction.atomic():
@@ -53,6 +55,7 @@ def queue_upload(
             campaign=campaign,
             kind=kind,
             criterion=criterion,
+            form=form,
             system_name=system_name,
             created_by=user,
         )
@@ -111,6 +114,8 @@ def import_one(job: UploadJob, file: BinaryIO, name: str) -> ImportSummary:
     campaign, user = job.campaign, job.created_by
     if job.kind == DataFile.Kind.ITEMS:
         return import_items(campaign, file, name, user=user)
+    if job.kind == DataFile.Kind.RATINGS and job.form:
+        return IMPORTERS[job.form](campaign, file, name, user=user)
     if job.kind == DataFile.Kind.RATINGS:
         return import_ratings(campaign, file, name, job.criterion or None, user=user)
     system, _ = System.objects.get_or_create(

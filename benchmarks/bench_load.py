@@ -479,9 +479,10 @@ class SessionSampler(threading.Thread):
 
 CHECKS = {
     "submitted HITs without k judgments": """
-        SELECT count(*) FROM annotation_assignment a
+        SELECT count(*) FROM annotation_assignment a JOIN annotation_hit h ON h.id = a.hit_id
         WHERE a.status = 'submitted' AND (
-            SELECT count(*) FROM annotation_judgment j WHERE j.assignment_id = a.id
+            SELECT count(*) FROM annotation_judgment j
+            WHERE j.assignment_id = a.id AND j.criterion_id = h.criterion_id
         ) <> (SELECT count(*) FROM annotation_hitoutput s WHERE s.hit_id = a.hit_id)""",
     "HITs handed out twice (two assignments not expired)": """
         SELECT count(*) FROM (SELECT hit_id FROM annotation_assignment
@@ -490,9 +491,9 @@ CHECKS = {
         SELECT count(*) FROM (SELECT a.annotator_id, h.item_id, h.criterion_id
         FROM annotation_assignment a JOIN annotation_hit h ON h.id = a.hit_id
         GROUP BY 1, 2, 3 HAVING count(*) > 1) twice""",
-    "judgments written twice (one slot, one assignment)": """
-        SELECT count(*) FROM (SELECT assignment_id, slot_id FROM annotation_judgment
-        GROUP BY 1, 2 HAVING count(*) > 1) twice""",
+    "judgments written twice (one slot, one assignment, one criterion)": """
+        SELECT count(*) FROM (SELECT assignment_id, slot_id, criterion_id
+        FROM annotation_judgment GROUP BY 1, 2, 3 HAVING count(*) > 1) twice""",
 }
 
 

@@ -21,7 +21,6 @@ from annotation.models import (
     Assignment,
     Campaign,
     CampaignCriterion,
-    CriterionScore,
     DataFile,
     Judgment,
     Output,
@@ -121,13 +120,7 @@ def evaluated_criteria(campaign: Campaign) -> list[CampaignCriterion]:
     """The criteria with submitted HITs (HEDS section 4 is one per criterion evaluated); all
     of them before any, for a sheet written ahead of the experiment."""
     criteria = list(campaign.criteria.order_by("name"))
-    # A criterion asked on another's page has scores there and no HITs of its own.
-    further = set(
-        CriterionScore.objects.filter(criterion__in=criteria)
-        .values_list("criterion", flat=True)
-        .distinct()
-    )
-    judged = [c for c in criteria if c.pk in further or submitted_hits(c).exists()]
+    judged = [c for c in criteria if submitted_hits(c).exists()]
     return judged or criteria
 
 
@@ -282,7 +275,9 @@ def items_judged(criterion: CampaignCriterion) -> int:
 
 
 def submitted_hits(criterion: CampaignCriterion):
-    return Assignment.objects.submitted().for_criterion(criterion)
+    """The submitted HITs that judged the criterion: a criterion asked on another's page
+    (DA's further ones) has no HITs of its own, and its judgments on that page's."""
+    return Assignment.objects.submitted().judging(criterion)
 
 
 def imported_ratings(campaign: Campaign) -> list[str]:

@@ -4,7 +4,6 @@ Systems are numbered in order of first appearance in the judgments (HIT by HIT, 
 position), because the E2E protocol breaks ties in sigma by that order.
 """
 
-import itertools
 import logging
 import time
 from collections.abc import Hashable, Iterable, Iterator
@@ -19,7 +18,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.handout.composition import reset_estimates_from
-from annotation.models import Assignment, CampaignCriterion, CriterionScore, Judgment
+from annotation.models import Assignment, CampaignCriterion, Judgment
 from jobs.claims import Heartbeat, send_now, work_as_holder
 from ranking.agreement.service import (
     CHUNK_ROWS,
@@ -91,12 +90,7 @@ def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     is a column of the assignment, which the query joins anyway for the HIT's order."""
     columns = ("assignment_id", "assignment__annotator_id", "slot__output__system_id", "score")
     rows = Judgment.objects.counted().for_criterion(criterion).in_ranking_order()
-    read = rows.values_list(*columns).iterator(chunk_size=10_000)
-    if criterion.judging.asks_further_criteria:
-        # A criterion asked on another's page has its scores there (CriterionScore).
-        further = CriterionScore.objects.counted().for_criterion(criterion).in_ranking_order()
-        read = itertools.chain(read, further.values_list(*columns).iterator(chunk_size=10_000))
-    return ranking_input_from_rows(read)
+    return ranking_input_from_rows(rows.values_list(*columns).iterator(chunk_size=10_000))
 
 
 def ranking_input_from_rows(
@@ -461,7 +455,7 @@ def clusters_of(run: RankingRun) -> dict[int, int]:
 
 
 def hits_per_composition(criterion: CampaignCriterion) -> dict[str, int]:
-    counted = Assignment.objects.counted().for_criterion(criterion)
+    counted = Assignment.objects.counted().judging(criterion)
     rows = counted.order_by().values_list("hit__composition").annotate(n=Count("id"))
     return dict(rows)
 

@@ -3,16 +3,18 @@
 
 Import: the rows of one page (the same `hit`, or without it the same annotator and item)
 become one submitted HIT of the file's first criterion, its systems in the order they first
-appear; scores of the other criteria named on the page are its further criteria
-(CriterionScore, and the first criterion's `also_asks`). Items are found by the id they were
-imported with, systems by name, and each (item, system) must have an output. A criterion
-the campaign lacks is created, judged by direct assessment and closed to annotators.
+appear; scores of the other criteria named on the page are its further criteria (a Judgment
+of theirs on the HIT's slot, and the first criterion's `also_asks`). Items are found by the
+id they were imported with, systems by name, and each (item, system) must have an output. A
+criterion the campaign lacks is created, judged by direct assessment and closed to
+annotators.
 
 Export writes the judgments rankings use in the same layout, in ranking order, so that
 importing it into a new campaign gives the same rankings.
 """
 
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import BinaryIO
@@ -28,17 +30,16 @@ from annotation.models import (
     Assignment,
     Campaign,
     CampaignCriterion,
-    CriterionScore,
     DataFile,
     Hit,
     HitOutput,
     Judgment,
     Output,
 )
-from nlgdata.datafiles import DataFileError
+from nlgdata.datafiles import DataFileError, batches
 from nlgdata.ratings_da import COLUMNS, OPTIONAL_COLUMNS, DaRating, read_da_ratings
 
-from .importers import ImportSummary, open_data_file, record_file
+from .importers import BATCH_CHARS, BATCH_ROWS, ImportSummary, open_data_file, record_file
 
 HEADER = [*COLUMNS, *OPTIONAL_COLUMNS]
 CHUNK_ROWS = 2000
@@ -55,32 +56,61 @@ class DaPage:
     seconds: float | None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)  # the first line of each system
+    named: dict[str, int] = field(default_factory=dict)  # the first line of each criterion
+
+    def add(self, rating: DaRating, file_name: str) -> None:
+        if (rating.item, rating.annotator) != (self.item, self.annotator):
+            what = "item" if rating.item != self.item else "annotator"
+            raise DataFileError(
+                file_name,
+                f"HIT {rating.hit} has another {what} on line {self.line}",
+                rating.line,
+                what,
+            )
+        scores = self.scores.setdefault(rating.system, {})
+        self.lines.setdefault(rating.system, rating.line)
+        self.named.setdefault(rating.criterion, rating.line)
+        if rating.criterion in scores:
+            raise DataFileError(
+                file_name,
+                f"a second score of system {rating.system} on {rating.criterion} in the same HIT",
+                rating.line,
+                "score",
+            )
+        scores[rating.criterion] = rating.score
+
+    def chars(self) -> int:
+        """About what the page holds in memory, for the batches' bound."""
+        names = sum(len(system) + 16 * len(scores) for system, scores in self.scores.items())
+        return len(self.hit) + len(self.item) + len(self.annotator) + names
 
 
 def import_da_ratings(
     campaign: Campaign, file: BinaryIO, file_name: str, user=None
 ) -> ImportSummary:
-    """Read the whole file, check it, then write it in one transaction."""
+    """Read the file page by page and write it in batches (BATCH_ROWS pages or BATCH_CHARS
+    characters, whichever comes first), all in one transaction: memory follows a batch,
+    not the file, and an error anywhere leaves the campaign as it was."""
     opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
-    ratings = [unguarded_rating(r) for r in read_da_ratings(opened.lines, file_name)]
-    if not ratings:
-        raise DataFileError(file_name, "no rows after the header")
-    names = list(dict.fromkeys(r.criterion for r in ratings))
-    pages = group_pages(ratings, file_name)
+    ratings = (unguarded_rating(r) for r in read_da_ratings(opened.lines, file_name))
     with transaction.atomic():
-        criteria, made = page_criteria(campaign, names, file_name, ratings)
-        writer = DaWriter(campaign, criteria, file_name)
-        writer.write(pages)
+        writer = DaWriter(campaign, file_name)
+        for batch in batches(file_pages(ratings, file_name), BATCH_ROWS, BATCH_CHARS, DaPage.chars):
+            writer.write(batch)
+        if not writer.rows:
+            raise DataFileError(file_name, "no rows after the header")
+        criteria = writer.finish()
         ids = [c.pk for c in criteria]
         CampaignCriterion.objects.filter(pk__in=ids).record_judgments_change()
         campaign.criteria.record_pool_change(recount=True)
+        sql.analyze(Hit, HitOutput, Assignment, Judgment)
         note = ""
-        if made:
+        if writer.made:
             note = (
-                f"Created the direct-assessment criteria {', '.join(made)} (closed to"
+                f"Created the direct-assessment criteria {', '.join(writer.made)} (closed to"
                 " annotators: they were judged elsewhere)"
             )
-        summary = ImportSummary(file_name, len(ratings), writer.created, note)
+        summary = ImportSummary(file_name, writer.rows, writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
 
@@ -99,73 +129,44 @@ def unguarded_rating(rating: DaRating) -> DaRating:
     )
 
 
-def group_pages(ratings: list[DaRating], file_name: str) -> list[DaPage]:
-    pages: dict[tuple, DaPage] = {}
+def file_pages(ratings: Iterable[DaRating], file_name: str) -> Iterator[DaPage]:
+    """The file's pages, one at a time: the rows of one `hit` (or without it, of one
+    annotator and item) come together, as the export writes them. A row of a page that
+    ended before other rows is an error naming both lines; only the pages' keys are kept."""
+    page: DaPage | None = None
+    key: tuple[str, ...] = ()
+    ended: dict[tuple[str, ...], int] = {}
     for r in ratings:
-        key = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
-        page = pages.get(key)
+        here: tuple[str, ...] = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
+        if page is not None and here != key:
+            ended[key] = page.line
+            yield page
+            page = None
         if page is None:
-            page = pages[key] = DaPage(r.line, r.hit, r.item, r.annotator, r.seconds)
-        elif (r.item, r.annotator) != (page.item, page.annotator):
-            what = "item" if r.item != page.item else "annotator"
-            raise DataFileError(
-                file_name, f"HIT {r.hit} has another {what} on line {page.line}", r.line, what
-            )
-        scores = page.scores.setdefault(r.system, {})
-        page.lines.setdefault(r.system, r.line)
-        if r.criterion in scores:
-            raise DataFileError(
-                file_name,
-                f"a second score of system {r.system} on {r.criterion} in the same HIT",
-                r.line,
-                "score",
-            )
-        scores[r.criterion] = r.score
-    return list(pages.values())
-
-
-def page_criteria(
-    campaign: Campaign, names: list[str], file_name: str, ratings: list[DaRating]
-) -> tuple[list[CampaignCriterion], list[str]]:
-    """The file's criteria, the first one the pages' own: found, or made with DA's form."""
-    found = {c.criterion: c for c in campaign.criteria.named(names)}
-    made = []
-    for name in names:
-        criterion = found.get(name)
-        if criterion is None:
-            # The file does not say what was asked: a question the organiser may rewrite.
-            found[name] = CampaignCriterion.objects.create(
-                campaign=campaign,
-                criterion=name,
-                form=da.NAME,
-                is_open=False,
-                question=f"How do you rate the sentence's {name}?",
-            )
-            made.append(name)
-        elif criterion.form != da.NAME:
-            line = next(r.line for r in ratings if r.criterion == name)
-            raise DataFileError(
-                file_name,
-                f"criterion {name} of '{campaign.slug}' is judged with {criterion.form},"
-                " not direct assessment",
-                line,
-                "criterion",
-            )
-    first = found[names[0]]
-    further = [n for n in names[1:] if n not in first.settings.get("also_asks", [])]
-    if further:
-        first.settings = {
-            **first.settings,
-            "also_asks": [*first.settings.get("also_asks", []), *further],
-        }
-        first.save(update_fields=["settings"])
-    return [found[name] for name in names], made
+            if here in ended:
+                raise DataFileError(
+                    file_name,
+                    f"a row of the page that began on line {ended[here]}, after other pages'"
+                    " rows: keep each page's rows together",
+                    r.line,
+                    "hit" if r.hit else "item",
+                )
+            page, key = DaPage(r.line, r.hit, r.item, r.annotator, r.seconds), here
+        page.add(r, file_name)
+    if page is not None:
+        yield page
 
 
 class DaWriter:
-    def __init__(self, campaign: Campaign, criteria: list[CampaignCriterion], file_name: str):
+    """Writes pages batch by batch, keeping what later batches need: the criteria met so
+    far (the first one named is every page's own, the others its further ones), and the
+    ids of items, systems, outputs and annotators."""
+
+    def __init__(self, campaign: Campaign, file_name: str):
         self.campaign, self.file_name = campaign, file_name
-        self.main, self.further = criteria[0], {c.criterion: c for c in criteria[1:]}
+        self.main: CampaignCriterion | None = None
+        self.criteria: dict[str, CampaignCriterion] = {}
+        self.made: list[str] = []
         self.items = dict(campaign.items.values_list("external_id", "id"))
         self.systems = dict(campaign.systems.values_list("name", "id"))
         outputs = Output.objects.filter(item__campaign=campaign)
@@ -174,9 +175,11 @@ class DaWriter:
         }
         annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
         self.annotators = dict(annotators.values_list("external_id", "id"))
+        self.rows = 0
         self.created = dict.fromkeys(["annotators", "HITs", "judgments", "further scores"], 0)
 
     def write(self, pages: list[DaPage]) -> None:
+        self.ensure_criteria(pages)
         for page in pages:
             self.check(page)
         self.check_new_hits(pages)
@@ -185,7 +188,7 @@ class DaWriter:
         hits = Hit.objects.bulk_create(
             Hit(
                 campaign=self.campaign,
-                criterion=self.main.criterion,
+                criterion=self.main,
                 item_id=self.items[p.item],
                 external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
             )
@@ -208,29 +211,72 @@ class DaWriter:
         )
         self.write_scores(pages, slots, assignments)
         self.created["HITs"] += len(hits)
+        self.rows += sum(len(scores) for p in pages for scores in p.scores.values())
 
     def write_scores(self, pages, slots, assignments) -> None:
+        """A Judgment per slot and criterion scored: the page's own and its further ones."""
         slot_at = iter(slots)
-        judgments, further = [], []
+        judgments, further = [], 0
         for page, assignment in zip(pages, assignments, strict=True):
             for scores in page.scores.values():
                 slot = next(slot_at)
-                main = scores[self.main.criterion]
-                judgments.append(Judgment(assignment=assignment, slot=slot, score=main))
-                further += [
-                    CriterionScore(
-                        assignment=assignment, slot=slot, criterion=self.further[n], score=s
-                    )
+                judgments += [
+                    Judgment(assignment=assignment, slot=slot, criterion=self.criteria[n], score=s)
                     for n, s in scores.items()
-                    if n != self.main.criterion
                 ]
+                further += len(scores) - 1
         Judgment.objects.bulk_create(judgments)
-        CriterionScore.objects.bulk_create(further)
-        self.created["judgments"] += len(judgments)
-        self.created["further scores"] += len(further)
-        sql.analyze(Hit, HitOutput, Assignment, Judgment, CriterionScore)
+        self.created["judgments"] += len(judgments) - further
+        self.created["further scores"] += further
+
+    def ensure_criteria(self, pages: list[DaPage]) -> None:
+        """The criteria the batch names that earlier ones did not: found, or made with
+        DA's form; the first the file names is the pages' own."""
+        lines: dict[str, int] = {}  # in the order the file names them
+        for page in pages:
+            for name, line in page.named.items():
+                if name not in self.criteria:
+                    lines.setdefault(name, line)
+        if not lines:
+            return
+        found = {c.name: c for c in self.campaign.criteria.filter(name__in=list(lines))}
+        for name, line in lines.items():
+            self.criteria[name] = self.criterion(found.get(name), name, line)
+            self.main = self.main or self.criteria[name]
+
+    def criterion(self, criterion: CampaignCriterion | None, name: str, line: int):
+        if criterion is None:
+            self.made.append(name)
+            # The file does not say what was asked: a question the organiser may rewrite.
+            return CampaignCriterion.objects.create(
+                campaign=self.campaign,
+                name=name,
+                form=da.NAME,
+                is_open=False,
+                question=f"How do you rate the sentence's {name}?",
+            )
+        if criterion.form != da.NAME:
+            raise DataFileError(
+                self.file_name,
+                f"criterion {name} of '{self.campaign.slug}' is judged with {criterion.form},"
+                " not direct assessment",
+                line,
+                "criterion",
+            )
+        return criterion
+
+    def finish(self) -> list[CampaignCriterion]:
+        """The file's criteria, its first one's page now asking the others too."""
+        assert self.main is not None
+        asked = self.main.settings.get("also_asks", [])
+        further = [name for name in self.criteria if name != self.main.name and name not in asked]
+        if further:
+            self.main.settings = {**self.main.settings, "also_asks": [*asked, *further]}
+            self.main.save(update_fields=["settings"])
+        return list(self.criteria.values())
 
     def check(self, page: DaPage) -> None:
+        assert self.main is not None  # ensure_criteria found it
         if page.item not in self.items:
             raise DataFileError(
                 self.file_name,
@@ -249,10 +295,10 @@ class DaWriter:
                     line,
                     "system",
                 )
-            if self.main.criterion not in scores:
+            if self.main.name not in scores:
                 raise DataFileError(
                     self.file_name,
-                    f"no {self.main.criterion} score of system {system!r} on this page (the"
+                    f"no {self.main.name} score of system {system!r} on this page (the"
                     " file's first criterion is the one each page is judged on)",
                     line,
                     "criterion",
@@ -286,62 +332,49 @@ class DaWriter:
 
 
 def da_rows(campaign: Campaign, criterion: CampaignCriterion | None = None) -> Iterator[list]:
-    """The header, then the counted scores of the campaign's DA pages (or `criterion`'s), in
-    ranking order: per slot, the page's own criterion, then its further ones."""
+    """The header, then the counted judgments of the campaign's DA criteria (or of
+    `criterion` alone) in ranking order, page by page: per slot, the page's own criterion,
+    then the further ones in the order the page asks them."""
     yield HEADER
-    criteria = campaign.criteria.filter(form=da.NAME)
+    judgments = Judgment.objects.counted().filter(
+        assignment__hit__campaign=campaign, criterion__form=da.NAME
+    )
     if criterion is not None:
-        criteria = criteria.filter(pk=criterion.pk)
-    for page_criterion in criteria.order_by("pk"):
-        judgments = Judgment.objects.counted().for_criterion(page_criterion).in_ranking_order()
-        further = further_scores(page_criterion)
-        rows = judgments.values_list(
-            "assignment_id",
-            "slot_id",
-            "assignment__hit__item__external_id",
-            "slot__output__system__name",
-            "assignment__annotator_id",
-            "score",
-            "assignment__hit__external_id",
-            "assignment__hit_id",
-            "assignment__started_at",
-            "assignment__submitted_at",
-        )
-        for (
-            assignment,
-            slot,
-            item,
-            system,
-            annotator,
-            score,
-            hit_id,
-            hit,
-            start,
-            end,
-        ) in rows.iterator(chunk_size=CHUNK_ROWS):
-            hit_name = hit_id or str(hit)
+        judgments = judgments.for_criterion(criterion)
+    rows = judgments.order_by(
+        "assignment__hit__criterion__name", "assignment__hit_id", "assignment_id", "slot__position"
+    ).values_list(
+        "assignment_id",
+        "slot_id",
+        "assignment__hit__criterion_id",
+        "criterion_id",
+        "assignment__hit__item__external_id",
+        "slot__output__system__name",
+        "assignment__annotator_id",
+        "score",
+        "assignment__hit__external_id",
+        "assignment__hit_id",
+        "assignment__started_at",
+        "assignment__submitted_at",
+    )
+    order = asked_order(campaign)
+    names = dict(campaign.criteria.values_list("pk", "name"))
+    for _, slot_rows in itertools.groupby(
+        rows.iterator(chunk_size=CHUNK_ROWS), key=lambda row: row[:2]
+    ):
+        for row in sorted(slot_rows, key=lambda row: order.get(row[2:4], len(order))):
+            *_, criterion_id, item, system, annotator, score, hit_id, hit, start, end = row
             seconds = round((end - start).total_seconds(), 3)
-            yield [item, system, annotator, page_criterion.criterion, score, hit_name, seconds]
-            for name, value in further.get((assignment, slot), []):
-                yield [item, system, annotator, name, value, hit_name, seconds]
+            yield [item, system, annotator, names[criterion_id], score, hit_id or str(hit), seconds]
 
 
-def further_scores(criterion: CampaignCriterion) -> dict[tuple[int, int], list[tuple[str, float]]]:
-    """(assignment, slot) -> [(criterion name, score)] of the further criteria of the
-    criterion's pages, in the order the page asks them."""
-    asked = criterion.settings.get("also_asks", [])
-    names = {
-        c.pk: c.criterion
-        for c in CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id)
-    }
-    pages = Assignment.objects.for_criterion(criterion).values("pk")
-    rows = CriterionScore.objects.counted().filter(assignment__in=pages)
-    found: dict[tuple[int, int], list[tuple[str, float]]] = {}
-    for assignment, slot, criterion_id, score in rows.values_list(
-        "assignment_id", "slot_id", "criterion_id", "score"
-    ).iterator(chunk_size=CHUNK_ROWS):
-        found.setdefault((assignment, slot), []).append((names[criterion_id], score))
-    order = {name: n for n, name in enumerate(asked)}
-    for scores in found.values():
-        scores.sort(key=lambda pair: order.get(pair[0], len(order)))
-    return found
+def asked_order(campaign: Campaign) -> dict[tuple[int, int], int]:
+    """(page criterion, criterion asked) -> where the page asks it: its own first, then
+    its `also_asks` in order."""
+    criteria = list(campaign.criteria.filter(form=da.NAME))
+    ids = {c.name: c.pk for c in criteria}
+    order: dict[tuple[int, int], int] = {}
+    for page in criteria:
+        asked = [page.pk, *(ids[n] for n in page.settings.get("also_asks", []) if n in ids)]
+        order.update(((page.pk, pk), n) for n, pk in enumerate(asked))
+    return order

@@ -195,7 +195,8 @@ def clear_flags(assignments: AssignmentQuerySet) -> int:
     """Count flagged HITs in rankings after all (an organiser's decision); the number of
     assignments unflagged."""
     flagged = assignments.flagged()
-    criterion_ids = set(flagged.values_list("hit__criterion_id", flat=True))
+    # Their HITs' criteria, and the further ones their pages asked (DA's): each changes.
+    criterion_ids = flagged.judged_criteria()
     if not criterion_ids:
         return 0
     criteria = CampaignCriterion.objects.filter(pk__in=criterion_ids)

@@ -37,11 +37,14 @@ The interface, field by field (rankme.py is the worked example):
   learn from (annotation/handout/composition.py turns them into pairwise comparisons).
 - `save(assignment, criterion, shown, answers, also)`: write the judgments, in the
   transaction that holds the criterion's lock, together with the statements `also`
-  (`sql.insert(rows, also=also)`). One `Judgment` per slot, whose `score` is the one
-  rankings and the attention check read (higher better); anything more (coverage marks,
-  further criteria, error spans) in the Judgment's own fields or in a table of the form's.
+  (`sql.insert(rows, also=also)`). One `Judgment` per slot and criterion judged (its
+  `criterion`: the page's own, or a further one the page asks too, as DA's `also_asks`,
+  whose judgments change is then the form's to record among `also`), whose `score` is the
+  one rankings and the attention check read (higher better); anything more (coverage
+  marks, error spans) in the Judgment's own fields or in a table of the form's.
 - `attention`: how the attention check (a degraded copy of one output, shown in some HITs)
-  is judged: `pairs(rows)` turns the annotator's judgments of checked HITs into (original,
+  is judged: `pairs(rows)` turns the annotator's judgments of checked HITs (of each HIT's
+  own criterion: one judgment per slot, whatever further criteria it asks) into (original,
   degraded) score pairs; the one-sided Mann-Whitney verdict of nlgdata.attention then asks
   that originals score above their copies. Score forms keep `score_pairs`; a preference form
   stores its winner as a score (1 wins, 0.5 tie, 0 loses) and keeps it too.
@@ -148,9 +151,6 @@ class JudgmentForm:
     datasheet: FormDatasheet
     protocols: tuple[str, ...]
     clean_settings: Callable[[dict, Any], dict] = lambda settings, criterion: dict(settings)
-    # Whether its pages may score further criteria (CriterionScore rows, until Judgment has
-    # a criterion of its own): rankings of a criterion then read those rows too.
-    asks_further_criteria: bool = False
     # The fewest outputs a HIT may show (RankME's order needs two; a DA page may show one).
     fewest_outputs: int = 2
     # Whether the criterion is handed out on pages of its own (False: another criterion's

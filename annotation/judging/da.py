@@ -4,7 +4,7 @@ slider, for the criterion and for the further criteria asked on the same page.
 Settings (CampaignCriterion.settings), all optional:
 - `also_asks`: names of other DA criteria of the campaign asked on this criterion's page,
   after it (WebNLG's five on one page). They get no HITs of their own: their scores are
-  CriterionScore rows of this criterion's assignments.
+  Judgments of this criterion's assignments whose `criterion` is theirs.
 - `outputs_per_page`: outputs per page, 1 to 10 (default: the campaign's outputs per HIT).
 - `low_label`, `high_label`: the words at the slider's ends.
 
@@ -22,7 +22,7 @@ from django.core.exceptions import ValidationError
 from annotation.forms import ScoreInput, SubmissionKeyForm
 from annotation.handout import sql
 from annotation.handout.submission import Shown
-from annotation.models import CampaignCriterion, CriterionScore, Judgment
+from annotation.models import CampaignCriterion, Judgment
 
 from .base import AttentionRule, Comprehension, FormDatasheet, JudgmentForm
 from .rankme import worked_pair
@@ -71,7 +71,7 @@ class PageCriterion:
 
     @property
     def label(self) -> str:
-        return self.criterion.get_criterion_display()
+        return self.criterion.label
 
     @property
     def question(self) -> str:
@@ -81,10 +81,9 @@ class PageCriterion:
 def page_criteria(criterion: CampaignCriterion) -> list[PageCriterion]:
     """The criterion, then the further ones its settings ask on its page, in that order."""
     names = criterion.settings.get("also_asks", [])
-    found = {
-        c.criterion: c
-        for c in CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id).named(names)
-    }
+    found = {}
+    if names:
+        found = {c.name: c for c in campaign_criteria(criterion).filter(name__in=names)}
     further = [found[name] for name in names if name in found]
     return [PageCriterion(i, c) for i, c in enumerate([criterion, *further])]
 
@@ -192,32 +191,22 @@ def slot_scores(shown: list[Shown], answers: dict[int, list[int]]) -> list[tuple
 
 
 def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, also) -> None:
-    """A Judgment per slot for the page's own criterion, a CriterionScore per slot for each
-    further one (whose judgments version moves with the page's)."""
+    """A Judgment per slot and criterion of the page, in one statement with `also` and the
+    change of each further criterion's judgments (the page's own is among `also`)."""
+    asked = page_criteria(criterion)
     judgments = [
-        Judgment(assignment=assignment, slot=slot, score=answers[s.key][0])
+        Judgment(
+            assignment=assignment,
+            slot=slot,
+            criterion=page.criterion,
+            score=answers[s.key][page.index],
+        )
         for s in shown
         for slot in s.slots
+        for page in asked
     ]
-    sql.insert(judgments, also=also)
-    further = page_criteria(criterion)[1:]
-    if not further:
-        return
-    sql.insert(
-        [
-            CriterionScore(
-                assignment=assignment,
-                slot=slot,
-                criterion=asked.criterion,
-                score=answers[s.key][asked.index],
-            )
-            for s in shown
-            for slot in s.slots
-            for asked in further
-        ]
-    )
-    ids = [asked.criterion.pk for asked in further]
-    CampaignCriterion.objects.filter(pk__in=ids).record_judgments_change()
+    changes = [sql.judgments_change(page.criterion) for page in asked[1:]]
+    sql.insert(judgments, also=[*also, *changes])
 
 
 def outputs_per_hit(criterion: CampaignCriterion) -> int:
@@ -248,10 +237,9 @@ def clean_settings(settings: dict, criterion: CampaignCriterion) -> dict:
 def further_criteria(names, criterion: CampaignCriterion) -> list[str]:
     if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
         raise ValidationError({"settings": "also_asks: a list of criterion names"})
-    if len(set(names)) != len(names) or criterion.criterion in names:
+    if len(set(names)) != len(names) or criterion.name in names:
         raise ValidationError({"settings": "also_asks: each other criterion once"})
-    others = CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id).named(names)
-    found = {c.criterion: c.form for c in others}
+    found = dict(campaign_criteria(criterion).filter(name__in=names).values_list("name", "form"))
     wrong = [n for n in names if found.get(n) != NAME]
     if wrong:
         not_da = ", ".join(wrong)
@@ -265,8 +253,13 @@ def asked_on_another_page(criterion: CampaignCriterion) -> bool:
     no HITs of its own)."""
     if criterion.form != NAME:
         return False
-    others = CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id, form=NAME)
-    return any(criterion.criterion in c.settings.get("also_asks", []) for c in others)
+    others = campaign_criteria(criterion).filter(form=NAME)
+    return any(criterion.name in c.settings.get("also_asks", []) for c in others)
+
+
+def campaign_criteria(criterion: CampaignCriterion):
+    """The criteria of the criterion's campaign."""
+    return CampaignCriterion.objects.filter(campaign_id=criterion.campaign_id)
 
 
 FORM = JudgmentForm(
@@ -323,6 +316,5 @@ FORM = JudgmentForm(
     protocols=("e2e", "bt", "wmt"),
     clean_settings=clean_settings,
     fewest_outputs=1,
-    asks_further_criteria=True,
     has_own_hits=lambda criterion: not asked_on_another_page(criterion),
 )

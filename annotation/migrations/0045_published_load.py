@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0029_direct_assessment_scores"),
+        ("annotation", "0032_upload_job_form"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

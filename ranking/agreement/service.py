@@ -123,7 +123,7 @@ def load_hits(criterion: CampaignCriterion) -> np.ndarray:
     left_out = Case(When(annotator_counts_q("annotator__"), then=Value(False)), default=Value(True))
     rows = (
         Assignment.objects.submitted()
-        .filter(hit__criterion=criterion)
+        .judging(criterion)
         .order_by()
         .values_list("annotator_id", "started_at", "submitted_at", "flag", left_out)
     )

@@ -157,6 +157,60 @@ def test_admin_exclude_action_records_the_change(organiser, judged):
     assert_recorded(criterion)
 
 
+@pytest.fixture
+def judged_da(judged):
+    """`judged` with quality a direct-assessment page that also asks naturalness: each
+    judged HIT holds a naturalness judgment per slot too; both criteria ranked now."""
+    quality, first, second = judged
+    naturalness = quality.campaign.criteria.get(name="naturalness")
+    CampaignCriterion.objects.filter(pk=naturalness.pk).update(form="da")
+    CampaignCriterion.objects.filter(pk=quality.pk).update(
+        form="da", settings={"also_asks": ["naturalness"]}
+    )
+    for assignment in (first, second):
+        for slot in assignment.hit.slots.all():
+            Judgment.objects.create(
+                assignment=assignment, slot=slot, criterion=naturalness, score=50
+            )
+    ranked_now(naturalness)
+    quality.refresh_from_db()
+    naturalness.refresh_from_db()
+    return quality, naturalness, first, second
+
+
+def assert_further_recorded(naturalness: CampaignCriterion) -> None:
+    """The change of the further criterion, asked on quality's pages, was recorded too."""
+    ranked_at = naturalness.judgments_version
+    naturalness.refresh_from_db()
+    assert naturalness.judgments_version > ranked_at
+    assert (
+        not RankingRun.objects.for_criterion(naturalness)
+        .filter(judgments_version=naturalness.judgments_version)
+        .exists()
+    )
+
+
+def test_admin_excluding_an_annotator_records_every_criterion_their_pages_judged(
+    organiser, judged_da
+):
+    quality, naturalness, first, _ = judged_da
+    response = save_change_page(organiser, "annotator", first.annotator_id, is_excluded="on")
+    assert response.status_code == 302
+    assert_recorded(quality)
+    assert_further_recorded(naturalness)
+    assert Judgment.objects.counted().for_criterion(naturalness).count() == 0
+
+
+def test_admin_clearing_a_flag_records_every_criterion_the_page_judged(organiser, judged_da):
+    quality, naturalness, _, second = judged_da
+    changelist = reverse("admin:annotation_assignment_changelist")
+    chosen = {"action": "clear_flag", "_selected_action": [second.pk]}
+    organiser.submit(organiser.get(changelist), chosen, action=changelist)
+    assert_recorded(quality)
+    assert_further_recorded(naturalness)
+    assert Judgment.objects.counted().for_criterion(naturalness).count() == 6
+
+
 def test_admin_system_page_switching_a_system_off_records_the_change(organiser, judged):
     criterion, first, _ = judged
     system = first.hit.slots.first().output.system

@@ -9,10 +9,10 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from annotation.models import DataFile, Item, Output, System, UploadJob
+from annotation.models import DataFile, Item, Judgment, Output, System, UploadJob
 from annotation.uploads import PROGRESS, execute_upload, job_folder
 from tests.client import changelist_rows
-from tests.factories import make_campaign, make_item, make_system
+from tests.factories import make_campaign, make_item, make_output, make_system
 from tests.world import logged_in
 
 pytestmark = pytest.mark.django_db
@@ -110,6 +110,42 @@ def test_upload_with_one_bad_file_imports_none_and_names_file_line_and_column(or
     assert "Nothing from this upload was imported" in page
     assert not Output.objects.exists() and not DataFile.objects.exists()
     assert not System.objects.exists()  # tgen's new system went with the rest
+
+
+def test_upload_of_da_ratings_in_their_layout_stores_a_judgment_per_criterion(organiser):
+    campaign = make_campaign()
+    item = make_item(campaign, external_id="i1")
+    for name in ("tgen", "slug"):
+        make_output(item, make_system(campaign, name=name))
+    rows = [
+        "item,system,annotator,criterion,score,hit,seconds",
+        "i1,tgen,w1,correctness,80,h1,30",
+        "i1,tgen,w1,fluency,70,h1,30",
+        "i1,slug,w1,correctness,40,h1,30",
+        "i1,slug,w1,fluency,90,h1,30",
+    ]
+    files = {"da.csv": ("\n".join(rows) + "\n").encode()}
+    job, page = upload_and_import(organiser, campaign, files, kind="ratings", form="da")
+    assert (job.status, job.form) == ("done", "da"), job.error
+    assert "Created the direct-assessment criteria correctness, fluency" in page
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    assert sorted(judged.values_list("criterion__name", "slot__output__system__name", "score")) == [
+        ("correctness", "slug", 40.0),
+        ("correctness", "tgen", 80.0),
+        ("fluency", "slug", 90.0),
+        ("fluency", "tgen", 70.0),
+    ]
+
+
+def test_upload_form_keeps_a_ratings_layout_to_ratings_and_apart_from_the_criterion(organiser):
+    campaign = make_campaign()
+    response = upload(organiser, campaign, {"items.csv": ITEMS}, form="da")
+    assert "A ratings layout is for a ratings file only." in response.content.decode()
+    response = upload(
+        organiser, campaign, {"r.csv": b"x\n"}, kind="ratings", form="da", criterion="quality"
+    )
+    assert "The criterion is for the E2E layout" in response.content.decode()
+    assert not UploadJob.objects.exists()
 
 
 def test_upload_hostile_file_fails_with_its_line_and_writes_nothing(organiser):

@@ -10,10 +10,10 @@ from django.urls import reverse
 from annotation.attention import record_attention_verdict
 from annotation.judging import form_named
 from annotation.models import (
+    NATURALNESS,
+    QUALITY,
     Assignment,
     CampaignCriterion,
-    Criterion,
-    CriterionScore,
     HitOutput,
     Judgment,
     Screening,
@@ -25,7 +25,6 @@ from tests.world import Person
 pytestmark = pytest.mark.django_db
 
 DA = form_named("da").name
-QUALITY, NATURALNESS = Criterion.QUALITY, Criterion.NATURALNESS
 
 
 def da_campaign(k: int = 3, **fields):
@@ -33,8 +32,8 @@ def da_campaign(k: int = 3, **fields):
     naturalness (DA too) on the same page; `k` outputs a page."""
     campaign = make_campaign(outputs_per_hit=max(k, 2), min_seconds_per_hit=0, **fields)
     make_system_set(campaign, systems=3, items=4)
-    campaign.criteria.filter(criterion=NATURALNESS).update(form=DA)
-    quality = campaign.criteria.get(criterion=QUALITY)
+    campaign.criteria.filter(name=NATURALNESS).update(form=DA)
+    quality = campaign.criteria.get(name=QUALITY)
     quality.form = DA
     quality.settings = {"also_asks": [NATURALNESS], "outputs_per_page": k}
     quality.full_clean()
@@ -78,10 +77,7 @@ def test_da_page_shows_a_slider_and_box_per_output_and_criterion():
     fields = [f for f in forms_on(page)[0].fields if f.startswith("score_")]
     assert fields == [f"score_{p}_{c}" for p in (1, 2, 3) for c in (0, 1)]
     assert "0: very poor" in html and "100: excellent" in html
-    assert (
-        CampaignCriterion.objects.get(campaign=campaign, criterion=NATURALNESS).question_text
-        in html
-    )
+    assert CampaignCriterion.objects.get(campaign=campaign, name=NATURALNESS).question_text in html
 
 
 def test_da_submission_stores_exactly_what_was_entered():
@@ -94,18 +90,19 @@ def test_da_submission_stores_exactly_what_was_entered():
     assert response.status_code == 302
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED
-    judged = list(
-        Judgment.objects.filter(assignment=assignment).values_list("slot__position", "score")
-    )
-    assert sorted(judged) == [(1, 0.0), (2, 55.0), (3, 100.0)]
-    naturalness = CampaignCriterion.objects.get(campaign=campaign, criterion=NATURALNESS)
-    further = CriterionScore.objects.filter(assignment=assignment, criterion=naturalness)
-    assert sorted(further.values_list("slot__position", "score")) == [
-        (1, 12.0),
-        (2, 34.0),
-        (3, 99.0),
+    # One judgment per slot and criterion of the page, on the one assignment.
+    judged = Judgment.objects.filter(assignment=assignment)
+    assert sorted(judged.values_list("criterion__name", "slot__position", "score")) == [
+        (NATURALNESS, 1, 12.0),
+        (NATURALNESS, 2, 34.0),
+        (NATURALNESS, 3, 99.0),
+        (QUALITY, 1, 0.0),
+        (QUALITY, 2, 55.0),
+        (QUALITY, 3, 100.0),
     ]
-    assert CriterionScore.objects.count() == 3
+    assert Judgment.objects.count() == 6
+    naturalness = CampaignCriterion.objects.get(campaign=campaign, name=NATURALNESS)
+    assert Judgment.objects.counted().for_criterion(naturalness).count() == 3
     quality.refresh_from_db()
     naturalness.refresh_from_db()
     assert quality.judgments_version >= 1 and naturalness.judgments_version == 1
@@ -126,7 +123,7 @@ def test_da_unset_and_wrong_sliders_are_refused_keeping_what_was_typed():
     assert "Move the slider (or type a number from 0 to 100): it has no score yet." in html
     assert 'name="score_1_0" value="40"' in html and 'name="score_2_0" value="101"' in html
     assert 'name="score_3_0" value="7"' in html
-    assert Judgment.objects.count() == 0 and CriterionScore.objects.count() == 0
+    assert Judgment.objects.count() == 0
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
 
@@ -138,7 +135,10 @@ def test_da_one_output_a_page():
     assert assignment.hit.slots.count() == 1
     page = person.get(url(campaign, "hit", QUALITY, assignment.pk))
     person.submit(page, scores_for(assignment, [70], [80]))
-    assert list(Judgment.objects.values_list("score", flat=True)) == [70.0]
+    assert sorted(Judgment.objects.values_list("criterion__name", "score")) == [
+        (NATURALNESS, 80.0),
+        (QUALITY, 70.0),
+    ]
 
 
 def test_a_criterion_asked_on_another_page_takes_nobody():
@@ -170,15 +170,24 @@ def test_da_settings_are_checked_naming_the_key():
 
 
 def checked_da_hit(campaign, annotator, original: float, degraded: float) -> None:
-    """A submitted DA HIT whose attention check scored `degraded` against `original`."""
+    """A submitted DA HIT whose attention check scored `degraded` against `original` on the
+    page's own criterion (quality), and the other way round on the further one the page
+    asks (naturalness), which the check does not read."""
     outputs = list(campaign.items.first().outputs.all()[:2])
     hit = make_hit(outputs)
     first = hit.slots.get(position=1)
     HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
     assignment = Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
+    naturalness = campaign.criteria.get(name=NATURALNESS)
     for slot in hit.slots.all():
         score = degraded if slot.degraded_text else (original if slot.position == 1 else 50)
-        Judgment.objects.create(assignment=assignment, slot=slot, score=score)
+        Judgment.objects.create(
+            assignment=assignment, slot=slot, criterion=hit.criterion, score=score
+        )
+        further = original if slot.degraded_text else (degraded if slot.position == 1 else 50)
+        Judgment.objects.create(
+            assignment=assignment, slot=slot, criterion=naturalness, score=further
+        )
 
 
 def test_da_attention_verdict_fails_who_scores_copies_above_originals():

@@ -62,3 +62,64 @@ def test_migrating_to_criterion_rows_keeps_hits_judgments_and_runs_with_their_cr
     assert judgments.count() == 3
     (run,) = RankingRun.objects.filter(campaign_id=campaign_id)
     assert run.criterion == criteria.get(name="quality")
+
+
+BEFORE_FOLD = [("annotation", "0029_direct_assessment_scores")]
+
+
+def page_with_a_further_score(apps) -> None:
+    """A DA page of quality that also asked naturalness: quality's score a Judgment, the
+    further one a CriterionScore, as 0029 stored them."""
+    get = apps.get_model
+    campaign = get("annotation", "Campaign").objects.create(slug="da", name="DA")
+    criteria = get("annotation", "CampaignCriterion").objects
+    quality = criteria.create(
+        campaign=campaign, name="quality", form="da", settings={"also_asks": ["naturalness"]}
+    )
+    naturalness = criteria.create(campaign=campaign, name="naturalness", form="da")
+    item = get("annotation", "Item").objects.create(
+        campaign=campaign, external_id="1", input_kind="mr", input_data={}, input_key="k"
+    )
+    system = get("annotation", "System").objects.create(campaign=campaign, name="tgen", key="tgen")
+    output = get("annotation", "Output").objects.create(item=item, system=system, text="A.")
+    annotator = get("annotation", "Annotator").objects.create(
+        campaign=campaign, source="invited", external_id="ada"
+    )
+    hit = get("annotation", "Hit").objects.create(campaign=campaign, criterion=quality, item=item)
+    slot = get("annotation", "HitOutput").objects.create(hit=hit, output=output, position=1)
+    assignment = get("annotation", "Assignment").objects.create(
+        hit=hit, annotator=annotator, status="submitted"
+    )
+    get("annotation", "Judgment").objects.create(
+        assignment=assignment, slot=slot, criterion=quality, score=70
+    )
+    get("annotation", "CriterionScore").objects.create(
+        assignment=assignment, slot=slot, criterion=naturalness, score=30
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_folding_criterion_scores_makes_each_a_judgment_of_its_criterion_and_back():
+    old_state = MigrationExecutor(connection).migrate(BEFORE_FOLD)
+    page_with_a_further_score(old_state.apps)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    judged = Judgment.objects.filter(assignment__hit__campaign__slug="da")
+    assert sorted(
+        judged.values_list("criterion__name", "score", "assignment__hit__criterion__name")
+    ) == [
+        ("naturalness", 30.0, "quality"),
+        ("quality", 70.0, "quality"),
+    ]
+    assert "annotation_criterionscore" not in connection.introspection.table_names()
+
+    executor = MigrationExecutor(connection)
+    back = executor.migrate(BEFORE_FOLD).apps
+    scores = back.get_model("annotation", "CriterionScore").objects
+    assert list(scores.values_list("criterion__name", "score")) == [("naturalness", 30.0)]
+    judgments = back.get_model("annotation", "Judgment").objects
+    assert list(judgments.values_list("criterion__name", "score")) == [("quality", 70.0)]
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())

@@ -125,3 +125,16 @@ def test_monitor_wrong_method_and_unknown_campaign(organiser, history):
     assert organiser.send("POST", url).status_code == 405
     missing = reverse("admin:annotation_campaign_monitor", args=[999])
     assert organiser.get(missing).status_code == 404
+
+
+def test_monitor_counts_a_criterion_asked_on_another_page_in_that_pages_hits(organiser, history):
+    """Quality's DA pages also ask naturalness, which has no HITs of its own: the monitor
+    shows quality's row and says where naturalness is asked, instead of an empty row."""
+    campaign, _ = history
+    campaign.criteria.update(form="da")
+    campaign.criteria.filter(name=QUALITY).update(settings={"also_asks": [NATURALNESS]})
+    url = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
+    section = organiser.get(url, {"part": "progress"}).content.decode()
+    assert 'id="progress-quality"' in section and 'id="progress-naturalness"' not in section
+    assert "Asked on another criterion's pages, so counted in its HITs: Naturalness." in section
+    assert section.count("<rect") == 24

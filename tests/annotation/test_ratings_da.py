@@ -8,10 +8,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
+from annotation.datafiles import ratings_da
 from annotation.datafiles.exporters import export
 from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.judging import form_named
-from annotation.models import Assignment, Campaign, CampaignCriterion, CriterionScore, Judgment
+from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.datasheet import build_datasheet
 from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
@@ -62,8 +63,8 @@ def test_import_stores_every_score_and_creates_the_criteria_it_names():
     campaign = da_world()
     summary = imported(campaign, ratings_csv())
     assert "Created the direct-assessment criteria correctness, fluency" in str(summary)
-    correctness = campaign.criteria.get(criterion="correctness")
-    fluency = campaign.criteria.get(criterion="fluency")
+    correctness = campaign.criteria.get(name="correctness")
+    fluency = campaign.criteria.get(name="fluency")
     assert correctness.form == fluency.form == DA.name
     assert correctness.settings["also_asks"] == ["fluency"] and not correctness.is_open
     assert Assignment.objects.filter(hit__campaign=campaign).count() == 18
@@ -73,8 +74,10 @@ def test_import_stores_every_score_and_creates_the_criteria_it_names():
         )
     )
     assert len(stored) == 54 and stored[0] == ("h0-1", "beta", 60 + (7 + 0) % 11)
-    further = CriterionScore.objects.filter(criterion=fluency)
-    assert further.count() == 54
+    # Fluency, asked on correctness's pages, has judgments of its own on those HITs.
+    further = Judgment.objects.for_criterion(fluency)
+    assert further.count() == 54 and Judgment.objects.count() == 108
+    assert not further.exclude(assignment__hit__criterion=correctness).exists()
     one = further.get(assignment__hit__external_id="h2-3", slot__output__system__name="beta")
     assert one.score == 60 // 2 + 20 + (3 + 0) % 5  # item 3, annotator 2: beta is shown first
     assert correctness.judgments_version >= 1
@@ -97,7 +100,53 @@ def test_import_refuses_an_item_system_pair_without_output_naming_its_line():
     text = "item,system,annotator,criterion,score\ni1,alpha,w,c,50\ni1,beta,w,c,101\n"
     with pytest.raises(Exception, match=r"line 3, column score: 101 is not from 0 to 100"):
         imported(campaign, text)
-    assert not campaign.criteria.filter(criterion="c").exists()
+    assert not campaign.criteria.filter(name="c").exists()
+
+
+def stored_scores(campaign: Campaign) -> list[tuple]:
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    return sorted(
+        judged.values_list(
+            "assignment__hit__external_id",
+            "assignment__annotator__external_id",
+            "slot__position",
+            "slot__output__system__name",
+            "criterion__name",
+            "score",
+        )
+    )
+
+
+def test_import_in_batches_of_a_few_pages_stores_what_one_batch_does(monkeypatch):
+    whole = da_world()
+    imported(whole, ratings_csv())
+    monkeypatch.setattr(ratings_da, "BATCH_ROWS", 4)  # 18 pages: 5 batches
+    batched = da_world()
+    summary = imported(batched, ratings_csv())
+    assert stored_scores(batched) == stored_scores(whole)
+    assert summary.created == {
+        "annotators": 3,
+        "HITs": 18,
+        "judgments": 54,
+        "further scores": 54,
+    }
+    assert batched.criteria.get(name="correctness").settings["also_asks"] == ["fluency"]
+
+
+def test_import_refuses_a_page_whose_rows_are_apart_naming_both_lines():
+    campaign = da_world()
+    text = (
+        "item,system,annotator,criterion,score,hit\n"
+        "i1,alpha,w,c,50,h1\n"
+        "i2,beta,w,c,40,h2\n"
+        "i1,gamma,w,c,30,h1\n"
+    )
+    with pytest.raises(
+        Exception,
+        match=r"line 4, column hit: a row of the page that began on line 2, after other pages'",
+    ):
+        imported(campaign, text)
+    assert not Judgment.objects.exists() and not campaign.criteria.filter(name="c").exists()
 
 
 def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
@@ -107,14 +156,15 @@ def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
     path.write_text(bad)
     with pytest.raises(CommandError, match="bad.csv, line 110, column system: no system 'nobody'"):
         call_command("import_ratings", "da-world", str(path), "--form", DA.name)
-    assert not Judgment.objects.exists() and not CriterionScore.objects.exists()
-    assert not campaign.criteria.filter(criterion="correctness").exists()
+    assert not Judgment.objects.exists()
+    assert not campaign.criteria.filter(name="correctness").exists()
     good = tmp_path / "good.csv"
     good.write_text(ratings_csv())
     out = io.StringIO()
     call_command("import_ratings", "da-world", str(good), "--form", DA.name, stdout=out)
     assert "Created the direct-assessment criteria correctness, fluency" in out.getvalue()
-    assert Judgment.objects.count() == CriterionScore.objects.count() == 54
+    assert Judgment.objects.count() == 2 * 54
+    assert Judgment.objects.filter(criterion__name="fluency").count() == 54
 
 
 def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, int]]]:
@@ -127,7 +177,7 @@ def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, i
     for run in RankingRun.objects.filter(campaign=campaign):
         assert run.status == RankingRun.Status.DONE, run.error
         rows = run.results.order_by("position").values_list("system__name", "mu", "cluster")
-        found[(run.criterion, run.protocol)] = [(s, round(mu, 9), c) for s, mu, c in rows]
+        found[(run.criterion.name, run.protocol)] = [(s, round(mu, 9), c) for s, mu, c in rows]
     return found
 
 
@@ -160,8 +210,8 @@ def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings
     assert strip(again) == strip(exported)
     assert ranked(first) == ranked(second)
     for criterion in ("correctness", "fluency"):
-        a = CampaignCriterion.objects.get(campaign=first, criterion=criterion)
-        b = CampaignCriterion.objects.get(campaign=second, criterion=criterion)
+        a = CampaignCriterion.objects.get(campaign=first, name=criterion)
+        b = CampaignCriterion.objects.get(campaign=second, name=criterion)
         assert (a.form, a.settings) == (b.form, b.settings)
 
 

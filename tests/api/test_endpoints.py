@@ -33,13 +33,6 @@ from tests.factories import make_judged_hit
 
 MR = {"attributes": [["name", "The Mill"], ["eatType", "pub"]]}
 
-# The DA form's code (annotation/judging/da.py, datafiles/ratings_da.py) is on the criterion's
-# old names at this base: wt/dafold ports it; then these pass and the marker goes.
-DA_PORTED = pytest.mark.xfail(
-    reason="DA's code on the old criterion names until wt/dafold", strict=False
-)
-
-
 def item(n: int, **fields) -> dict:
     attributes = [["name", f"Pub {n}"], ["eatType", "pub"]]
     return {"id": f"i{n}", "kind": "mr", "input": {"attributes": attributes}, **fields}
@@ -182,7 +175,6 @@ def test_add_criterion_refuses_what_it_cannot_hold(changer, body, field, words):
     assert not CampaignCriterion.objects.filter(campaign__slug="fresh").exists()
 
 
-@DA_PORTED
 def test_add_a_da_criterion_with_its_settings_completed(changer):
     changer.call("POST", "/campaigns/", {"slug": "fresh", "name": "Fresh"})
     body: dict = {"name": "fluency", "question": "How fluent?", "form": "da"}
@@ -420,7 +412,6 @@ def test_ratings_of_a_criterion_the_file_lacks_name_the_columns(changer, campaig
 DA_RATINGS = "item,system,annotator,criterion,score\n"
 
 
-@DA_PORTED
 def test_ratings_in_a_forms_layout(changer, campaign):
     fluency = {"name": "fluency", "question": "How fluent?", "form": "da"}
     assert changer.call("POST", f"/campaigns/{campaign.slug}/criteria/", fluency).status_code == 201

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from annotation.judging import form_named
-from annotation.models import Assignment, Criterion, CriterionScore, Judgment
+from annotation.models import NATURALNESS, QUALITY, Assignment, Judgment
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
 
@@ -23,7 +23,6 @@ expect = pytest.importorskip(
 ).expect
 
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-QUALITY, NATURALNESS = Criterion.QUALITY, Criterion.NATURALNESS
 
 
 def da_demo():
@@ -32,12 +31,12 @@ def da_demo():
     campaign = demo_campaign(outputs_per_hit=3, max_hits_per_annotator=1)
     da = form_named("da").name
     campaign.criteria.update(form=da, comprehension_check=False)
-    quality = campaign.criteria.get(criterion=QUALITY)
+    quality = campaign.criteria.get(name=QUALITY)
     quality.question = "How well does the sentence express the input, completely and correctly?"
     quality.settings = {"also_asks": [NATURALNESS], "low_label": "0: very poor"}
     quality.full_clean()
     quality.save()
-    campaign.criteria.filter(criterion=NATURALNESS).update(
+    campaign.criteria.filter(name=NATURALNESS).update(
         question="How fluent and natural is the sentence, as if a native speaker wrote it?"
     )
     return campaign
@@ -84,14 +83,12 @@ def sliders(page) -> list[tuple[str, int, object]]:
 def stored(pid: str) -> dict[tuple[str, int], float]:
     """(output text, criterion index) -> score of the worker's submitted page."""
     assignment = Assignment.objects.get(annotator__external_id=pid, status="submitted")
-    found = {
-        (j.slot.output.text, 0): j.score
-        for j in Judgment.objects.filter(assignment=assignment).select_related("slot__output")
+    judgments = Judgment.objects.filter(assignment=assignment)
+    index = {QUALITY: 0, NATURALNESS: 1}
+    return {
+        (j.slot.output.text, index[j.criterion.name]): j.score
+        for j in judgments.select_related("slot__output", "criterion")
     }
-    for s in CriterionScore.objects.filter(assignment=assignment).select_related("slot__output"):
-        assert s.criterion.criterion == NATURALNESS
-        found[(s.slot.output.text, 1)] = s.score
-    return found
 
 
 @pytest.mark.django_db(transaction=True)
@@ -168,3 +165,38 @@ def test_worker_completes_a_da_page_by_keyboard_only_at_390x844(browser, live_se
     expect(page.locator("#completion-code")).to_be_visible()
     assert stored("da-keys") == entered
     assert re.fullmatch(r"[0-9A-F]{8}", page.locator("#completion-code").inner_text())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_enter_in_a_box_moves_on_and_the_input_stays_in_view_on_a_phone(browser, live_server):
+    """Enter in a number box goes to the next box (from the last, to the button) and sends
+    nothing; on a phone the input stays at the top while the sentences scroll, and folds
+    away to its heading, as on RankME's page."""
+    da_demo()
+    page = arrive(browser, live_server, "da-enter", PHONE)
+    page.get_by_role("button", name="Start").click()
+    boxes = page.locator(".value-box input")
+    expect(boxes).to_have_count(6)
+    boxes.nth(0).fill("40")
+    boxes.nth(0).press("Enter")
+    expect(boxes.nth(1)).to_be_focused()
+    last = boxes.nth(5)
+    last.fill("10")
+    last.press("Enter")
+    expect(page.locator("#submit-hit")).to_be_focused()
+    expect(page.locator("#error-summary")).to_have_count(0)
+    assignment = Assignment.objects.get(annotator__external_id="da-enter")
+    assert assignment.status == Assignment.Status.ASSIGNED  # nothing was sent
+    assert not Judgment.objects.exists()
+    # The last sentence's box, far down: the input is still at the top of the screen.
+    last.focus()
+    assert page.evaluate("window.scrollY") > 0
+    expect(page.locator(".input-card")).to_be_in_viewport()
+    expect(last).to_be_in_viewport()
+    fold = page.locator(".input-card summary")
+    fold.click()
+    expect(page.locator(".input-card dl")).to_be_hidden()
+    fold.click()
+    expect(page.locator(".input-card dl")).to_be_visible()
+    nothing_cut_off(page)
+    page.close()

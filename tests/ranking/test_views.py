@@ -15,7 +15,7 @@ from django.utils import timezone
 from ranking.agreement.models import RunAgreement
 from ranking.models import RankingRun
 from ranking.protocols import NAMES, protocol_named
-from ranking.service import execute_run
+from ranking.service import execute_run, fitting_protocols
 from tests.client import forms_on
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
 
@@ -81,11 +81,15 @@ def test_results_page_says_how_many_annotators_did_and_failed_attention_checks(o
     assert "Attention checks" not in organiser.get(results_url(campaign)).content.decode()
 
 
-def test_results_page_offers_every_protocol_and_says_what_it_is(organiser):
+def test_results_page_offers_every_protocol_that_fits_and_says_what_it_is(organiser):
     campaign, _ = ranked_campaign()
     page = organiser.get(results_url(campaign)).content.decode()
+    criterion = campaign.criteria.get(name="quality")
     for protocol in NAMES:
-        assert f'href="?protocol={protocol}"' in page
+        # The views that fit RankME's judgments have a tab; the others (webnlg) none.
+        offered = f'href="?protocol={protocol}"' in page
+        assert offered == (protocol in fitting_protocols(criterion))
+    assert "webnlg" not in fitting_protocols(criterion)
     assert "Bradley-Terry with bootstrap intervals (as Chatbot Arena)" in page
     assert "WMT z-scores with Wilcoxon rank-sum clusters" in page
     assert "TrueSkill as E2E Table 11" in page  # the view shown, in a sentence

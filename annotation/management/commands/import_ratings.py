@@ -1,13 +1,10 @@
 from django.core.management.base import BaseCommand
 
-from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.datafiles.ratings_import import SCORE_COLUMNS, import_ratings
-from annotation.judging import FORMS, da
+from annotation.datafiles.ratings_layouts import IMPORTERS
+from annotation.judging import FORMS
 
 from ._importing import get_campaign, open_file, run_import
-
-# The forms whose judgments a file can bring, by the layout's reader.
-IMPORTERS = {da.NAME: import_da_ratings}
 
 
 class Command(BaseCommand):

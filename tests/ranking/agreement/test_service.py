@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from annotation.identity import set_excluded
-from annotation.models import Assignment
+from annotation.models import Assignment, Judgment
 from ranking.agreement.models import AnnotatorAgreement, RunAgreement
 from ranking.models import RankingRun
 from ranking.service import execute_run
@@ -99,3 +99,34 @@ def test_run_without_pairs_judged_twice_stores_no_alpha():
     assert (agreement.alpha, agreement.alpha_low, agreement.units) == (None, None, 0)
     rows = AnnotatorAgreement.objects.filter(run=run)
     assert list(rows.values_list("correlation", "shared_units")) == [(None, 0), (None, 0)]
+
+
+def test_a_criterion_asked_on_another_page_is_measured_on_its_own_judgments():
+    """Quality's DA pages also ask naturalness: A and B agree on quality and disagree on
+    naturalness, so naturalness's run measures the disagreement, over its pages."""
+    campaign, systems, items = make_system_set(systems=3, items=3)
+    naturalness = campaign.criteria.get(name="naturalness")
+    campaign.criteria.update(form="da")
+    campaign.criteria.filter(name="quality").update(settings={"also_asks": ["naturalness"]})
+    a, b = (make_annotator(campaign, external_id=name) for name in "AB")
+    for annotator, further in ((a, [90, 50, 10]), (b, REVERSED)):
+        for item in items:
+            page = judge(annotator, item, [90, 50, 10], seconds=30)
+            for slot, score in zip(page.hit.slots.order_by("position"), further, strict=True):
+                Judgment.objects.create(
+                    assignment=page, slot=slot, criterion=naturalness, score=score
+                )
+    run = RankingRun.objects.create(
+        campaign=campaign, criterion=naturalness, protocol="e2e", repetitions=10
+    )
+    assert execute_run(run)
+    agreement = RunAgreement.objects.get(run=run)
+    expected = krippendorff.alpha(
+        reliability_data=[ALIKE_RANKS * 3, REVERSED_RANKS * 3], level_of_measurement="interval"
+    )
+    assert agreement.alpha == pytest.approx(expected, abs=1e-12) and agreement.alpha < 0
+    assert (agreement.units, agreement.judgments) == (9, 18)
+    rows = AnnotatorAgreement.objects.filter(run=run).order_by("annotator__external_id")
+    # Their pages are quality's HITs: each annotator's 3 count for naturalness too.
+    assert [(row.hits, row.median_seconds) for row in rows] == [(3, 30), (3, 30)]
+    assert rows[0].correlation == pytest.approx(-1)
