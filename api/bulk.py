@@ -25,7 +25,7 @@ from annotation.datafiles.importers import (
     write_outputs,
 )
 from annotation.datafiles.ratings_import import import_ratings
-from annotation.management.commands.import_ratings import IMPORTERS
+from annotation.datafiles.ratings_layouts import IMPORTERS
 from annotation.models import Campaign, DataFile, System, free_system_key
 from nlgdata.datafiles import DataFileError, Row, find_problem, format_path
 

@@ -17,8 +17,8 @@ from ninja.parser import Parser
 from ninja.security import HttpBearer
 
 from annotation.datafiles.ratings_import import SCORE_COLUMNS
+from annotation.datafiles.ratings_layouts import IMPORTERS
 from annotation.judging import FORMS
-from annotation.management.commands.import_ratings import IMPORTERS
 from annotation.models import Campaign, CampaignCriterion, System
 from generation.models import GenerationJob, HostedSystem
 from generation.service import request_generation
