@@ -63,6 +63,8 @@ The interface, field by field (rankme.py is the worked example):
   (defaults filled in); raises django.core.exceptions.ValidationError naming the key.
 - `has_own_hits(criterion)`: False for a criterion asked on another criterion's page (DA's
   `also_asks`): its entry link takes nobody.
+- `marks_error_spans`: True for a form whose judgments carry ErrorSpan rows (ESA): the
+  results page then shows the errors per 100 words by severity per system.
 """
 
 from collections.abc import Callable, Iterable
@@ -156,3 +158,5 @@ class JudgmentForm:
     # Whether the criterion is handed out on pages of its own (False: another criterion's
     # page asks it, as DA's further criteria; its entry link then takes nobody).
     has_own_hits: Callable[[Any], bool] = lambda criterion: True
+    # Whether its judgments carry error spans (annotation.models.ErrorSpan).
+    marks_error_spans: bool = False
