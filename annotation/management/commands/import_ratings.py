@@ -1,13 +1,14 @@
 from django.core.management.base import BaseCommand
 
 from annotation.datafiles.ratings_da import import_da_ratings
+from annotation.datafiles.ratings_esa import import_esa_judgments
 from annotation.datafiles.ratings_import import SCORE_COLUMNS, import_ratings
-from annotation.judging import FORMS, da
+from annotation.judging import FORMS, da, esa
 
 from ._importing import get_campaign, open_file, run_import
 
 # The forms whose judgments a file can bring, by the layout's reader.
-IMPORTERS = {da.NAME: import_da_ratings}
+IMPORTERS = {da.NAME: import_da_ratings, esa.NAME: import_esa_judgments}
 
 
 class Command(BaseCommand):
@@ -15,7 +16,9 @@ class Command(BaseCommand):
         "Import crowd ratings: by default in the E2E CrowdFlower format (mr, sys1..k, ref1..k,"
         " quality1..k or natur1..k, check1..k, _worker_id, _started_at, _created_at); with"
         " --form, in that judgment form's layout (da: item,system,annotator,criterion,score"
-        " and optionally hit,seconds; items by their imported id, systems by name)."
+        " and optionally hit,seconds; esa: JSON Lines {item, system, annotator, criterion, score,"
+        " spans: [{start, end, severity}]}, offsets in characters of the output; items by their"
+        " imported id, systems by name)."
     )
 
     def add_arguments(self, parser):
