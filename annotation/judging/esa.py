@@ -373,5 +373,7 @@ FORM = JudgmentForm(
     protocols=("e2e", "bt", "wmt"),
     clean_settings=clean_settings,
     fewest_outputs=1,
+    # The 0-100 scores share one scale (and a page of one output has no order).
+    agreement_on="scores",
     marks_error_spans=True,
 )

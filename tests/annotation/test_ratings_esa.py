@@ -6,6 +6,8 @@ worker path and the errors per 100 words on the results page."""
 import io
 import json
 
+import krippendorff
+import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
@@ -18,6 +20,7 @@ from annotation.judging import form_named
 from annotation.models import Campaign, ErrorSpan, Judgment
 from evalsite.datasheet import build_datasheet
 from nlgdata.datafiles import DataFileError
+from ranking.agreement.models import RunAgreement
 from ranking.error_spans import error_rate_rows
 from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
@@ -296,3 +299,21 @@ def test_datasheet_words_an_esa_criterion():
     assert questions["4.3.8"]["answer"].startswith("error-span annotation (ESA")
     assert questions["4.3.4"]["answer"].startswith("0-100, ends labelled")
     assert questions["4.2.2"]["answer"].startswith("absolute")
+
+
+def test_agreement_is_krippendorffs_interval_alpha_on_the_scores_as_given(settings):
+    settings.RANKING_DEBOUNCE_SECONDS = 0
+    campaign = esa_world()
+    imported(campaign, judgments_jsonl())
+    ranked(campaign)
+    measured = RunAgreement.objects.filter(run__criterion__name="mqm").first()
+    rows = Judgment.objects.filter(criterion__name="mqm").values_list(
+        "assignment__annotator_id", "assignment__hit__item_id", "slot__output__system_id", "score"
+    )
+    annotators = sorted({a for a, _, _, _ in rows})
+    units = sorted({(i, s) for _, i, s, _ in rows})
+    data = np.full((len(annotators), len(units)), np.nan)
+    for a, i, s, score in rows:
+        data[annotators.index(a), units.index((i, s))] = score
+    expected = krippendorff.alpha(reliability_data=data, level_of_measurement="interval")
+    assert measured.alpha == pytest.approx(expected)
