@@ -281,7 +281,7 @@ def esa_judgments(
         for judgment_id, start, end, severity in marked.values_list(
             "judgment_id", "start", "end", "severity"
         ).iterator(chunk_size=CHUNK_ROWS):
-            spans.setdefault(judgment_id, []).append(Span(start, end, severity))
+            spans.setdefault(judgment_id, []).append(Span(start, end, severity))  # type: ignore[arg-type]
         rows = judgments.values_list(
             "pk",
             "assignment__hit__item__external_id",

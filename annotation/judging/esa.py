@@ -22,6 +22,7 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -89,7 +90,7 @@ class SpansField(forms.CharField):
     def __init__(self, **kwargs):
         super().__init__(required=False, strip=True, **kwargs)
 
-    def to_python(self, value) -> str:  # type: ignore[override]
+    def to_python(self, value) -> str:
         value = super().to_python(value)
         if len(value) > SPANS_CHARS:
             raise ValidationError(f"Too many error spans: mark at most {MAX_SPANS}.")
@@ -115,7 +116,7 @@ def parse_spans(value: str, text: str) -> list[Span]:
         if not isinstance(span, dict):
             raise ValidationError(f"Error span {n} could not be read: mark it again.")
         start, end, severity = span.get("start"), span.get("end"), span.get("severity")
-        if any(isinstance(x, bool) or not isinstance(x, int) for x in (start, end)):
+        if not (is_whole(start) and is_whole(end)):
             raise ValidationError(f"Error span {n}: its start and end must be whole numbers.")
         if not 0 <= start < end <= len(text):
             raise ValidationError(
@@ -135,6 +136,10 @@ def parse_spans(value: str, text: str) -> list[Span]:
                 " remove one of them."
             )
     return spans
+
+
+def is_whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def excerpt(text: str, span: Span, limit: int = 40) -> str:
@@ -159,7 +164,7 @@ class EsaPageForm(SubmissionKeyForm):
         self.spans: dict[int, list[Span]] = {}
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or self.cleaned_data
         for s in self.shown:
             name = spans_name(s.key)
             if name not in data:
