@@ -11,7 +11,8 @@ hidden field per output as JSON ([{"start", "end", "severity"}]); the server che
 against the text and, on an error, shows the page again with what was marked.
 
 Identical outputs of different systems are shown once (annotation.handout.submission):
-the spans marked on that text are stored for each of its slots.
+the spans marked on that text are stored for each of its slots, as offsets into each
+slot's own text (which may differ from the one shown in white space only: `spans_in`).
 
 Settings (CampaignCriterion.settings), all optional:
 - `outputs_per_page`: outputs per page, 1 to 10 (default: the campaign's outputs per HIT).
@@ -287,10 +288,29 @@ def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, 
     spans = [
         ErrorSpan(judgment=judgment, start=span.start, end=span.end, severity=span.severity)
         for judgment, s in judged
-        for span in answers[s.key][1]
+        for span in spans_in(answers[s.key][1], s.text, judgment.slot.text)
     ]
     if spans:
         sql.insert(spans)
+
+
+def spans_in(spans: list[Span], shown: str, text: str) -> list[Span]:
+    """The spans marked in the text shown, as offsets into `text`: the same text, or one
+    that differs from it only in white space (identical outputs are shown once). Offsets
+    follow the characters that are not white space, which both texts hold in the same
+    order; a span of white space only has no counterpart and is left out."""
+    if text == shown:
+        return spans
+    where = [i for i, c in enumerate(text) if not c.isspace()]
+    before = [0]  # characters that are not white space before each offset of `shown`
+    for c in shown:
+        before.append(before[-1] + (not c.isspace()))
+    mapped = []
+    for span in spans:
+        first, last = before[span.start], before[span.end]  # [first, last) of `where`
+        if first < last:
+            mapped.append(Span(where[first], where[last - 1] + 1, span.severity))
+    return mapped
 
 
 def outputs_per_hit(criterion: CampaignCriterion) -> int:

@@ -238,3 +238,42 @@ def test_esa_instructions_show_the_worked_example():
     person.enter(campaign, pid="esa-reader")
     html = person.get(url(campaign, "entry")).content.decode()
     assert "Mark its errors" in html and 'class="err-major">very cheap<' in html
+
+
+def test_spans_of_an_identical_output_follow_its_own_white_space():
+    shown = "A cheap  pub, near\tthe river."
+    other = " A cheap pub,\nnear the  river. "
+    spans = [esa.Span(2, 7, "minor"), esa.Span(9, 18, "major"), esa.Span(7, 9, "minor")]
+    mapped = esa.spans_in(spans, shown, other)
+    assert [other[s.start : s.end] for s in mapped] == ["cheap", "pub,\nnear"]
+    assert [s.severity for s in mapped] == ["minor", "major"]
+    assert esa.spans_in(spans, shown, shown) == spans
+
+
+def test_identical_outputs_shown_once_get_the_spans_each_in_its_own_text():
+    campaign, quality = esa_campaign(k=3)
+    item = campaign.items.first()
+    outputs = list(item.outputs.order_by("pk"))
+    Output.objects.filter(pk=outputs[0].pk).update(text="Two  spaces here.")
+    Output.objects.filter(pk=outputs[1].pk).update(text="Two spaces here.")
+    hit = make_hit(list(item.outputs.order_by("pk")), criterion=quality)
+    person = Person()
+    annotator = person.enter(campaign, pid="esa-same")
+    assignment = Assignment.objects.create(hit=hit, annotator=annotator)
+    page = person.get(url(campaign, "hit", assignment.pk))
+    assert page.content.decode().count('class="esa-text"') == 2
+    shown = "Two  spaces here."
+    data = {
+        "submission_key": "k",
+        "score_1": "40",
+        "spans_1": json.dumps([{"start": 5, "end": 11, "severity": "major"}]),
+        "score_3": "90",
+        "spans_3": "[]",
+    }
+    assert shown[5:11] == "spaces"
+    assert person.submit(page, data).status_code == 302
+    found = {
+        j.slot.output.text: [(s.start, s.end) for s in j.error_spans.all()]
+        for j in Judgment.objects.filter(assignment=assignment).select_related("slot__output")
+    }
+    assert found["Two  spaces here."] == [(5, 11)] and found["Two spaces here."] == [(4, 10)]
