@@ -274,14 +274,20 @@ def esa_judgments(
         criteria = criteria.filter(pk=criterion.pk)
     for judged in criteria.order_by("name"):
         judgments = Judgment.objects.counted().for_criterion(judged).in_ranking_order()
-        spans: dict[int, list[Span]] = {}
-        marked = ErrorSpan.objects.filter(judgment__in=judgments.values("pk")).order_by(
-            "judgment_id", "start", "end"
+        # The spans in the judgments' order, read beside them: memory follows a chunk.
+        marked = (
+            ErrorSpan.objects.filter(judgment__in=judgments.order_by().values("pk"))
+            .order_by(
+                "judgment__assignment__hit_id",
+                "judgment__assignment_id",
+                "judgment__slot__position",
+                "start",
+                "end",
+            )
+            .values_list("judgment_id", "start", "end", "severity")
+            .iterator(chunk_size=CHUNK_ROWS)
         )
-        for judgment_id, start, end, severity in marked.values_list(
-            "judgment_id", "start", "end", "severity"
-        ).iterator(chunk_size=CHUNK_ROWS):
-            spans.setdefault(judgment_id, []).append(Span(start, end, severity))  # type: ignore[arg-type]
+        pending = next(marked, None)
         rows = judgments.values_list(
             "pk",
             "assignment__hit__item__external_id",
@@ -294,6 +300,10 @@ def esa_judgments(
         for pk, item, system, annotator, score, hit_name, hit in rows.iterator(
             chunk_size=CHUNK_ROWS
         ):
+            spans = []
+            while pending is not None and pending[0] == pk:
+                spans.append(Span(pending[1], pending[2], pending[3]))  # type: ignore[arg-type]
+                pending = next(marked, None)
             yield EsaJudgment(
                 line=0,
                 item=item,
@@ -301,7 +311,7 @@ def esa_judgments(
                 annotator=str(annotator),
                 criterion=judged.name,
                 score=float(score),
-                spans=tuple(spans.get(pk, ())),
+                spans=tuple(spans),
                 hit=hit_name or str(hit),
             )
 
