@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.text import slugify
@@ -672,6 +672,10 @@ class AssignmentQuerySet(models.QuerySet):
     def judging(self, criterion: CampaignCriterion):
         """The assignments whose judgments judge the criterion: those of its own HITs, and
         the pages of another criterion that ask it too (a DA page's further criteria)."""
+        own = self.filter(hit__criterion=criterion)
+        if criterion.judging.has_own_hits(criterion):
+            # Read without the judgments: what the ranking worker asks at every change.
+            return own
         asked = Judgment.objects.for_criterion(criterion).values("assignment_id")
         return self.filter(Q(hit__criterion=criterion) | Q(pk__in=asked))
 
@@ -903,6 +907,35 @@ class Judgment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.score:g} for slot {self.slot_id}"
+
+
+class ErrorSpan(models.Model):
+    """An error an annotator marked in the output a judgment judges (error-span annotation,
+    annotation/judging/esa.py): characters [start, end) of the text the slot showed, in
+    Unicode code points, minor or major. The judgment's score is the 0-100 score given
+    after marking."""
+
+    class Severity(models.TextChoices):
+        MINOR = "minor", "Minor"
+        MAJOR = "major", "Major"
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="error_spans")
+    start = models.PositiveIntegerField()
+    end = models.PositiveIntegerField()
+    severity = models.CharField(max_length=5, choices=Severity.choices)
+
+    class Meta:
+        ordering = ["judgment", "start", "end"]
+        constraints = [
+            models.UniqueConstraint(fields=["judgment", "start", "end"], name="error_span_once"),
+            models.CheckConstraint(condition=Q(end__gt=F("start")), name="error_span_not_empty"),
+            models.CheckConstraint(
+                condition=Q(severity__in=["minor", "major"]), name="error_span_severity"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.severity} error [{self.start}, {self.end}) of judgment {self.judgment_id}"
 
 
 class DataFile(models.Model):

@@ -15,6 +15,7 @@ from ranking.automatic_metrics.views import metrics_section
 
 from .charts import interval_chart, judgment_chart, rank_chart
 from .engine.forecast import PairForecast, forecast
+from .error_spans import error_rate_rows
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .models import NOTHING_TO_RANK, RankingRun
@@ -124,6 +125,8 @@ def results(request, slug: str, criterion_name: str):
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
         "attention": attention_summary(criterion.campaign),
+        # Errors per 100 words by severity, for a form whose judgments carry error spans.
+        "error_rates": error_rate_rows(criterion),
         **_composition_context(run),
     }
     context.update(_forecast_context(run, context["rows"]))

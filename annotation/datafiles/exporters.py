@@ -21,12 +21,13 @@ from typing import Any
 from django.db.models import Count, Max, Min
 
 from annotation.csvsafe import safe_row
-from annotation.judging import da
+from annotation.judging import da, esa
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from nlgdata.judgments import E2E_COVERAGE_WORDS
 from nlgdata.text import normalise
 
 from .ratings_da import da_rows
+from .ratings_esa import esa_chunks
 from .ratings_import import SCORE_COLUMNS
 
 FORMATS = {
@@ -34,6 +35,7 @@ FORMATS = {
     "jsonl": "JSON Lines",
     "e2e": "E2E CrowdFlower CSV (import_ratings)",
     da.NAME: "Direct assessment long CSV (import_ratings --form)",
+    esa.NAME: "Error-span annotation JSON Lines (import_ratings --form)",
 }
 CHUNK_ROWS = 2000
 
@@ -89,6 +91,8 @@ def export(campaign: Campaign, file_format: str, criterion: CampaignCriterion | 
         return (
             line.write(csv_cell(value) for value in row) for row in da_rows(campaign, criterion)
         )
+    if file_format == esa.NAME:
+        return esa_chunks(campaign, criterion)
     records = judgment_records(campaign, criterion)
     if file_format == "jsonl":
         return jsonl_chunks(records)

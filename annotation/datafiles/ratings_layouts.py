@@ -4,13 +4,17 @@ and the admin's upload offer these."""
 
 from collections.abc import Callable
 
-from annotation.judging import FORMS, da
+from annotation.judging import FORMS, da, esa
 
 from .importers import ImportSummary
 from .ratings_da import import_da_ratings
+from .ratings_esa import import_esa_judgments
 
 # (campaign, file, file name, user=None) -> what the file brought in.
-IMPORTERS: dict[str, Callable[..., ImportSummary]] = {da.NAME: import_da_ratings}
+IMPORTERS: dict[str, Callable[..., ImportSummary]] = {
+    da.NAME: import_da_ratings,
+    esa.NAME: import_esa_judgments,
+}
 
 
 def layout_label(name: str) -> str:

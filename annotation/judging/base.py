@@ -66,6 +66,11 @@ The interface, field by field (rankme.py is the worked example):
   (defaults filled in); raises django.core.exceptions.ValidationError naming the key.
 - `has_own_hits(criterion)`: False for a criterion asked on another criterion's page (DA's
   `also_asks`): its entry link takes nobody.
+- `agreement_on`: what Krippendorff's alpha (interval) compares: "ranks", the order within
+  each HIT (RankME, whose magnitudes are each annotator's own scale), or "scores", the
+  scores as given, for a form whose scores share one absolute scale (ESA's 0-100).
+- `marks_error_spans`: True for a form whose judgments carry ErrorSpan rows (ESA): the
+  results page then shows the errors per 100 words by severity per system.
 """
 
 from collections.abc import Callable, Iterable
@@ -156,3 +161,7 @@ class JudgmentForm:
     # Whether the criterion is handed out on pages of its own (False: another criterion's
     # page asks it, as DA's further criteria; its entry link then takes nobody).
     has_own_hits: Callable[[Any], bool] = lambda criterion: True
+    # What the agreement measure compares: "ranks" within a HIT, or the "scores" as given.
+    agreement_on: str = "ranks"
+    # Whether its judgments carry error spans (annotation.models.ErrorSpan).
+    marks_error_spans: bool = False

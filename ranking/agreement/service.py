@@ -78,7 +78,8 @@ def measure(
     started = time.perf_counter()
     if judgments is None:
         judgments = load_judgments(criterion)
-    agreement = measure_agreement(judgments, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
+    agreement = measure_agreement(judgments, rng, on=criterion.judging.agreement_on)
     hits = load_hits(criterion)
     done = hits_done(hits["annotator"], hits["seconds"], hits["flagged"])
     excluded = set(np.unique(hits["annotator"][hits["excluded"]]).tolist())

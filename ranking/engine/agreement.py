@@ -25,6 +25,8 @@ import krippendorff
 import numpy as np
 
 ROUNDS = 1000
+# What alpha compares: the ranks within each HIT, or the scores themselves.
+AGREEMENT_VALUES = ("ranks", "scores")
 # With fewer shared units a correlation says little (with two it is always +1 or -1).
 MIN_SHARED_UNITS = 3
 
@@ -65,9 +67,17 @@ class Agreement:
 
 
 def measure_agreement(
-    judgments: Judgments, rng: np.random.Generator, rounds: int = ROUNDS
+    judgments: Judgments, rng: np.random.Generator, rounds: int = ROUNDS, on: str = "ranks"
 ) -> Agreement:
-    value = normalised_ranks(judgments.hit, judgments.score)
+    """On the within-HIT ranks (`on="ranks"`, RankME's magnitudes); or, for a form whose
+    scores share one absolute scale (a 0-100 slider), on the scores as given
+    (`on="scores"`): the same interval alpha, bootstrap and per-annotator r."""
+    if on not in AGREEMENT_VALUES:
+        raise ValueError(f"agreement on {on!r}: one of {', '.join(AGREEMENT_VALUES)}")
+    if on == "scores":
+        value = judgments.score.astype(np.float64)
+    else:
+        value = normalised_ranks(judgments.hit, judgments.score)
     unit = unit_index(judgments.item, judgments.system)
     counted = judgments.counted
     alpha = alpha_with_interval(unit[counted], judgments.item[counted], value[counted], rng, rounds)

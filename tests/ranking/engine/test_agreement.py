@@ -46,9 +46,9 @@ def random_judgments(seed: int, hits: int = 60, k: int = 4, items: int = 12, sys
     return Judgments(*columns[:5], counted=columns[5].astype(bool))
 
 
-def dense_alpha(judgments: Judgments) -> float:
+def dense_alpha(judgments: Judgments, on: str = "ranks") -> float:
     """The package on the annotators x units matrix, built the plain way."""
-    ranks = normalised_ranks(judgments.hit, judgments.score)
+    ranks = normalised_ranks(judgments.hit, judgments.score) if on == "ranks" else judgments.score
     counted = judgments.counted
     units = sorted(set(zip(judgments.item[counted], judgments.system[counted], strict=True)))
     annotators = sorted(set(judgments.annotator[counted]))
@@ -71,6 +71,16 @@ def test_alpha_is_the_packages_on_counted_judgments(seed):
     assert result.value == pytest.approx(dense_alpha(judgments), abs=1e-12)
     assert result.low < result.value < result.high
     assert result.rounds == 50
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_alpha_on_scores_is_the_packages_on_the_scores_as_given(seed):
+    judgments = random_judgments(seed)
+    result = measure_agreement(judgments, np.random.default_rng(0), rounds=50, on="scores").alpha
+    assert result.value == pytest.approx(dense_alpha(judgments, on="scores"), abs=1e-12)
+    assert result.value != pytest.approx(dense_alpha(judgments))
+    with pytest.raises(ValueError, match="agreement on 'words'"):
+        measure_agreement(judgments, np.random.default_rng(0), on="words")
 
 
 def test_alpha_interval_is_seeded():
