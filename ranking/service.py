@@ -23,6 +23,7 @@ from annotation.models import Assignment, CampaignCriterion, CriterionScore, Jud
 from jobs.claims import Heartbeat, work_as_holder
 from ranking.agreement.service import Measured, MeasuredBefore, measure_once, store_agreement
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
+from ranking.engine.choices import NONE, Choices, comparisons_from_choices
 from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
@@ -70,6 +71,8 @@ class ResultRow(Generic[SystemKey]):
     mu_std: float | None = None
     ci_lo: float | None = None
     ci_hi: float | None = None
+    wins: int | None = None
+    losses: int | None = None
 
 
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
@@ -81,6 +84,9 @@ def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     is a column of the assignment, which the query joins anyway for the HIT's order."""
     columns = ("assignment_id", "assignment__annotator_id", "slot__output__system_id", "score")
     rows = Judgment.objects.counted().for_criterion(criterion).in_ranking_order()
+    if criterion.judging.chooses:
+        chosen = rows.values_list(*columns, "assignment__hit__item_id")
+        return choices_input_from_rows(chosen.iterator(chunk_size=10_000))
     read = rows.values_list(*columns).iterator(chunk_size=10_000)
     if criterion.judging.asks_further_criteria:
         # A criterion asked on another's page has its scores there (CriterionScore).
@@ -113,6 +119,57 @@ def ranking_input_from_rows(
         scores=Judgments.from_hits(systems, scores, np.array(annotators, dtype=np.int64)),
         judgments=sum(len(judged) for judged in assignments.values()),
         hits=len(assignments),
+    )
+
+
+def choices_input_from_rows(
+    rows: Iterable[tuple[Hashable, Hashable, SystemKey, float, Hashable]],
+) -> RankingInput[SystemKey]:
+    """The engine's input from the counted judgments of a form that chooses
+    (JudgmentForm.chooses) as (assignment, annotator, system, score, item) rows in ranking
+    order: each assignment is one choice, its best the system scored 1, its worst the one
+    scored 0, none of either where all are 0.5 (a tie). Its comparisons are those the
+    choices imply (best > others > worst, nothing between the middle ones), and its scores
+    carry the choices for the best-worst view. An assignment whose best or worst is not one
+    system (identical outputs chosen) is kept, and left out by Choices.valid."""
+    pages: dict[Hashable, list] = {}  # assignment -> [annotator, item, [(system, score)]]
+    annotator_index: dict[Hashable, int] = {}
+    item_index: dict[Hashable, int] = {}
+    system_index: dict[SystemKey, int] = {}
+    for assignment, annotator, system, score, item in rows:
+        index = system_index.setdefault(system, len(system_index))
+        if assignment not in pages:
+            pages[assignment] = [
+                annotator_index.setdefault(annotator, len(annotator_index)),
+                item_index.setdefault(item, len(item_index)),
+                [],
+            ]
+        pages[assignment][2].append((index, score))
+    width = max((len(judged) for _, _, judged in pages.values()), default=2)
+    shown = np.full((len(pages), width), NONE, dtype=np.int32)
+    best = np.full(len(pages), NONE, dtype=np.int32)
+    worst = np.full(len(pages), NONE, dtype=np.int32)
+    for row, (_, _, judged) in enumerate(pages.values()):
+        shown[row, : len(judged)] = [index for index, _ in judged]
+        tops = [index for index, score in judged if score == 1.0]
+        bottoms = [index for index, score in judged if score == 0.0]
+        # Two systems of one sentence chosen best (or worst): no single one, so not valid.
+        best[row] = tops[0] if len(tops) == 1 else (NONE if not tops else -2)
+        worst[row] = bottoms[0] if len(bottoms) == 1 else (NONE if not bottoms else -2)
+    choices = Choices(
+        judgment=np.arange(len(pages)),
+        item=np.array([item for _, item, _ in pages.values()], dtype=np.int64),
+        annotator=np.array([annotator for annotator, _, _ in pages.values()], dtype=np.int64),
+        shown=shown,
+        best=best,
+        worst=worst,
+    )
+    return RankingInput(
+        systems=list(system_index),
+        comparisons=comparisons_from_choices(choices),
+        scores=Judgments.of_choices(choices),
+        judgments=sum(len(judged) for _, _, judged in pages.values()),
+        hits=len(pages),
     )
 
 
