@@ -2,12 +2,13 @@ from django.core.management.base import BaseCommand
 
 from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.datafiles.ratings_import import SCORE_COLUMNS, import_ratings
-from annotation.judging import FORMS, da
+from annotation.datafiles.ratings_pairwise import import_pairwise_ratings
+from annotation.judging import FORMS, da, pairwise
 
 from ._importing import get_campaign, open_file, run_import
 
 # The forms whose judgments a file can bring, by the layout's reader.
-IMPORTERS = {da.NAME: import_da_ratings}
+IMPORTERS = {da.NAME: import_da_ratings, pairwise.NAME: import_pairwise_ratings}
 
 
 class Command(BaseCommand):
@@ -15,7 +16,9 @@ class Command(BaseCommand):
         "Import crowd ratings: by default in the E2E CrowdFlower format (mr, sys1..k, ref1..k,"
         " quality1..k or natur1..k, check1..k, _worker_id, _started_at, _created_at); with"
         " --form, in that judgment form's layout (da: item,system,annotator,criterion,score"
-        " and optionally hit,seconds; items by their imported id, systems by name)."
+        " and optionally hit,seconds; pairwise: item,system_a,system_b,annotator,criterion,"
+        "winner (a, b or tie) and optionally hit; items by their imported id, systems by"
+        " name)."
     )
 
     def add_arguments(self, parser):
