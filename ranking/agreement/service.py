@@ -70,7 +70,9 @@ def measure_once(criterion: CampaignCriterion, seed: int) -> "Measured | Measure
 def measure(criterion: CampaignCriterion, seed: int) -> Measured:
     started = time.perf_counter()
     judgments = load_judgments(criterion)
-    agreement = measure_agreement(judgments, np.random.default_rng(seed))
+    # Choices (pairwise, best-worst) are categories: nominal alpha on what was chosen.
+    level = "nominal" if criterion.judging.chooses else "interval"
+    agreement = measure_agreement(judgments, np.random.default_rng(seed), level=level)
     hits = load_hits(criterion)
     done = hits_done(hits["annotator"], hits["seconds"], hits["flagged"])
     excluded = set(np.unique(hits["annotator"][hits["excluded"]]).tolist())

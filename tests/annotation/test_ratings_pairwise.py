@@ -17,6 +17,7 @@ from annotation.judging import form_named
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.datasheet import build_datasheet
 from nlgdata.datafiles import DataFileError
+from ranking.agreement.models import RunAgreement
 from ranking.models import RankingRun
 from ranking.service import load_ranking_input, queue_due_rankings
 from ranking.tasks import compute_ranking
@@ -181,6 +182,10 @@ def test_pairwise_criterion_is_ranked_by_the_views_that_fit_through_the_worker_p
     assert bws["delta"][1] == -100.0 and bws["delta"][5:] == (0, 54)
     # Every other view leaves wins and losses empty.
     assert rankings[("coherence", "e2e")][0][5:] == (None, None)
+    # Agreement on the winners (nominal): 36 pairs (item, two systems), each judged by 3.
+    agreement = RunAgreement.objects.filter(run__campaign=campaign).first()
+    assert agreement.units == 36 and agreement.judgments == 108
+    assert agreement.alpha is not None and 0 < agreement.alpha < 1
 
 
 def test_the_comparisons_are_the_choices_not_the_scores_within_a_page():
