@@ -18,6 +18,7 @@ from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.datasheet import build_datasheet
 from nlgdata.datafiles import DataFileError
 from ranking.agreement.models import RunAgreement
+from ranking.bundle.rerank import rerank_bundle
 from ranking.models import RankingRun
 from ranking.service import load_ranking_input, queue_due_rankings
 from ranking.tasks import compute_ranking
@@ -280,3 +281,18 @@ def test_datasheet_words_the_pairwise_form():
     imported(campaign, ratings_csv(annotators=1))
     sheet = str(build_datasheet(campaign))
     assert "forced choice with a tie allowed" in sheet
+
+
+def test_a_bundle_ranks_a_pairwise_criterion_again_from_its_choices(settings, tmp_path):
+    """The bundle's re-ranking reads the criterion's form and ranks the choices, as the
+    worker did: every view identical to the stored run."""
+    settings.RANKING_DEBOUNCE_SECONDS = 0
+    campaign = pairwise_world(slug="pw-bundle")
+    imported(campaign, ratings_csv())
+    ranked(campaign)
+    bundle = tmp_path / "pw.zip"
+    call_command("bundle", "pw-bundle", str(bundle))
+    reranked = rerank_bundle(bundle, "coherence")
+    assert sorted(r.run["protocol"] for r in reranked) == sorted(PAIRWISE.protocols)
+    for again in reranked:
+        assert again.differences == [], again.run["protocol"]
