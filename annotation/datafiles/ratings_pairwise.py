@@ -35,7 +35,7 @@ from annotation.models import (
     Output,
 )
 from nlgdata.datafiles import DataFileError
-from nlgdata.judgment_files import PairwiseJudgment, read_pairwise
+from nlgdata.judgment_files import PairwiseJudgment, Winner, read_pairwise
 
 from .importers import ImportSummary, open_data_file, record_file
 
@@ -294,12 +294,11 @@ def pair_record(criterion: CampaignCriterion, page: list) -> Iterator[PairwiseJu
     if len(page) != 2:
         return  # one output shown (the others switched off meanwhile): no pair to write
     (_, item, system_a, annotator, score_a, external, hit), (_, _, system_b, _, score_b, *_) = page
+    winner: Winner = "tie"
     if score_a > score_b:
         winner = "a"
     elif score_b > score_a:
         winner = "b"
-    else:
-        winner = "tie"
     yield PairwiseJudgment(
         0, item, system_a, system_b, str(annotator), criterion.name, winner, external or str(hit)
     )

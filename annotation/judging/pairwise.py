@@ -132,7 +132,7 @@ class PairwisePageForm(SubmissionKeyForm):
         )
 
     def clean(self):
-        data = super().clean()
+        data = super().clean() or {}
         best, worst = data.get("best"), data.get("worst")
         if best is not None and best == worst:
             self.add_error("worst", SAME_BEST_WORST)
@@ -223,8 +223,8 @@ def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, 
 def check_pairs(rows) -> list[tuple[float, float]]:
     """(original's result, copy's result) per attention check: the copy's Judgment holds
     its result against its original (1 won, 0.5 tie, 0 lost); the original's is the rest."""
-    rows: list[CheckRow] = list(rows)
-    return [(WIN - score, score) for _, _, degraded, score in rows if degraded]
+    checked: list[CheckRow] = list(rows)
+    return [(WIN - score, score) for _, _, degraded, score in checked if degraded]
 
 
 # The comprehension check --------------------------------------------------------------------

@@ -107,7 +107,7 @@ def choosing_criteria(campaign: Any) -> set[str]:
         for c in criteria
         if isinstance(c, dict)
         and isinstance(c.get("criterion"), str)
-        and getattr(FORMS.get(c.get("form")), "chooses", False)
+        and getattr(FORMS.get(str(c.get("form"))), "chooses", False)
     }
 
 
@@ -185,8 +185,10 @@ def rerank(
 ) -> Reranked:
     criterion, protocol = run["criterion"], run["protocol"]
     repetitions, seed = run["repetitions"], run["seed"]
-    rows = counted_rows(archive, criterion, limits, with_item=chooses)
-    data = choices_input_from_rows(rows) if chooses else ranking_input_from_rows(rows)
+    counted = counted_rows(archive, criterion, limits, with_item=chooses)
+    data: RankingInput[str] = (
+        choices_input_from_rows(counted) if chooses else ranking_input_from_rows(counted)
+    )
     try:
         ranking = rank_input(data, protocol, repetitions, seed)
     except ValueError as error:  # NothingToRank, or a protocol this version does not know

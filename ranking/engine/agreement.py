@@ -205,7 +205,9 @@ def interval_alpha(counts: np.ndarray, domain: np.ndarray, level: str = "interva
     """The package's alpha of a (units, values) table, at the interval (or nominal) level."""
     with np.errstate(divide="ignore", invalid="ignore"):
         result = krippendorff.alpha(
-            value_counts=counts, value_domain=domain, level_of_measurement=level
+            value_counts=counts,
+            value_domain=domain,
+            level_of_measurement="nominal" if level == "nominal" else "interval",
         )
     return none_or_float(result)
 
