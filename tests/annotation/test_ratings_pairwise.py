@@ -4,6 +4,7 @@ best-worst one) ranked through the sweep and the worker's task, as RankME's are.
 
 import csv
 import io
+import re
 from dataclasses import astuple
 
 import numpy as np
@@ -268,6 +269,9 @@ def test_results_page_and_bws_csv_show_the_pairwise_views(settings, organiser):
     html = organiser.get(results).content.decode()
     for protocol in PAIRWISE.protocols:
         assert f"protocol={protocol}" in html
+    bws = organiser.get(results, {"protocol": "bws"}).content.decode()
+    assert ">Best</th><th" in bws and ">Worst</th>" in bws
+    assert re.search(r"<td>alpha</td>\s*<td[^>]*>54</td>\s*<td[^>]*>54</td>\s*<td[^>]*>0</td>", bws)
     response = organiser.get(
         reverse("ranking:csv", args=[campaign.slug, "coherence"]), {"protocol": "bws"}
     )
