@@ -19,7 +19,15 @@ from annotation.models import (
     Screening,
 )
 from tests.client import forms_on
-from tests.factories import make_annotator, make_campaign, make_hit, make_system_set
+from tests.factories import (
+    make_annotator,
+    make_campaign,
+    make_hit,
+    make_item,
+    make_output,
+    make_system,
+    make_system_set,
+)
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -276,3 +284,38 @@ def test_instructions_show_the_question_and_the_three_choices():
     assert "Which sentence says the input better?" in html
     assert "A is better" in html and "Tie" in html
     assert forms_on(person.get(url(campaign, "entry")))
+
+
+def test_best_worst_page_with_an_attention_check_asks_it_apart_from_the_choice():
+    campaign, _ = pairwise_campaign(best_worst=3, attention_check_every=1)
+    person = entered(campaign)
+    assignment = take_hit(person, campaign)
+    page = person.get(url(campaign, "hit", assignment.pk))
+    html = page.content.decode()
+    keys = re.findall(r'name="best" value="(\d+)"', html)
+    assert len(keys) == 3  # the copy is not among the sentences to choose from
+    assert "A second comparison" in html
+    copy_slot = assignment.hit.slots.get(degraded_text__gt="")
+    original = assignment.hit.slots.get(degraded_text="", output=copy_slot.output)
+    copy_left = copy_slot.position < original.position
+    person.submit(page, {"best": keys[0], "worst": keys[2], "check": "a" if copy_left else "b"})
+    names = systems_by_position(assignment)
+    assert stored(assignment) == {names[0]: 1.0, names[1]: 0.5, names[2]: 0.0, "copy": 1.0}
+
+
+def test_identical_outputs_ask_nothing_and_store_a_tie():
+    campaign = make_campaign(min_seconds_per_hit=0)
+    item = make_item(campaign)
+    for name in ("same-1", "same-2"):
+        make_output(item, make_system(campaign, name=name), text="The very same sentence.")
+    quality = campaign.criteria.get(name=QUALITY)
+    quality.form = PAIRWISE
+    quality.save()
+    person = entered(campaign)
+    assignment = take_hit(person, campaign)
+    page = person.get(url(campaign, "hit", assignment.pk))
+    html = page.content.decode()
+    assert "identical: there is nothing to choose" in html
+    assert 'name="choice"' not in html
+    person.submit(page, {})
+    assert stored(assignment) == {"same-1": 0.5, "same-2": 0.5}
