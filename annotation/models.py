@@ -938,6 +938,26 @@ class ErrorSpan(models.Model):
         return f"{self.severity} error [{self.start}, {self.end}) of judgment {self.judgment_id}"
 
 
+class Justification(models.Model):
+    """The reason an annotator gave, in their own words, for a page's choice (a pairwise
+    or best-worst page's optional box, annotation/judging/pairwise.py): one per assignment
+    that wrote one. Untrusted text, size-limited by the page and here."""
+
+    MAX_CHARS = 1000
+
+    assignment = models.OneToOneField(
+        Assignment, on_delete=models.CASCADE, related_name="justification"
+    )
+    criterion = models.ForeignKey(CampaignCriterion, on_delete=models.CASCADE, related_name="+")
+    text = models.TextField(max_length=MAX_CHARS)
+
+    class Meta:
+        ordering = ["assignment"]
+
+    def __str__(self) -> str:
+        return f"justification of assignment {self.assignment_id}"
+
+
 class DataFile(models.Model):
     """A file imported into a campaign, remembered so the same file is not imported twice."""
 

@@ -154,6 +154,7 @@ class SystemResult(models.Model):
     - rank_lo, rank_hi: 95% rank range over the runs / over the resamples / the positions
       of the system's cluster.
     - comparisons: pairwise comparisons / the same / judgments with a z-score.
+    - wins, losses: best-worst scaling's times best and times worst; empty for the others.
     """
 
     run = models.ForeignKey(RankingRun, on_delete=models.CASCADE, related_name="results")
@@ -176,6 +177,9 @@ class SystemResult(models.Model):
     rank_lo = models.PositiveIntegerField(help_text="best rank of the range")
     rank_hi = models.PositiveIntegerField(help_text="worst rank of the range")
     comparisons = models.PositiveIntegerField(help_text="comparisons, or judgments (WMT)")
+    # Best-worst scaling only: times chosen best and times chosen worst.
+    wins = models.PositiveIntegerField(null=True, blank=True, help_text="times best (bws)")
+    losses = models.PositiveIntegerField(null=True, blank=True, help_text="times worst (bws)")
 
     class Meta:
         ordering = ["run", "position"]

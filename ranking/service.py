@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import Count, Max
 from django.utils import timezone
 
-from annotation.handout.composition import reset_estimates_from
+from annotation.handout.composition import reset_estimates, reset_estimates_from
 from annotation.models import Assignment, CampaignCriterion, Judgment
 from jobs.claims import Heartbeat, send_now, work_as_holder
 from ranking.agreement.service import (
@@ -32,6 +32,7 @@ from ranking.agreement.service import (
 )
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.agreement import Judgments as AgreementJudgments
+from ranking.engine.choices import NONE, Choices, comparisons_from_choices
 from ranking.engine.forecast import stable_since
 from ranking.engine.protocols import Progress, threads
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
@@ -79,6 +80,8 @@ class ResultRow(Generic[SystemKey]):
     mu_std: float | None = None
     ci_lo: float | None = None
     ci_hi: float | None = None
+    wins: int | None = None
+    losses: int | None = None
 
 
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
@@ -90,6 +93,9 @@ def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     is a column of the assignment, which the query joins anyway for the HIT's order."""
     columns = ("assignment_id", "assignment__annotator_id", "slot__output__system_id", "score")
     rows = Judgment.objects.counted().for_criterion(criterion).in_ranking_order()
+    if criterion.judging.chooses:
+        chosen = rows.values_list(*columns, "assignment__hit__item_id")
+        return choices_input_from_rows(chosen.iterator(chunk_size=10_000))
     return ranking_input_from_rows(rows.values_list(*columns).iterator(chunk_size=10_000))
 
 
@@ -117,6 +123,57 @@ def ranking_input_from_rows(
         scores=Judgments.from_hits(systems, scores, np.array(annotators, dtype=np.int64)),
         judgments=sum(len(judged) for judged in assignments.values()),
         hits=len(assignments),
+    )
+
+
+def choices_input_from_rows(
+    rows: Iterable[tuple[Hashable, Hashable, SystemKey, float, Hashable]],
+) -> RankingInput[SystemKey]:
+    """The engine's input from the counted judgments of a form that chooses
+    (JudgmentForm.chooses) as (assignment, annotator, system, score, item) rows in ranking
+    order: each assignment is one choice, its best the system scored 1, its worst the one
+    scored 0, none of either where all are 0.5 (a tie). Its comparisons are those the
+    choices imply (best > others > worst, nothing between the middle ones), and its scores
+    carry the choices for the best-worst view. An assignment whose best or worst is not one
+    system (identical outputs chosen) is kept, and left out by Choices.valid."""
+    pages: dict[Hashable, list] = {}  # assignment -> [annotator, item, [(system, score)]]
+    annotator_index: dict[Hashable, int] = {}
+    item_index: dict[Hashable, int] = {}
+    system_index: dict[SystemKey, int] = {}
+    for assignment, annotator, system, score, item in rows:
+        index = system_index.setdefault(system, len(system_index))
+        if assignment not in pages:
+            pages[assignment] = [
+                annotator_index.setdefault(annotator, len(annotator_index)),
+                item_index.setdefault(item, len(item_index)),
+                [],
+            ]
+        pages[assignment][2].append((index, score))
+    width = max((len(judged) for _, _, judged in pages.values()), default=2)
+    shown = np.full((len(pages), width), NONE, dtype=np.int32)
+    best = np.full(len(pages), NONE, dtype=np.int32)
+    worst = np.full(len(pages), NONE, dtype=np.int32)
+    for row, (_, _, judged) in enumerate(pages.values()):
+        shown[row, : len(judged)] = [index for index, _ in judged]
+        tops = [index for index, score in judged if score == 1.0]
+        bottoms = [index for index, score in judged if score == 0.0]
+        # Two systems of one sentence chosen best (or worst): no single one, so not valid.
+        best[row] = tops[0] if len(tops) == 1 else (NONE if not tops else -2)
+        worst[row] = bottoms[0] if len(bottoms) == 1 else (NONE if not bottoms else -2)
+    choices = Choices(
+        judgment=np.arange(len(pages)),
+        item=np.array([item for _, item, _ in pages.values()], dtype=np.int64),
+        annotator=np.array([annotator for annotator, _, _ in pages.values()], dtype=np.int64),
+        shown=shown,
+        best=best,
+        worst=worst,
+    )
+    return RankingInput(
+        systems=list(system_index),
+        comparisons=comparisons_from_choices(choices),
+        scores=Judgments.of_choices(choices),
+        judgments=sum(len(judged) for _, _, judged in pages.values()),
+        hits=len(pages),
     )
 
 
@@ -296,11 +353,22 @@ def load_version(criterion: CampaignCriterion) -> LoadedVersion:
     return LoadedVersion(
         criterion_id=criterion.pk,
         version=criterion.judgments_version,
-        data=ranking_input_from_array(every[every["counted"]]),
+        data=input_of(criterion, every[every["counted"]]),
         agreement_judgments=judgments_of(every),
         judgments_per_system=Judgment.objects.for_criterion(criterion).submitted_per_system(),
         hits_per_composition=hits_per_composition(criterion),
     )
+
+
+def input_of(criterion: CampaignCriterion, counted: np.ndarray) -> RankingInput[int]:
+    """The ranking's input from the counted judgments (JUDGMENT_ROW, ranking order): the
+    choices of a form that chooses (pairwise, best-worst), as load_ranking_input reads them,
+    or the scores."""
+    if not criterion.judging.chooses:
+        return ranking_input_from_array(counted)
+    fields = ("hit", "annotator", "system", "score", "item")
+    columns = (counted[field].tolist() for field in fields)
+    return choices_input_from_rows(zip(*columns, strict=True))
 
 
 def ranking_input_from_array(rows: np.ndarray) -> RankingInput[int]:
@@ -375,7 +443,13 @@ def after_ranking(run: RankingRun, shared: SharedRead) -> None:
     loaded = shared.loaded
     if shared.ranked and loaded is not None:
         criterion = CampaignCriterion.objects.filter(pk=loaded.criterion_id).first()
-        if criterion is not None:
+        if criterion is None:
+            return
+        if loaded.data.scores.hit is None:
+            # Choices (pairwise, best-worst) carry no HIT of each score: the estimate reads
+            # the judgments itself.
+            reset_estimates(criterion)
+        else:
             reset_estimates_from(criterion, loaded.version, replay_rows(loaded.data))
 
 

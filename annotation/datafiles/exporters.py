@@ -12,6 +12,7 @@ who holds the database, can still tell who is who.
 """
 
 import csv
+import io
 import itertools
 import json
 from collections.abc import Iterable, Iterator
@@ -21,14 +22,16 @@ from typing import Any
 from django.db.models import Count, Max, Min
 
 from annotation.csvsafe import safe_row
-from annotation.judging import da, esa
+from annotation.judging import da, esa, pairwise
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
+from nlgdata.judgment_files import write_pairwise
 from nlgdata.judgments import E2E_COVERAGE_WORDS
 from nlgdata.text import normalise
 
 from .ratings_da import da_rows
 from .ratings_esa import esa_chunks
 from .ratings_import import SCORE_COLUMNS
+from .ratings_pairwise import PairwiseExportError, pairwise_criteria, pairwise_records
 
 FORMATS = {
     "csv": "CSV",
@@ -36,6 +39,7 @@ FORMATS = {
     "e2e": "E2E CrowdFlower CSV (import_ratings)",
     da.NAME: "Direct assessment long CSV (import_ratings --form)",
     esa.NAME: "Error-span annotation JSON Lines (import_ratings --form)",
+    pairwise.NAME: "Pairwise preference CSV (import_ratings --form)",
 }
 CHUNK_ROWS = 2000
 
@@ -93,12 +97,36 @@ def export(campaign: Campaign, file_format: str, criterion: CampaignCriterion | 
         )
     if file_format == esa.NAME:
         return esa_chunks(campaign, criterion)
+    if file_format == pairwise.NAME:
+        try:
+            criteria = pairwise_criteria(campaign, criterion)
+        except PairwiseExportError as error:
+            raise ExportError(str(error)) from None
+        return pairwise_chunks(criteria)
     records = judgment_records(campaign, criterion)
     if file_format == "jsonl":
         return jsonl_chunks(records)
     if file_format == "csv":
         return csv_chunks(records)
     raise ExportError(f"unknown format {file_format!r}; one of {', '.join(FORMATS)}")
+
+
+def pairwise_chunks(criteria: list[CampaignCriterion]) -> Iterator[str]:
+    """The pairwise layout (nlgdata.judgment_files.write_pairwise), a chunk of rows at a
+    time: each chunk written on its own, its header kept for the first only."""
+    records = pairwise_records(criteria)
+    first = True
+    while True:
+        batch = list(itertools.islice(records, CHUNK_ROWS))
+        if not batch and not first:
+            return
+        buffer = io.StringIO(newline="")
+        write_pairwise(batch, buffer)
+        text = buffer.getvalue()
+        yield text if first else text.split("\n", 1)[1]
+        first = False
+        if not batch:
+            return
 
 
 # One row per judgment -----------------------------------------------------------------------

@@ -7,10 +7,10 @@ The forms' modules import annotation's forms and submission code: modules under
 annotation/handout/ that need a criterion's form import this package inside the function
 that asks (they are imported by the forms)."""
 
-from . import da, esa, rankme
+from . import da, esa, pairwise, rankme
 from .base import JudgmentForm
 
-REGISTERED: tuple[JudgmentForm, ...] = (rankme.FORM, da.FORM, esa.FORM)
+REGISTERED: tuple[JudgmentForm, ...] = (rankme.FORM, da.FORM, pairwise.FORM, esa.FORM)
 
 FORMS: dict[str, JudgmentForm] = {form.name: form for form in REGISTERED}
 NAMES: list[str] = list(FORMS)

@@ -64,6 +64,10 @@ The interface, field by field (rankme.py is the worked example):
   never imports ranking: the sweep reads these names and ranks with those views only).
 - `clean_settings(settings, criterion)`: the criterion's `settings` checked and completed
   (defaults filled in); raises django.core.exceptions.ValidationError naming the key.
+- `chooses`: True for a form whose judgments are choices (pairwise preference, best-worst
+  of k), each Judgment's score 1 for the page's best (a pair's winner), 0 for its worst,
+  0.5 for the others and for a tie: rankings rebuild the choices from the scores
+  (ranking/service.py) rather than compare the scores within a page.
 - `has_own_hits(criterion)`: False for a criterion asked on another criterion's page (DA's
   `also_asks`): its entry link takes nobody.
 - `agreement_on`: what Krippendorff's alpha (interval) compares: "ranks", the order within
@@ -165,3 +169,5 @@ class JudgmentForm:
     agreement_on: str = "ranks"
     # Whether its judgments carry error spans (annotation.models.ErrorSpan).
     marks_error_spans: bool = False
+    # Whether the judgments are choices, scored 1 best, 0 worst, 0.5 neither (see above).
+    chooses: bool = False

@@ -27,16 +27,18 @@ from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import IO, Any
 
+from annotation.judging import FORMS
 from ranking.models import MAX_REPETITIONS, MIN_REPETITIONS
 from ranking.service import (
     RankingInput,
     ResultRow,
+    choices_input_from_rows,
     rank_input,
     ranking_input_from_rows,
     result_rows,
 )
 
-from .writer import CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS, MANIFEST, RUNS
+from .writer import CAMPAIGN, CHECKSUMS, FORMAT, FORMAT_VERSION, JUDGMENTS, MANIFEST, RUNS
 
 
 class BundleError(ValueError):
@@ -88,7 +90,25 @@ def rerank_bundle(
     with archive:
         verify(archive, limits)
         runs = chosen_runs(read_json(archive, RUNS, limits), criterion, protocol, limits)
-        return [rerank(archive, run, limits) for run in runs]
+        # A bundle without the campaign's settings (written by hand) ranks the scores.
+        present = CAMPAIGN in archive.namelist()
+        choosing = choosing_criteria(read_json(archive, CAMPAIGN, limits)) if present else set()
+        return [rerank(archive, run, limits, run["criterion"] in choosing) for run in runs]
+
+
+def choosing_criteria(campaign: Any) -> set[str]:
+    """The names of the bundle's criteria judged with a form that chooses (pairwise,
+    best-worst): ranked from their choices, as the worker ranks them."""
+    criteria = campaign.get("criteria") if isinstance(campaign, dict) else None
+    if not isinstance(criteria, list):
+        return set()
+    return {
+        c["criterion"]
+        for c in criteria
+        if isinstance(c, dict)
+        and isinstance(c.get("criterion"), str)
+        and getattr(FORMS.get(str(c.get("form"))), "chooses", False)
+    }
 
 
 def chosen_runs(
@@ -160,10 +180,15 @@ def json_type(value: Any) -> str:
     return JSON_TYPES.get(type(value), type(value).__name__)
 
 
-def rerank(archive: zipfile.ZipFile, run: dict, limits: Limits = LIMITS) -> Reranked:
+def rerank(
+    archive: zipfile.ZipFile, run: dict, limits: Limits = LIMITS, chooses: bool = False
+) -> Reranked:
     criterion, protocol = run["criterion"], run["protocol"]
     repetitions, seed = run["repetitions"], run["seed"]
-    data = ranking_input_from_rows(counted_rows(archive, criterion, limits))
+    counted = counted_rows(archive, criterion, limits, with_item=chooses)
+    data: RankingInput[str] = (
+        choices_input_from_rows(counted) if chooses else ranking_input_from_rows(counted)
+    )
     try:
         ranking = rank_input(data, protocol, repetitions, seed)
     except ValueError as error:  # NothingToRank, or a protocol this version does not know
@@ -173,10 +198,10 @@ def rerank(archive: zipfile.ZipFile, run: dict, limits: Limits = LIMITS) -> Rera
 
 
 def counted_rows(
-    archive: zipfile.ZipFile, criterion: str, limits: Limits = LIMITS
-) -> Iterator[tuple[int, int, str, float]]:
-    """The criterion's counted judgments as (assignment, annotator, system, score), in the
-    bundle's order, which is the order rankings read them in."""
+    archive: zipfile.ZipFile, criterion: str, limits: Limits = LIMITS, with_item: bool = False
+) -> Iterator[tuple]:
+    """The criterion's counted judgments as (assignment, annotator, system, score), and
+    the item `with_item`, in the bundle's order, which is the order rankings read them in."""
     for line, record in read_jsonl(archive, JUDGMENTS, limits):
         where = f"{JUDGMENTS}, line {line}"
         if line > limits.judgments:
@@ -185,12 +210,13 @@ def counted_rows(
             raise BundleError(f"{where}: not a JSON object but {json_type(record)}")
         chosen = typed_field(record, "criterion", str, where) == criterion
         if typed_field(record, "counted", bool, where) and chosen:
-            yield (
+            row = (
                 typed_field(record, "assignment", int, where),
                 typed_field(record, "annotator", int, where),
                 typed_field(record, "system", str, where),
                 float(typed_field(record, "score", (int, float), where)),
             )
+            yield (*row, typed_field(record, "item", str, where)) if with_item else row
 
 
 def differences(run: dict, data: RankingInput[str], rows: list[ResultRow[str]]) -> list[str]:

@@ -11,6 +11,11 @@ equal gives 0.5 to each.
 - Krippendorff's alpha, interval level: units are (item, system) pairs, their values the
   normalised ranks the annotators gave (coders = annotators). Only units judged at least
   twice carry information; the package leaves the others out too.
+- Choices (pairwise preferences, best-worst of k: `on="choices"`): Krippendorff's alpha,
+  nominal level, on what was chosen. A page of two is a unit (item, the two systems) whose
+  value is which of them won, or a tie (coded 0: the lower-numbered system won, 0.5 a
+  tie, 1 the other won); on a page of more, each (item, system) is a unit whose value is
+  best, neither or worst (its score 1, 0.5, 0).
 - Its 95% interval: a percentile bootstrap over items (an item's units are drawn together:
   the judgments of one HIT depend on each other), seeded, ROUNDS rounds.
 - Per annotator: Pearson's r between the annotator's normalised ranks and the mean of the
@@ -26,7 +31,7 @@ import numpy as np
 
 ROUNDS = 1000
 # What alpha compares: the ranks within each HIT, or the scores themselves.
-AGREEMENT_VALUES = ("ranks", "scores")
+AGREEMENT_VALUES = ("ranks", "scores", "choices")
 # With fewer shared units a correlation says little (with two it is always +1 or -1).
 MIN_SHARED_UNITS = 3
 
@@ -66,23 +71,61 @@ class Agreement:
     annotators: PerAnnotator
 
 
+LEVELS = ("interval", "nominal")
+
+
 def measure_agreement(
     judgments: Judgments, rng: np.random.Generator, rounds: int = ROUNDS, on: str = "ranks"
 ) -> Agreement:
-    """On the within-HIT ranks (`on="ranks"`, RankME's magnitudes); or, for a form whose
-    scores share one absolute scale (a 0-100 slider), on the scores as given
-    (`on="scores"`): the same interval alpha, bootstrap and per-annotator r."""
+    """On the within-HIT ranks (`on="ranks"`, RankME's magnitudes); on the scores as given,
+    for a form whose scores share one absolute scale, a 0-100 slider (`on="scores"`): the
+    same interval alpha, bootstrap and per-annotator r; or on what was chosen (`on="choices"`,
+    pairwise and best-worst): nominal alpha."""
     if on not in AGREEMENT_VALUES:
         raise ValueError(f"agreement on {on!r}: one of {', '.join(AGREEMENT_VALUES)}")
-    if on == "scores":
+    level = "nominal" if on == "choices" else "interval"
+    if on == "choices":
+        unit, value = choice_units(judgments)
+    elif on == "scores":
         value = judgments.score.astype(np.float64)
+        unit = unit_index(judgments.item, judgments.system)
     else:
         value = normalised_ranks(judgments.hit, judgments.score)
-    unit = unit_index(judgments.item, judgments.system)
+        unit = unit_index(judgments.item, judgments.system)
     counted = judgments.counted
-    alpha = alpha_with_interval(unit[counted], judgments.item[counted], value[counted], rng, rounds)
+    alpha = alpha_with_interval(
+        unit[counted], judgments.item[counted], value[counted], rng, rounds, level
+    )
     annotators = agreement_with_others(judgments.annotator, unit, value, counted)
     return Agreement(alpha, annotators)
+
+
+def choice_units(judgments: Judgments) -> tuple[np.ndarray, np.ndarray]:
+    """(unit, value) per judgment of choices (scores 1 best or winner, 0 worst or loser,
+    0.5 neither or tie): a HIT of two gives both its judgments the unit (item, the two
+    systems) and the value of which won (0 the lower-numbered system, 1 the other, 0.5 a
+    tie), on one of them only (NaN on the other); a larger HIT gives each judgment the
+    unit (item, system) and its score."""
+    n = len(judgments.hit)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0)
+    _, hit_at, sizes = np.unique(judgments.hit, return_inverse=True, return_counts=True)
+    hit_at = hit_at.reshape(-1)
+    pair = sizes[hit_at] == 2
+    low = np.full(len(sizes), np.iinfo(np.int64).max)
+    high = np.full(len(sizes), np.iinfo(np.int64).min)
+    np.minimum.at(low, hit_at, judgments.system)
+    np.maximum.at(high, hit_at, judgments.system)
+    low_score = np.zeros(len(sizes))
+    is_low = judgments.system == low[hit_at]
+    np.add.at(low_score, hit_at[is_low], judgments.score[is_low])
+    value = np.where(pair, 1.0 - low_score[hit_at], judgments.score.astype(np.float64))
+    # A pair's value once per HIT: its other judgment is left out (NaN), as a lone one is.
+    value[pair & ~is_low] = np.nan
+    first = np.where(pair, low[hit_at], judgments.system)
+    second = np.where(pair, high[hit_at], -1)
+    keys = np.stack([judgments.item, first, second], axis=1)
+    return np.unique(keys, axis=0, return_inverse=True)[1].reshape(-1), value
 
 
 def normalised_ranks(hit: np.ndarray, score: np.ndarray) -> np.ndarray:
@@ -127,16 +170,21 @@ def unit_index(item: np.ndarray, system: np.ndarray) -> np.ndarray:
 
 
 def alpha_with_interval(
-    unit: np.ndarray, item: np.ndarray, value: np.ndarray, rng: np.random.Generator, rounds: int
+    unit: np.ndarray,
+    item: np.ndarray,
+    value: np.ndarray,
+    rng: np.random.Generator,
+    rounds: int,
+    level: str = "interval",
 ) -> Alpha:
     domain, counts, unit_item = value_counts(unit, item, value)
     if len(counts) == 0 or len(domain) < 2:
         return Alpha(None, None, None, len(counts), int(counts.sum()), 0)
-    replicates = bootstrap_alphas(counts, unit_item, domain, rng, rounds)
+    replicates = bootstrap_alphas(counts, unit_item, domain, rng, rounds, level)
     finite = replicates[np.isfinite(replicates)]
     low, high = np.percentile(finite, [2.5, 97.5]) if len(finite) else (None, None)
     return Alpha(
-        interval_alpha(counts, domain),
+        interval_alpha(counts, domain, level),
         none_or_float(low),
         none_or_float(high),
         len(counts),
@@ -162,11 +210,13 @@ def value_counts(
     return domain, counts[pairable], unit_item[pairable]
 
 
-def interval_alpha(counts: np.ndarray, domain: np.ndarray) -> float | None:
-    """The package's alpha of a (units, values) table."""
+def interval_alpha(counts: np.ndarray, domain: np.ndarray, level: str = "interval") -> float | None:
+    """The package's alpha of a (units, values) table, at the interval (or nominal) level."""
     with np.errstate(divide="ignore", invalid="ignore"):
         result = krippendorff.alpha(
-            value_counts=counts, value_domain=domain, level_of_measurement="interval"
+            value_counts=counts,
+            value_domain=domain,
+            level_of_measurement="nominal" if level == "nominal" else "interval",
         )
     return none_or_float(result)
 
@@ -177,6 +227,7 @@ def bootstrap_alphas(
     domain: np.ndarray,
     rng: np.random.Generator,
     rounds: int,
+    level: str = "interval",
 ) -> np.ndarray:
     """Alpha of `rounds` resamples of the items, drawn with replacement as many times as
     there are items, each draw bringing all the item's units (NaN where undefined).
@@ -187,7 +238,10 @@ def bootstrap_alphas(
     them to 1e-12), for a product of a vector and a matrix instead of the package's pass
     over every unit, which took 2.5 to 14 ms a round on E2E's quality ratings."""
     per_item = item_coincidences(counts, unit_item)
-    distance = (domain[:, None] - domain[None, :]) ** 2
+    if level == "nominal":
+        distance = (domain[:, None] != domain[None, :]).astype(np.float64)
+    else:
+        distance = (domain[:, None] - domain[None, :]) ** 2
     items, size = per_item.shape[0], len(domain)
     alphas = np.empty(rounds)
     for round_ in range(rounds):

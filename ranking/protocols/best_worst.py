@@ -17,11 +17,22 @@ def result_fields(ranking: BestWorstRanking, index: int) -> dict[str, Any]:
         "rank_lo": int(ranking.rank_lo[index]),
         "rank_hi": int(ranking.rank_hi[index]),
         "comparisons": int(ranking.n_judgments[index]),
+        "wins": int(ranking.best[index]),
+        "losses": int(ranking.worst[index]),
     }
 
 
 def csv_cells(name: str, row: ResultLine) -> list:
-    return [row.cluster, name, six_decimals(row.mu), row.rank_lo, row.rank_hi, row.comparisons]
+    return [
+        row.cluster,
+        name,
+        six_decimals(row.mu),
+        row.wins,
+        row.losses,
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
 
 
 def note(ranking: BestWorstRanking) -> str:
@@ -57,7 +68,16 @@ PROTOCOL = RankingProtocol(
     ),
     rank=ranks_scores(best_worst_view),
     result_fields=result_fields,
-    csv_columns=("cluster", "system", "score", "rank_lo", "rank_hi", "judgments"),
+    csv_columns=(
+        "cluster",
+        "system",
+        "score",
+        "wins",
+        "losses",
+        "rank_lo",
+        "rank_hi",
+        "judgments",
+    ),
     csv_cells=csv_cells,
     table_headers=("cluster", "b-w"),
     resamples=False,

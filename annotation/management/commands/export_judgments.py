@@ -10,7 +10,9 @@ class Command(BaseCommand):
     help = (
         "Write a campaign's judgments, one row per judgment (csv, jsonl), or as the E2E "
         "CrowdFlower CSV that import_ratings reads (e2e: the judgments rankings use, one "
-        "criterion). Annotators appear as numbers, never as their crowd platform's ids."
+        "criterion), or in a judgment form's layout that import_ratings --form reads (da,"
+        " pairwise: the judgments rankings use). Annotators appear as numbers, never as their"
+        " crowd platform's ids."
     )
 
     def add_arguments(self, parser):

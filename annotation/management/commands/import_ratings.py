@@ -12,9 +12,10 @@ class Command(BaseCommand):
         "Import crowd ratings: by default in the E2E CrowdFlower format (mr, sys1..k, ref1..k,"
         " quality1..k or natur1..k, check1..k, _worker_id, _started_at, _created_at); with"
         " --form, in that judgment form's layout (da: item,system,annotator,criterion,score"
-        " and optionally hit,seconds; esa: JSON Lines {item, system, annotator, criterion, score,"
-        " spans: [{start, end, severity}]}, offsets in characters of the output; items by their"
-        " imported id, systems by name)."
+        " and optionally hit,seconds; pairwise: item,system_a,system_b,annotator,criterion,"
+        "winner (a, b or tie) and optionally hit; esa: JSON Lines {item, system, annotator,"
+        " criterion, score, spans: [{start, end, severity}]}, offsets in characters of the"
+        " output; items by their imported id, systems by name)."
     )
 
     def add_arguments(self, parser):

@@ -1,0 +1,304 @@
+"""Pairwise preferences in and out, in the CSV layout of nlgdata/judgment_files.py:
+`item,system_a,system_b,annotator,criterion,winner` (`winner` a, b or tie), optional `hit`.
+
+Import: each row is one submitted HIT of its criterion showing system_a's output first and
+system_b's second, judged as the pairwise page stores a choice (annotation/judging/
+pairwise.py: the winner 1, the loser 0, a tie 0.5 each). Items are found by the id they were
+imported with, systems by name, and each (item, system) must have an output; a refused row
+is named by its line, and nothing is written. A criterion the campaign lacks is created,
+judged by pairwise preference and closed to annotators (it was judged elsewhere).
+
+Export writes the counted judgments of the campaign's pairwise criteria (or one) in the same
+layout, in ranking order, so that importing it into a new campaign gives the same rankings.
+A best-worst page of more than two outputs has no line in this layout: such a criterion is
+refused before the first line.
+"""
+
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.csvsafe import unguarded
+from annotation.handout import sql
+from annotation.judging import pairwise
+from annotation.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    DataFile,
+    Hit,
+    HitOutput,
+    Judgment,
+    Output,
+)
+from nlgdata.datafiles import DataFileError
+from nlgdata.judgment_files import PairwiseJudgment, Winner, read_pairwise
+
+from .importers import ImportSummary, open_data_file, record_file
+
+CHUNK_ROWS = 2000
+
+
+class PairwiseExportError(ValueError):
+    pass
+
+
+def import_pairwise_ratings(
+    campaign: Campaign, file: BinaryIO, file_name: str, user=None
+) -> ImportSummary:
+    """Read the whole file, check it, then write it in one transaction."""
+    opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
+    rows = [unguarded_row(r) for r in read_pairwise(opened.lines, file_name)]
+    if not rows:
+        raise DataFileError(file_name, "no rows after the header")
+    with transaction.atomic():
+        criteria, made = file_criteria(campaign, rows, file_name)
+        writer = PairwiseWriter(campaign, criteria, file_name)
+        writer.write(rows)
+        CampaignCriterion.objects.filter(
+            pk__in=[c.pk for c in criteria.values()]
+        ).record_judgments_change()
+        campaign.criteria.record_pool_change(recount=True)
+        note = ""
+        if made:
+            note = (
+                f"Created the pairwise-preference criteria {', '.join(made)} (closed to"
+                " annotators: they were judged elsewhere)"
+            )
+        summary = ImportSummary(file_name, len(rows), writer.created, note)
+        record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
+    return summary
+
+
+def unguarded_row(row: PairwiseJudgment) -> PairwiseJudgment:
+    """The texts as exported before the spreadsheet guard (annotation/csvsafe.py)."""
+    return PairwiseJudgment(
+        row.line,
+        unguarded(row.item),
+        unguarded(row.system_a),
+        unguarded(row.system_b),
+        unguarded(row.annotator),
+        unguarded(row.criterion),
+        row.winner,
+        None if row.hit is None else unguarded(row.hit),
+    )
+
+
+def file_criteria(
+    campaign: Campaign, rows: list[PairwiseJudgment], file_name: str
+) -> tuple[dict[str, CampaignCriterion], list[str]]:
+    """The criteria the file names: found, or made with the pairwise form."""
+    names = list(dict.fromkeys(r.criterion for r in rows))
+    found = {c.name: c for c in campaign.criteria.filter(name__in=names)}
+    made = []
+    for name in names:
+        criterion = found.get(name)
+        line = next(r.line for r in rows if r.criterion == name)
+        if criterion is None:
+            made_one = CampaignCriterion(
+                campaign=campaign,
+                name=name,
+                form=pairwise.NAME,
+                is_open=False,
+                # The file does not say what was asked: a question the organiser may rewrite.
+                question=f"Which sentence is better for {name}?",
+            )
+            try:
+                made_one.full_clean()
+            except Exception as error:  # ValidationError: the name is not one a criterion has
+                message = "; ".join(getattr(error, "messages", [str(error)]))
+                raise DataFileError(file_name, message, line, "criterion") from None
+            made_one.save()
+            found[name] = made_one
+            made.append(name)
+        elif criterion.form != pairwise.NAME:
+            raise DataFileError(
+                file_name,
+                f"criterion {name} of '{campaign.slug}' is judged with {criterion.form},"
+                " not pairwise preference",
+                line,
+                "criterion",
+            )
+    return found, made
+
+
+class PairwiseWriter:
+    def __init__(self, campaign: Campaign, criteria: dict[str, CampaignCriterion], file_name: str):
+        self.campaign, self.criteria, self.file_name = campaign, criteria, file_name
+        self.items = dict(campaign.items.values_list("external_id", "id"))
+        self.systems = dict(campaign.systems.values_list("name", "id"))
+        outputs = Output.objects.filter(item__campaign=campaign)
+        self.outputs = {
+            (i, s): pk for i, s, pk in outputs.values_list("item_id", "system_id", "id")
+        }
+        annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
+        self.annotators = dict(annotators.values_list("external_id", "id"))
+        self.created = dict.fromkeys(["annotators", "HITs", "judgments"], 0)
+
+    def write(self, rows: list[PairwiseJudgment]) -> None:
+        for row in rows:
+            self.check(row)
+        self.check_hit_ids(rows)
+        self.ensure_annotators(rows)
+        now = timezone.now()
+        hits = Hit.objects.bulk_create(
+            Hit(
+                campaign=self.campaign,
+                criterion=self.criteria[r.criterion],
+                item_id=self.items[r.item],
+                external_id=r.hit or f"{self.file_name[:150]}:{r.line}",
+            )
+            for r in rows
+        )
+        slots = HitOutput.objects.bulk_create(
+            HitOutput(hit=hit, output_id=self.output_id(r, system), position=position)
+            for hit, r in zip(hits, rows, strict=True)
+            for position, system in enumerate((r.system_a, r.system_b), start=1)
+        )
+        assignments = Assignment.objects.bulk_create(
+            Assignment(
+                hit=hit,
+                annotator_id=self.annotators[r.annotator],
+                status=Assignment.Status.SUBMITTED,
+                started_at=now,
+                submitted_at=now,
+            )
+            for hit, r in zip(hits, rows, strict=True)
+        )
+        slot_at = iter(slots)
+        judgments = []
+        for row, assignment in zip(rows, assignments, strict=True):
+            scores = pairwise.preference_scores(row.winner)
+            for score in scores:
+                judgments.append(
+                    Judgment(
+                        assignment=assignment,
+                        slot=next(slot_at),
+                        criterion=self.criteria[row.criterion],
+                        score=score,
+                    )
+                )
+        Judgment.objects.bulk_create(judgments)
+        self.created["HITs"] += len(hits)
+        self.created["judgments"] += len(judgments)
+        sql.analyze(Hit, HitOutput, Assignment, Judgment)
+
+    def check(self, row: PairwiseJudgment) -> None:
+        if row.item not in self.items:
+            raise DataFileError(
+                self.file_name, f"no item {row.item!r} in '{self.campaign.slug}'", row.line, "item"
+            )
+        for column, system in (("system_a", row.system_a), ("system_b", row.system_b)):
+            if system not in self.systems:
+                raise DataFileError(self.file_name, f"no system {system!r}", row.line, column)
+            if (self.items[row.item], self.systems[system]) not in self.outputs:
+                raise DataFileError(
+                    self.file_name,
+                    f"system {system!r} has no output for item {row.item!r}",
+                    row.line,
+                    column,
+                )
+
+    def check_hit_ids(self, rows: list[PairwiseJudgment]) -> None:
+        """A `hit` names one row: once in the file, and not already in the campaign."""
+        ids = [r.hit for r in rows if r.hit]
+        taken = set(
+            self.campaign.hits.filter(external_id__in=ids).values_list("external_id", flat=True)
+        )
+        first: dict[str, int] = {}
+        for row in rows:
+            if not row.hit:
+                continue
+            if row.hit in taken:
+                raise DataFileError(
+                    self.file_name, f"HIT {row.hit} is already in the campaign", row.line, "hit"
+                )
+            if row.hit in first:
+                raise DataFileError(
+                    self.file_name,
+                    f"HIT {row.hit} is also on line {first[row.hit]}: a pairwise HIT is one row",
+                    row.line,
+                    "hit",
+                )
+            first[row.hit] = row.line
+
+    def output_id(self, row: PairwiseJudgment, system: str) -> int:
+        return self.outputs[(self.items[row.item], self.systems[system])]
+
+    def ensure_annotators(self, rows: list[PairwiseJudgment]) -> None:
+        new = dict.fromkeys(r.annotator for r in rows if r.annotator not in self.annotators)
+        created = Annotator.objects.bulk_create(
+            Annotator(campaign=self.campaign, source=Annotator.Source.CROWDFLOWER, external_id=a)
+            for a in new
+        )
+        self.annotators.update((a.external_id, a.id) for a in created)
+        self.created["annotators"] += len(created)
+
+
+# Export --------------------------------------------------------------------------------------
+
+
+def pairwise_criteria(
+    campaign: Campaign, criterion: CampaignCriterion | None = None
+) -> list[CampaignCriterion]:
+    """The criteria the export writes; PairwiseExportError, before any line, for one that
+    is not pairwise or asks best-worst of more than two."""
+    if criterion is not None and criterion.form != pairwise.NAME:
+        raise PairwiseExportError(
+            f"criterion {criterion.name} is judged with {criterion.form}, not pairwise preference"
+        )
+    criteria = campaign.criteria.filter(form=pairwise.NAME).order_by("pk")
+    if criterion is not None:
+        criteria = criteria.filter(pk=criterion.pk)
+    chosen = list(criteria)
+    for c in chosen:
+        if pairwise.best_worst_k(c):
+            raise PairwiseExportError(
+                f"criterion {c.name} asks the best and the worst of {pairwise.best_worst_k(c)}:"
+                " the pairwise layout holds pairs only (use the csv or jsonl export)"
+            )
+    return chosen
+
+
+def pairwise_records(criteria: list[CampaignCriterion]) -> Iterator[PairwiseJudgment]:
+    """The counted judgments of the criteria, a record per HIT, in ranking order."""
+    for criterion in criteria:
+        rows = (
+            Judgment.objects.counted()
+            .for_criterion(criterion)
+            .in_ranking_order()
+            .values_list(
+                "assignment_id",
+                "assignment__hit__item__external_id",
+                "slot__output__system__name",
+                "assignment__annotator_id",
+                "score",
+                "assignment__hit__external_id",
+                "assignment__hit_id",
+            )
+        )
+        page: list = []
+        for row in rows.iterator(chunk_size=CHUNK_ROWS):
+            if page and page[0][0] != row[0]:
+                yield from pair_record(criterion, page)
+                page = []
+            page.append(row)
+        if page:
+            yield from pair_record(criterion, page)
+
+
+def pair_record(criterion: CampaignCriterion, page: list) -> Iterator[PairwiseJudgment]:
+    if len(page) != 2:
+        return  # one output shown (the others switched off meanwhile): no pair to write
+    (_, item, system_a, annotator, score_a, external, hit), (_, _, system_b, _, score_b, *_) = page
+    winner: Winner = "tie"
+    if score_a > score_b:
+        winner = "a"
+    elif score_b > score_a:
+        winner = "b"
+    yield PairwiseJudgment(
+        0, item, system_a, system_b, str(annotator), criterion.name, winner, external or str(hit)
+    )
