@@ -33,6 +33,7 @@ from tests.factories import make_judged_hit
 
 MR = {"attributes": [["name", "The Mill"], ["eatType", "pub"]]}
 
+
 def item(n: int, **fields) -> dict:
     attributes = [["name", f"Pub {n}"], ["eatType", "pub"]]
     return {"id": f"i{n}", "kind": "mr", "input": {"attributes": attributes}, **fields}

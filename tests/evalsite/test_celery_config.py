@@ -28,7 +28,7 @@ def test_tasks_are_acknowledged_late_and_given_back_if_their_worker_dies():
     assert settings.CELERY_WORKER_PREFETCH_MULTIPLIER == 1
 
 
-def test_beat_sweeps_attention_checks_rankings_generation_judges_and_webhooks_on_the_default_queue():
+def test_beat_sweeps_attention_rankings_generation_judges_and_webhooks_on_the_default_queue():
     schedule = settings.CELERY_BEAT_SCHEDULE
     tasks = {entry["task"] for entry in schedule.values()}
     assert tasks == {
