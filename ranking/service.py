@@ -93,34 +93,43 @@ def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     is a column of the assignment, which the query joins anyway for the HIT's order."""
     columns = ("assignment_id", "assignment__annotator_id", "slot__output__system_id", "score")
     rows = Judgment.objects.counted().for_criterion(criterion).in_ranking_order()
+    read = rows.values_list(*columns, "assignment__hit__item_id").iterator(chunk_size=10_000)
     if criterion.judging.chooses:
-        chosen = rows.values_list(*columns, "assignment__hit__item_id")
-        return choices_input_from_rows(chosen.iterator(chunk_size=10_000))
-    return ranking_input_from_rows(rows.values_list(*columns).iterator(chunk_size=10_000))
+        return choices_input_from_rows(read)
+    return ranking_input_from_rows(read)
 
 
 def ranking_input_from_rows(
-    rows: Iterable[tuple[Hashable, Hashable, SystemKey, float]],
+    rows: Iterable[tuple],
 ) -> RankingInput[SystemKey]:
     """The engine's input from counted judgments as (assignment, annotator, system, score)
-    rows in ranking order (Judgment.objects.in_ranking_order()). The database and a bundle
-    both come through here, so the same rows give the same input: systems and annotators
-    are numbered by first appearance, whatever their keys."""
+    rows, or (assignment, annotator, system, score, item) rows, in ranking order
+    (Judgment.objects.in_ranking_order()). The database and a bundle both come through
+    here, so the same rows give the same input: systems, annotators and items are numbered
+    by first appearance, whatever their keys. With the items, the views that average per
+    item (WebNLG's) can."""
     assignments: dict[Hashable, Scores] = {}
     annotators: list[int] = []  # of each assignment, in the order of `assignments`
+    items: list[int] = []  # likewise, where the rows carry them
     annotator_index: dict[Hashable, int] = {}
+    item_index: dict[Hashable, int] = {}
     system_index: dict[SystemKey, int] = {}
-    for assignment, annotator, system, score in rows:
+    for assignment, annotator, system, score, *item in rows:
         index = system_index.setdefault(system, len(system_index))
         if assignment not in assignments:
             assignments[assignment] = []
             annotators.append(annotator_index.setdefault(annotator, len(annotator_index)))
+            if item:
+                items.append(item_index.setdefault(item[0], len(item_index)))
         assignments[assignment].append((index, score))
     systems, scores = hit_arrays(list(assignments.values()))
+    per_hit_items = np.array(items, dtype=np.int64) if len(items) == len(annotators) else None
     return RankingInput(
         systems=list(system_index),
         comparisons=comparisons_from_hits(systems, scores),
-        scores=Judgments.from_hits(systems, scores, np.array(annotators, dtype=np.int64)),
+        scores=Judgments.from_hits(
+            systems, scores, np.array(annotators, dtype=np.int64), per_hit_items
+        ),
         judgments=sum(len(judged) for judged in assignments.values()),
         hits=len(assignments),
     )
@@ -387,10 +396,11 @@ def ranking_input_from_array(rows: np.ndarray) -> RankingInput[int]:
     hit_systems[hit, column] = system
     hit_scores[hit, column] = rows["score"]
     _, annotators = numbered_by_first_appearance(rows["annotator"][starts])
+    _, items = numbered_by_first_appearance(rows["item"][starts])
     return RankingInput(
         systems=systems.tolist(),
         comparisons=comparisons_from_hits(hit_systems, hit_scores),
-        scores=Judgments.from_hits(hit_systems, hit_scores, annotators),
+        scores=Judgments.from_hits(hit_systems, hit_scores, annotators, items),
         judgments=len(rows),
         hits=len(starts),
     )

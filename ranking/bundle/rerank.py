@@ -201,7 +201,8 @@ def counted_rows(
     archive: zipfile.ZipFile, criterion: str, limits: Limits = LIMITS, with_item: bool = False
 ) -> Iterator[tuple]:
     """The criterion's counted judgments as (assignment, annotator, system, score), and
-    the item `with_item`, in the bundle's order, which is the order rankings read them in."""
+    their item where the record has one (required `with_item`), in the bundle's order,
+    which is the order rankings read them in."""
     for line, record in read_jsonl(archive, JUDGMENTS, limits):
         where = f"{JUDGMENTS}, line {line}"
         if line > limits.judgments:
@@ -216,7 +217,10 @@ def counted_rows(
                 typed_field(record, "system", str, where),
                 float(typed_field(record, "score", (int, float), where)),
             )
-            yield (*row, typed_field(record, "item", str, where)) if with_item else row
+            if with_item or "item" in record:
+                yield (*row, typed_field(record, "item", str, where))
+            else:
+                yield row
 
 
 def differences(run: dict, data: RankingInput[str], rows: list[ResultRow[str]]) -> list[str]:

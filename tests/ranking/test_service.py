@@ -574,11 +574,11 @@ def test_ranking_input_from_an_array_equals_the_one_from_rows(seed):
             rows.append((int(assignment), annotator, 7, int(system), score, True))
     array = np.array(rows, dtype=JUDGMENT_ROW)
     fast = ranking_input_from_array(array)
-    slow = ranking_input_from_rows([(a, n, s, x) for a, n, _, s, x, _ in rows])
+    slow = ranking_input_from_rows([(a, n, s, x, i) for a, n, i, s, x, _ in rows])
     assert (fast.systems, fast.judgments, fast.hits) == (slow.systems, slow.judgments, slow.hits)
     for name in ("winner", "loser", "draw"):
         assert np.array_equal(getattr(fast.comparisons, name), getattr(slow.comparisons, name))
-    for name in ("system", "annotator", "score", "hit"):
+    for name in ("system", "annotator", "score", "hit", "item"):
         assert np.array_equal(getattr(fast.scores, name), getattr(slow.scores, name))
         assert getattr(fast.scores, name).dtype == getattr(slow.scores, name).dtype
 
