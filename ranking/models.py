@@ -155,6 +155,8 @@ class SystemResult(models.Model):
       of the system's cluster.
     - comparisons: pairwise comparisons / the same / judgments with a z-score.
     - wins, losses: best-worst scaling's times best and times worst; empty for the others.
+    - mean_raw: the z-score views' mean raw score, averaged as their z-scores are; empty for
+      the others.
     """
 
     run = models.ForeignKey(RankingRun, on_delete=models.CASCADE, related_name="results")
@@ -180,6 +182,10 @@ class SystemResult(models.Model):
     # Best-worst scaling only: times chosen best and times chosen worst.
     wins = models.PositiveIntegerField(null=True, blank=True, help_text="times best (bws)")
     losses = models.PositiveIntegerField(null=True, blank=True, help_text="times worst (bws)")
+    # The z-score views only (wmt, webnlg): the raw scores averaged as the z-scores are.
+    mean_raw = models.FloatField(
+        null=True, blank=True, help_text="mean raw score (the z-score views)"
+    )
 
     class Meta:
         ordering = ["run", "position"]

@@ -82,6 +82,7 @@ class ResultRow(Generic[SystemKey]):
     ci_hi: float | None = None
     wins: int | None = None
     losses: int | None = None
+    mean_raw: float | None = None
 
 
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.

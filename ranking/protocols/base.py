@@ -135,6 +135,15 @@ def ranks_scores(engine: Callable[[Judgments, int], Any]) -> Ranks:
     return rank
 
 
+def raw_or_none(values: Any, index: int) -> float | None:
+    """A system's mean raw score from an engine's array of them (None where the engine gave
+    none, or NaN: a system without z-scores)."""
+    if values is None:
+        return None
+    value = float(values[index])
+    return None if value != value else value
+
+
 def six_decimals(value: float | None) -> Decimal | None:
     """A number (not text, which the CSV guard would quote when negative), written to six
     decimals; a value the protocol does not have stays empty."""

@@ -2,15 +2,22 @@
 z-normalised (population standard deviation, an annotator of equal scores at z = 0),
 averaged per item, then per system; two-sided Wilcoxon rank-sum tests between the systems'
 per-item mean z and the organisers' ranks (ranking/engine/zscores.py, WEBNLG). No resampling.
-
-The engine also gives each system's mean raw score (ZScoreRanking.mean_raw), averaged the
-same way; SystemResult has no field for it yet, so it is not stored."""
+Each system's mean raw score (ZScoreRanking.mean_raw), averaged the same way, is stored
+beside its mean z."""
 
 from typing import Any
 
 from ranking.engine.zscores import WEBNLG, ZScoreRanking, webnlg_view
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, ranks_scores, six_decimals
+from .base import (
+    Datasheet,
+    Presentation,
+    RankingProtocol,
+    ResultLine,
+    ranks_scores,
+    raw_or_none,
+    six_decimals,
+)
 
 
 def result_fields(ranking: ZScoreRanking, index: int) -> dict[str, Any]:
@@ -20,11 +27,20 @@ def result_fields(ranking: ZScoreRanking, index: int) -> dict[str, Any]:
         "rank_lo": int(ranking.rank_lo[index]),
         "rank_hi": int(ranking.rank_hi[index]),
         "comparisons": int(ranking.n_items[index]),
+        "mean_raw": raw_or_none(ranking.mean_raw, index),
     }
 
 
 def csv_cells(name: str, row: ResultLine) -> list:
-    return [row.cluster, name, six_decimals(row.mu), row.rank_lo, row.rank_hi, row.comparisons]
+    return [
+        row.cluster,
+        name,
+        six_decimals(row.mean_raw),
+        six_decimals(row.mu),
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
 
 
 def nothing_to_rank(ranking: ZScoreRanking) -> str:
@@ -63,7 +79,7 @@ PROTOCOL = RankingProtocol(
     ),
     rank=ranks_scores(webnlg_view),
     result_fields=result_fields,
-    csv_columns=("cluster", "system", "mean_z", "rank_lo", "rank_hi", "items"),
+    csv_columns=("cluster", "system", "mean_raw", "mean_z", "rank_lo", "rank_hi", "items"),
     csv_cells=csv_cells,
     table_headers=("cluster", "mean z"),
     score_name="mean z-score (per item)",

@@ -5,7 +5,15 @@ from typing import Any
 
 from ranking.engine import WmtRanking, wmt_protocol
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, ranks_scores, six_decimals
+from .base import (
+    Datasheet,
+    Presentation,
+    RankingProtocol,
+    ResultLine,
+    ranks_scores,
+    raw_or_none,
+    six_decimals,
+)
 
 
 def result_fields(ranking: WmtRanking, index: int) -> dict[str, Any]:
@@ -15,11 +23,20 @@ def result_fields(ranking: WmtRanking, index: int) -> dict[str, Any]:
         "rank_lo": int(ranking.rank_lo[index]),
         "rank_hi": int(ranking.rank_hi[index]),
         "comparisons": int(ranking.n_judgments[index]),
+        "mean_raw": raw_or_none(ranking.mean_raw, index),
     }
 
 
 def csv_cells(name: str, row: ResultLine) -> list:
-    return [row.cluster, name, six_decimals(row.mu), row.rank_lo, row.rank_hi, row.comparisons]
+    return [
+        row.cluster,
+        name,
+        six_decimals(row.mean_raw),
+        six_decimals(row.mu),
+        row.rank_lo,
+        row.rank_hi,
+        row.comparisons,
+    ]
 
 
 def nothing_to_rank(ranking: WmtRanking) -> str:
@@ -49,7 +66,7 @@ PROTOCOL = RankingProtocol(
     ),
     rank=ranks_scores(wmt_protocol),
     result_fields=result_fields,
-    csv_columns=("cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"),
+    csv_columns=("cluster", "system", "mean_raw", "mean_z", "rank_lo", "rank_hi", "judgments"),
     csv_cells=csv_cells,
     table_headers=("cluster", "mean z"),
     score_name="mean z-score",

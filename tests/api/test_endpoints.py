@@ -487,7 +487,7 @@ def test_ranking_shows_each_fitting_views_latest_run(
 def test_a_da_criterion_ranks_with_the_views_of_its_form_only(changer, campaign):
     CampaignCriterion.objects.create(campaign=campaign, name="fluency", question="?", form="da")
     shown = changer.call("GET", f"/campaigns/{campaign.slug}/criteria/fluency/ranking/").json()
-    assert [view["protocol"] for view in shown["views"]] == ["e2e", "bt", "wmt"]
+    assert [view["protocol"] for view in shown["views"]] == ["e2e", "bt", "wmt", "webnlg"]
     assert shown["form"] == "da" and all(view["run"] is None for view in shown["views"])
 
 

@@ -66,5 +66,5 @@ def test_write_csv_of_each_view_names_its_columns_and_leaves_no_empty_cells():
             "rank_hi",
             "comparisons",
         ],
-        "wmt": ["cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"],
+        "wmt": ["cluster", "system", "mean_raw", "mean_z", "rank_lo", "rank_hi", "judgments"],
     }

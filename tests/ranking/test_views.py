@@ -210,7 +210,7 @@ def test_results_csv_has_header_and_rows_best_first(organiser):
     ("protocol", "header"),
     [
         ("bt", ["rank", "system", "rating", "ci_lo", "ci_hi", "rating_std", "rank_lo", "rank_hi"]),
-        ("wmt", ["cluster", "system", "mean_z", "rank_lo", "rank_hi", "judgments"]),
+        ("wmt", ["cluster", "system", "mean_raw", "mean_z", "rank_lo", "rank_hi", "judgments"]),
     ],
 )
 def test_results_csv_of_the_significance_views(organiser, protocol, header):
@@ -220,7 +220,13 @@ def test_results_csv_of_the_significance_views(organiser, protocol, header):
     rows = list(csv.reader(io.StringIO(response.content.decode())))
     assert rows[0][: len(header)] == header
     assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3"]
-    assert float(rows[1][2]) == pytest.approx(run.results.get(position=1).mu, abs=1e-6)
+    first = run.results.get(position=1)
+    # The score column (after mean_raw in the z-score views, whose raw mean is stored too).
+    score = rows[0].index("mean_z") if "mean_z" in rows[0] else 2
+    assert float(rows[1][score]) == pytest.approx(first.mu, abs=1e-6)
+    if "mean_raw" in rows[0]:
+        assert first.mean_raw is not None
+        assert float(rows[1][rows[0].index("mean_raw")]) == pytest.approx(first.mean_raw)
 
 
 def test_results_csv_without_a_run_is_404(organiser):
