@@ -491,16 +491,10 @@ def webnlg_system(path: Path, sample_ids: list[str]) -> PublishedSystem:
         else:  # FORGE2017 has an empty line for sample 533
             missing.append(sample_id)
     label = WEBNLG_LABELS.get(stem, stem)
+    # The system keeps the name the challenge's files give it (System.key is its slug).
     return PublishedSystem(
-        slugify(stem), label, outputs, path.name, file_digest(path, salt=stem), missing=missing
+        stem, label, outputs, path.name, file_digest(path, salt=stem), missing=missing
     )
-
-
-def slugify(name: str) -> str:
-    """'Amazon_AI_(Shanghai)' -> 'amazon-ai-shanghai': System.name is a slug. The one place
-    a file's system name is changed to fit (LogicNLG's and RotoWire's slugs are written out
-    in LOGICNLG_SYSTEMS and read_rotowire, each with its paper's name as the label)."""
-    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
 READERS = {"logicnlg": read_logicnlg, "rotowire": read_rotowire, "webnlg2020": read_webnlg2020}

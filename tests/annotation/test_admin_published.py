@@ -99,7 +99,7 @@ def test_load_from_an_archive_makes_the_campaign_and_shows_what_it_brought(organ
     job, page = load_through_the_admin(organiser, archive=zipped(webnlg_files()), campaign="web")
     campaign = Campaign.objects.get(slug="web")
     assert (job.status, job.campaign, job.error) == ("done", campaign, "")
-    assert "Loaded." in page and "'web': loaded 2 items, 2 outputs of team-a" in page
+    assert "Loaded." in page and "'web': loaded 2 items, 2 outputs of Team_A" in page
     assert campaign.items.get(external_id="2").input_data == {"triples": [TRIPLES["2"][0]]}
     assert Output.objects.get(item__external_id="1").text == "Alan Bean was a test pilot."
     assert campaign.criteria.count() == 2 and campaign.standard_input_kind == "triples"

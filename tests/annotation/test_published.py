@@ -10,7 +10,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Campaign, CampaignCriterion, DataFile, Item, Output, System
 from annotation.published import load_dataset
-from nlgdata.published import detokenise, read_webnlg2020, slugify
+from nlgdata.published import detokenise, read_webnlg2020
 
 pytestmark = pytest.mark.django_db
 
@@ -141,7 +141,7 @@ def test_load_published_webnlg_makes_178_items_and_16_systems(webnlg_data):
     assert campaign.items.count() == 178
     assert campaign.systems.count() == 16
     assert Output.objects.filter(item__campaign=campaign).count() == 16 * 178 - 1
-    assert "baseline-forge2017 has no output for 533" in out
+    assert "Baseline-FORGE2017 has no output for 533" in out
     item = campaign.items.get(external_id="29")
     assert item.input_data["triples"][1] == [
         "Abdul Taib Mahmud",
@@ -149,11 +149,13 @@ def test_load_published_webnlg_makes_178_items_and_16_systems(webnlg_data):
         "Parti Pesaka Bumiputera Bersatu",
     ]
     lines = (webnlg_data / "outputs" / "NILC.primary.en").read_text().splitlines()
-    assert item.outputs.get(system__name="nilc").text == lines[28].strip()
-    assert campaign.systems.get(name="amazon-ai-shanghai").label == "Amazon AI (Shanghai)"
+    assert item.outputs.get(system__name="NILC").text == lines[28].strip()
+    # Systems keep the names of the challenge's files, with a URL-safe key beside.
+    amazon = campaign.systems.get(name="Amazon_AI_(Shanghai)")
+    assert (amazon.label, amazon.key) == ("Amazon AI (Shanghai)", "amazon_ai_shanghai")
     sampled = json.loads((webnlg_data / "inputs" / "en_sampled_triples.json").read_text())
     outputs = {  # every system's file, line n the output for sample n
-        slugify(path.name.removesuffix(".primary.en")): path.read_text().splitlines()
+        path.name.removesuffix(".primary.en"): path.read_text().splitlines()
         for path in (webnlg_data / "outputs").glob("*.primary.en")
     }
     for sample_id, triples in sampled.items():
