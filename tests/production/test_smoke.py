@@ -187,7 +187,8 @@ def ranking_runs(database_url: str) -> list[tuple[str, str, int, str]]:
         return connection.execute(
             "SELECT r.protocol, r.status, r.hits, r.error FROM ranking_rankingrun r"
             " JOIN annotation_campaign c ON c.id = r.campaign_id"
-            " WHERE c.slug = 'demo' AND r.criterion = 'quality' ORDER BY r.id"
+            " JOIN annotation_campaigncriterion k ON k.id = r.criterion_id"
+            " WHERE c.slug = 'demo' AND k.name = 'quality' ORDER BY r.id"
         ).fetchall()
 
 
