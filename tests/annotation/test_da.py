@@ -14,12 +14,12 @@ from annotation.models import (
     QUALITY,
     Assignment,
     CampaignCriterion,
-    HitOutput,
     Judgment,
     Screening,
 )
 from tests.client import forms_on
-from tests.factories import make_annotator, make_campaign, make_hit, make_system_set
+from tests.factories import make_annotator, make_campaign, make_system_set
+from tests.judging_helpers import hit_with_copy
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -173,11 +173,8 @@ def checked_da_hit(campaign, annotator, original: float, degraded: float) -> Non
     """A submitted DA HIT whose attention check scored `degraded` against `original` on the
     page's own criterion (quality), and the other way round on the further one the page
     asks (naturalness), which the check does not read."""
-    outputs = list(campaign.items.first().outputs.all()[:2])
-    hit = make_hit(outputs)
-    first = hit.slots.get(position=1)
-    HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
+    assignment = hit_with_copy(campaign, annotator, campaign.criteria.get(name=QUALITY))
+    hit = assignment.hit
     naturalness = campaign.criteria.get(name=NATURALNESS)
     for slot in hit.slots.all():
         score = degraded if slot.degraded_text else (original if slot.position == 1 else 50)

@@ -15,13 +15,13 @@ from annotation.models import (
     QUALITY,
     Assignment,
     ErrorSpan,
-    HitOutput,
     Judgment,
     Output,
     Screening,
 )
 from tests.client import forms_on
 from tests.factories import make_annotator, make_campaign, make_hit, make_system_set
+from tests.judging_helpers import hit_with_copy
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -191,12 +191,8 @@ def test_esa_settings_are_checked_naming_the_key():
 def checked_esa_hit(campaign, annotator, original: float, degraded: float) -> None:
     """A submitted ESA HIT whose attention check scored `degraded` against `original`."""
     quality = campaign.criteria.get(name=QUALITY)
-    outputs = list(campaign.items.first().outputs.all()[:2])
-    hit = make_hit(outputs, criterion=quality)
-    first = hit.slots.get(position=1)
-    HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
-    for slot in hit.slots.all():
+    assignment = hit_with_copy(campaign, annotator, quality)
+    for slot in assignment.hit.slots.all():
         score = degraded if slot.degraded_text else (original if slot.position == 1 else 50)
         judgment = Judgment.objects.create(
             assignment=assignment, slot=slot, criterion=quality, score=score
