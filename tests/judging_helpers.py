@@ -29,7 +29,9 @@ def hit_with_copy(campaign: Campaign, annotator, criterion: CampaignCriterion) -
     """A submitted assignment of `annotator` on a HIT of `criterion`: the first item's first
     two outputs, then (position 3) an attention check's degraded copy of the first. Its
     judgments are the caller's."""
-    outputs = list(campaign.items.first().outputs.all()[:2])
+    item = campaign.items.first()
+    assert item is not None
+    outputs = list(item.outputs.all()[:2])
     hit = make_hit(outputs, criterion=criterion)
     first = hit.slots.get(position=1)
     HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")

@@ -5,9 +5,20 @@ outputs by (item, system), annotators by their file's name, HITs not already in 
 """
 
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from datetime import timedelta
+from typing import Any, Protocol
 
-from annotation.models import Annotator, Campaign, CampaignCriterion, Output
+from django.utils import timezone
+
+from annotation.models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    Hit,
+    HitOutput,
+    Output,
+)
 from nlgdata.datafiles import DataFileError
 
 # (the criterion about to be made, the line that names it first): raises DataFileError for
@@ -78,8 +89,11 @@ def record_changes(campaign: Campaign, criteria: Iterable[CampaignCriterion]) ->
 
 
 class HasHit(Protocol):
-    line: int
-    hit: str | None
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def hit(self) -> str | None: ...
 
 
 class FormRatingsWriter:
@@ -142,6 +156,45 @@ class FormRatingsWriter:
         taken = self.taken_hits(rows)
         for row in rows:
             self.check_not_taken(row, taken)
+
+    def write_hits(
+        self,
+        pages: list[Any],
+        criterion: Callable[[Any], CampaignCriterion],
+        systems: Callable[[Any], Iterable[str]],
+        seconds: Callable[[Any], float] = lambda page: 0,
+    ) -> tuple[list[HitOutput], list[Assignment]]:
+        """A submitted HIT per page (its `item`, `hit`, `line`, `annotator`, checked): of
+        `criterion(page)`, showing the outputs of `systems(page)` in that order, its
+        assignment begun `seconds(page)` before now. Returns the slots, page after page,
+        and the assignments, in the pages' order; the annotators must exist."""
+        now = timezone.now()
+        hits = Hit.objects.bulk_create(
+            Hit(
+                campaign=self.campaign,
+                criterion=criterion(p),
+                item_id=self.items[p.item],
+                external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
+            )
+            for p in pages
+        )
+        slots = HitOutput.objects.bulk_create(
+            HitOutput(hit=hit, output_id=self.output_id(p.item, system), position=position)
+            for hit, p in zip(hits, pages, strict=True)
+            for position, system in enumerate(systems(p), start=1)
+        )
+        assignments = Assignment.objects.bulk_create(
+            Assignment(
+                hit=hit,
+                annotator_id=self.annotators[p.annotator],
+                status=Assignment.Status.SUBMITTED,
+                started_at=now - timedelta(seconds=seconds(p)),
+                submitted_at=now,
+            )
+            for hit, p in zip(hits, pages, strict=True)
+        )
+        self.created["HITs"] += len(hits)
+        return slots, assignments
 
     def ensure_annotators(self, names: Iterable[str]) -> None:
         """The annotators named that the campaign lacks, created (from the file)."""

@@ -16,11 +16,9 @@ importing it into a new campaign gives the same rankings.
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import BinaryIO
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
@@ -166,33 +164,15 @@ class DaWriter(FormRatingsWriter):
             self.check(page)
         self.check_new_hits(pages)
         self.ensure_annotators(p.annotator for p in pages)
-        now = timezone.now()
-        hits = Hit.objects.bulk_create(
-            Hit(
-                campaign=self.campaign,
-                criterion=self.main,
-                item_id=self.items[p.item],
-                external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
-            )
-            for p in pages
-        )
-        slots = HitOutput.objects.bulk_create(
-            HitOutput(hit=hit, output_id=self.output_id(p.item, system), position=position)
-            for hit, p in zip(hits, pages, strict=True)
-            for position, system in enumerate(p.scores, start=1)
-        )
-        assignments = Assignment.objects.bulk_create(
-            Assignment(
-                hit=hit,
-                annotator_id=self.annotators[p.annotator],
-                status=Assignment.Status.SUBMITTED,
-                started_at=now - timedelta(seconds=p.seconds or 0),
-                submitted_at=now,
-            )
-            for hit, p in zip(hits, pages, strict=True)
+        main = self.main
+        assert main is not None  # ensure_criteria found it
+        slots, assignments = self.write_hits(
+            pages,
+            criterion=lambda p: main,
+            systems=lambda p: p.scores,
+            seconds=lambda p: p.seconds or 0,
         )
         self.write_scores(pages, slots, assignments)
-        self.created["HITs"] += len(hits)
         self.rows += sum(len(scores) for p in pages for scores in p.scores.values())
 
     def write_scores(self, pages, slots, assignments) -> None:

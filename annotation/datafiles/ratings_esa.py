@@ -22,7 +22,6 @@ from typing import BinaryIO
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.handout import sql
 from annotation.judging import esa
@@ -138,30 +137,8 @@ class EsaWriter(FormRatingsWriter):
             self.check(page)
         self.check_new_hits(pages)
         self.ensure_annotators(p.annotator for p in pages)
-        now = timezone.now()
-        hits = Hit.objects.bulk_create(
-            Hit(
-                campaign=self.campaign,
-                criterion=self.criteria[p.criterion],
-                item_id=self.items[p.item],
-                external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
-            )
-            for p in pages
-        )
-        slots = HitOutput.objects.bulk_create(
-            HitOutput(hit=hit, output_id=self.output_id(p.item, system), position=position)
-            for hit, p in zip(hits, pages, strict=True)
-            for position, system in enumerate(p.judgments, start=1)
-        )
-        assignments = Assignment.objects.bulk_create(
-            Assignment(
-                hit=hit,
-                annotator_id=self.annotators[p.annotator],
-                status=Assignment.Status.SUBMITTED,
-                started_at=now,
-                submitted_at=now,
-            )
-            for hit, p in zip(hits, pages, strict=True)
+        slots, assignments = self.write_hits(
+            pages, criterion=lambda p: self.criteria[p.criterion], systems=lambda p: p.judgments
         )
         slot_at = iter(slots)
         judged = [
@@ -183,7 +160,6 @@ class EsaWriter(FormRatingsWriter):
             for judgment, j in zip(judgments, (j for _, j in judged), strict=True)
             for s in j.spans
         )
-        self.created["HITs"] += len(hits)
         self.created["judgments"] += len(judgments)
         self.created["error spans"] += len(spans)
         sql.analyze(Hit, HitOutput, Assignment, Judgment, ErrorSpan)

@@ -18,7 +18,6 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
@@ -115,30 +114,10 @@ class PairwiseWriter(FormRatingsWriter):
             self.check(row)
         self.check_new_hits(rows)
         self.ensure_annotators(r.annotator for r in rows)
-        now = timezone.now()
-        hits = Hit.objects.bulk_create(
-            Hit(
-                campaign=self.campaign,
-                criterion=self.criteria[r.criterion],
-                item_id=self.items[r.item],
-                external_id=r.hit or f"{self.file_name[:150]}:{r.line}",
-            )
-            for r in rows
-        )
-        slots = HitOutput.objects.bulk_create(
-            HitOutput(hit=hit, output_id=self.output_id(r.item, system), position=position)
-            for hit, r in zip(hits, rows, strict=True)
-            for position, system in enumerate((r.system_a, r.system_b), start=1)
-        )
-        assignments = Assignment.objects.bulk_create(
-            Assignment(
-                hit=hit,
-                annotator_id=self.annotators[r.annotator],
-                status=Assignment.Status.SUBMITTED,
-                started_at=now,
-                submitted_at=now,
-            )
-            for hit, r in zip(hits, rows, strict=True)
+        slots, assignments = self.write_hits(
+            rows,
+            criterion=lambda r: self.criteria[r.criterion],
+            systems=lambda r: (r.system_a, r.system_b),
         )
         slot_at = iter(slots)
         judgments = []
@@ -154,7 +133,6 @@ class PairwiseWriter(FormRatingsWriter):
                     )
                 )
         Judgment.objects.bulk_create(judgments)
-        self.created["HITs"] += len(hits)
         self.created["judgments"] += len(judgments)
         sql.analyze(Hit, HitOutput, Assignment, Judgment)
 
