@@ -32,14 +32,12 @@ from annotation.handout import sql
 from annotation.handout.submission import Shown
 from annotation.models import CampaignCriterion, ErrorSpan, Judgment
 
-from .base import AttentionRule, Comprehension, FormDatasheet, JudgmentForm
-from .rankme import worked_pair
+from .base import AttentionRule, FormDatasheet, JudgmentForm
 from .sliders import (
     HIGHEST,
     LOWEST,
-    SliderCheckForm,
     SliderScoreField,
-    check_passes,
+    comprehension,
     outputs_per_hit,
     slot_scores,
 )
@@ -281,15 +279,7 @@ FORM = JudgmentForm(
         " copy of one of its outputs, never ranked; an evaluator whose 0-100 scores do not"
         " put the outputs above their copies"
     ),
-    comprehension=Comprehension(
-        worked_pair=worked_pair,
-        template="annotation/judging/esa_check.html",
-        page_form=SliderCheckForm,
-        passes=check_passes,
-        wording="before the first HIT, a sentence and a degraded copy of it (words dropped"
-        " and shuffled) scored on the 0-100 slider; two attempts that do not score the copy"
-        " lower screen the evaluator out (no HITs)",
-    ),
+    comprehension=comprehension("annotation/judging/esa_check.html"),
     export_formats=(NAME,),
     import_formats=(NAME,),
     datasheet=FormDatasheet(

@@ -11,6 +11,9 @@ from annotation.forms import ScoreInput
 from annotation.handout.submission import Shown
 from annotation.models import CampaignCriterion
 
+from .base import Comprehension
+from .rankme import worked_pair
+
 LOWEST, HIGHEST = 0, 100
 MAX_OUTPUTS = 10
 SLIDER_CHARS = 8  # what a score box takes: "100" with room for spaces and a mistake
@@ -64,6 +67,19 @@ def check_passes(form: SliderCheckForm, sentence_first: bool) -> bool:
     a, b = form.cleaned_data["score_a"], form.cleaned_data["score_b"]
     sentence, degraded = (a, b) if sentence_first else (b, a)
     return degraded < sentence
+
+
+def comprehension(template: str) -> Comprehension:
+    """The comprehension check of a slider form, its page `template`."""
+    return Comprehension(
+        worked_pair=worked_pair,
+        template=template,
+        page_form=SliderCheckForm,
+        passes=check_passes,
+        wording="before the first HIT, a sentence and a degraded copy of it (words dropped"
+        " and shuffled) scored on the 0-100 slider; two attempts that do not score the copy"
+        " lower screen the evaluator out (no HITs)",
+    )
 
 
 def slot_scores(shown: list[Shown], answers) -> list[tuple[int, float]]:
