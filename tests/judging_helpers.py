@@ -3,8 +3,16 @@ test_da.py, test_esa.py, test_pairwise.py, test_ratings_*.py)."""
 
 from collections.abc import Callable
 
+from annotation.attention import record_attention_verdict
 from annotation.models import Assignment, Campaign, CampaignCriterion, HitOutput
-from tests.factories import make_campaign, make_hit, make_item, make_output, make_system
+from tests.factories import (
+    make_annotator,
+    make_campaign,
+    make_hit,
+    make_item,
+    make_output,
+    make_system,
+)
 
 SYSTEMS = ["alpha", "beta", "gamma", "delta"]
 
@@ -36,3 +44,18 @@ def hit_with_copy(campaign: Campaign, annotator, criterion: CampaignCriterion) -
     first = hit.slots.get(position=1)
     HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
     return Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
+
+
+def assert_copies_scored_above_originals_fail(campaign: Campaign, checked_hit) -> None:
+    """Of two annotators with 4 HITs each made by `checked_hit(campaign, annotator,
+    original, degraded)`, who scores the copies above the originals fails the attention
+    verdict and is excluded; who scores them below passes, on 4 checks."""
+    careless, careful = make_annotator(campaign), make_annotator(campaign)
+    for _ in range(4):
+        checked_hit(campaign, careless, original=20, degraded=90)
+        checked_hit(campaign, careful, original=90, degraded=0)
+    assert record_attention_verdict(careless).failed
+    verdict = record_attention_verdict(careful)
+    assert not verdict.failed and verdict.checks == 4
+    careless.refresh_from_db()
+    assert careless.is_excluded
