@@ -14,6 +14,9 @@ from ranking.metrics import coco
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
 
+# Helpers that assert, imported by tests after this: their failures explained as a test's.
+pytest.register_assert_rewrite("tests.judging_helpers", "tests.browser.judging_pages")
+
 # The people of the view tests: organiser, worker, stranger, ... (see tests/world.py).
 pytest_plugins = ["tests.world"]
 

@@ -16,17 +16,14 @@ importing it into a new campaign gives the same rankings.
 import itertools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import BinaryIO
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
 from annotation.judging import da
 from annotation.models import (
-    Annotator,
     Assignment,
     Campaign,
     CampaignCriterion,
@@ -34,11 +31,11 @@ from annotation.models import (
     Hit,
     HitOutput,
     Judgment,
-    Output,
 )
 from nlgdata.datafiles import DataFileError, batches
 from nlgdata.ratings_da import COLUMNS, OPTIONAL_COLUMNS, DaRating, read_da_ratings
 
+from .form_ratings import FormRatingsWriter, file_criteria, made_note, record_changes
 from .importers import BATCH_CHARS, BATCH_ROWS, ImportSummary, open_data_file, record_file
 
 HEADER = [*COLUMNS, *OPTIONAL_COLUMNS]
@@ -99,17 +96,9 @@ def import_da_ratings(
             writer.write(batch)
         if not writer.rows:
             raise DataFileError(file_name, "no rows after the header")
-        criteria = writer.finish()
-        ids = [c.pk for c in criteria]
-        CampaignCriterion.objects.filter(pk__in=ids).record_judgments_change()
-        campaign.criteria.record_pool_change(recount=True)
+        record_changes(campaign, writer.finish())
         sql.analyze(Hit, HitOutput, Assignment, Judgment)
-        note = ""
-        if writer.made:
-            note = (
-                f"Created the direct-assessment criteria {', '.join(writer.made)} (closed to"
-                " annotators: they were judged elsewhere)"
-            )
+        note = made_note("direct-assessment", writer.made)
         summary = ImportSummary(file_name, writer.rows, writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
@@ -157,60 +146,33 @@ def file_pages(ratings: Iterable[DaRating], file_name: str) -> Iterator[DaPage]:
         yield page
 
 
-class DaWriter:
+class DaWriter(FormRatingsWriter):
     """Writes pages batch by batch, keeping what later batches need: the criteria met so
     far (the first one named is every page's own, the others its further ones), and the
     ids of items, systems, outputs and annotators."""
 
     def __init__(self, campaign: Campaign, file_name: str):
-        self.campaign, self.file_name = campaign, file_name
+        super().__init__(campaign, file_name, ["further scores"])
         self.main: CampaignCriterion | None = None
         self.criteria: dict[str, CampaignCriterion] = {}
         self.made: list[str] = []
-        self.items = dict(campaign.items.values_list("external_id", "id"))
-        self.systems = dict(campaign.systems.values_list("name", "id"))
-        outputs = Output.objects.filter(item__campaign=campaign)
-        self.outputs = {
-            (i, s): pk for i, s, pk in outputs.values_list("item_id", "system_id", "id")
-        }
-        annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
-        self.annotators = dict(annotators.values_list("external_id", "id"))
         self.rows = 0
-        self.created = dict.fromkeys(["annotators", "HITs", "judgments", "further scores"], 0)
 
     def write(self, pages: list[DaPage]) -> None:
         self.ensure_criteria(pages)
         for page in pages:
             self.check(page)
         self.check_new_hits(pages)
-        self.ensure_annotators(pages)
-        now = timezone.now()
-        hits = Hit.objects.bulk_create(
-            Hit(
-                campaign=self.campaign,
-                criterion=self.main,
-                item_id=self.items[p.item],
-                external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
-            )
-            for p in pages
-        )
-        slots = HitOutput.objects.bulk_create(
-            HitOutput(hit=hit, output_id=self.output_id(p, system), position=position)
-            for hit, p in zip(hits, pages, strict=True)
-            for position, system in enumerate(p.scores, start=1)
-        )
-        assignments = Assignment.objects.bulk_create(
-            Assignment(
-                hit=hit,
-                annotator_id=self.annotators[p.annotator],
-                status=Assignment.Status.SUBMITTED,
-                started_at=now - timedelta(seconds=p.seconds or 0),
-                submitted_at=now,
-            )
-            for hit, p in zip(hits, pages, strict=True)
+        self.ensure_annotators(p.annotator for p in pages)
+        main = self.main
+        assert main is not None  # ensure_criteria found it
+        slots, assignments = self.write_hits(
+            pages,
+            criterion=lambda p: main,
+            systems=lambda p: p.scores,
+            seconds=lambda p: p.seconds or 0,
         )
         self.write_scores(pages, slots, assignments)
-        self.created["HITs"] += len(hits)
         self.rows += sum(len(scores) for p in pages for scores in p.scores.values())
 
     def write_scores(self, pages, slots, assignments) -> None:
@@ -239,31 +201,17 @@ class DaWriter:
                     lines.setdefault(name, line)
         if not lines:
             return
-        found = {c.name: c for c in self.campaign.criteria.filter(name__in=list(lines))}
-        for name, line in lines.items():
-            self.criteria[name] = self.criterion(found.get(name), name, line)
-            self.main = self.main or self.criteria[name]
-
-    def criterion(self, criterion: CampaignCriterion | None, name: str, line: int):
-        if criterion is None:
-            self.made.append(name)
-            # The file does not say what was asked: a question the organiser may rewrite.
-            return CampaignCriterion.objects.create(
-                campaign=self.campaign,
-                name=name,
-                form=da.NAME,
-                is_open=False,
-                question=f"How do you rate the sentence's {name}?",
-            )
-        if criterion.form != da.NAME:
-            raise DataFileError(
-                self.file_name,
-                f"criterion {name} of '{self.campaign.slug}' is judged with {criterion.form},"
-                " not direct assessment",
-                line,
-                "criterion",
-            )
-        return criterion
+        criteria, made = file_criteria(
+            self.campaign,
+            lines,
+            form=da.NAME,
+            judged_as="direct assessment",
+            question="How do you rate the sentence's {name}?",
+            file_name=self.file_name,
+        )
+        self.criteria.update(criteria)
+        self.made += made
+        self.main = self.main or criteria[next(iter(lines))]
 
     def finish(self) -> list[CampaignCriterion]:
         """The file's criteria, its first one's page now asking the others too."""
@@ -277,24 +225,10 @@ class DaWriter:
 
     def check(self, page: DaPage) -> None:
         assert self.main is not None  # ensure_criteria found it
-        if page.item not in self.items:
-            raise DataFileError(
-                self.file_name,
-                f"no item {page.item!r} in '{self.campaign.slug}'",
-                page.line,
-                "item",
-            )
+        self.check_item(page.item, page.line)
         for system, scores in page.scores.items():
             line = page.lines[system]
-            if system not in self.systems:
-                raise DataFileError(self.file_name, f"no system {system!r}", line, "system")
-            if (self.items[page.item], self.systems[system]) not in self.outputs:
-                raise DataFileError(
-                    self.file_name,
-                    f"system {system!r} has no output for item {page.item!r}",
-                    line,
-                    "system",
-                )
+            self.check_output(page.item, system, line)
             if self.main.name not in scores:
                 raise DataFileError(
                     self.file_name,
@@ -303,29 +237,6 @@ class DaWriter:
                     line,
                     "criterion",
                 )
-
-    def check_new_hits(self, pages: list[DaPage]) -> None:
-        ids = [p.hit for p in pages if p.hit]
-        taken = set(
-            self.campaign.hits.filter(external_id__in=ids).values_list("external_id", flat=True)
-        )
-        for page in pages:
-            if page.hit in taken:
-                raise DataFileError(
-                    self.file_name, f"HIT {page.hit} is already in the campaign", page.line, "hit"
-                )
-
-    def output_id(self, page: DaPage, system: str) -> int:
-        return self.outputs[(self.items[page.item], self.systems[system])]
-
-    def ensure_annotators(self, pages: list[DaPage]) -> None:
-        new = dict.fromkeys(p.annotator for p in pages if p.annotator not in self.annotators)
-        created = Annotator.objects.bulk_create(
-            Annotator(campaign=self.campaign, source=Annotator.Source.CROWDFLOWER, external_id=a)
-            for a in new
-        )
-        self.annotators.update((a.external_id, a.id) for a in created)
-        self.created["annotators"] += len(created)
 
 
 # Export --------------------------------------------------------------------------------------

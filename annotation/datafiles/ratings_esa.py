@@ -22,12 +22,10 @@ from typing import BinaryIO
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.handout import sql
 from annotation.judging import esa
 from annotation.models import (
-    Annotator,
     Assignment,
     Campaign,
     CampaignCriterion,
@@ -36,11 +34,11 @@ from annotation.models import (
     Hit,
     HitOutput,
     Judgment,
-    Output,
 )
 from nlgdata.datafiles import DataFileError
 from nlgdata.judgment_files import EsaJudgment, Span, check_spans, read_esa, write_esa
 
+from .form_ratings import FormRatingsWriter, file_criteria, made_note, record_changes
 from .importers import ImportSummary, open_data_file, record_file
 
 CHUNK_ROWS = 2000
@@ -71,16 +69,8 @@ def import_esa_judgments(
         criteria, made = esa_criteria(campaign, judgments, file_name)
         writer = EsaWriter(campaign, criteria, file_name)
         writer.write(pages)
-        CampaignCriterion.objects.filter(
-            pk__in=[c.pk for c in criteria.values()]
-        ).record_judgments_change()
-        campaign.criteria.record_pool_change(recount=True)
-        note = ""
-        if made:
-            note = (
-                f"Created the error-span criteria {', '.join(made)} (closed to annotators:"
-                " they were judged elsewhere)"
-            )
+        record_changes(campaign, criteria.values())
+        note = made_note("error-span", made)
         summary = ImportSummary(file_name, len(judgments), writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
@@ -115,84 +105,40 @@ def esa_criteria(
     campaign: Campaign, judgments: list[EsaJudgment], file_name: str
 ) -> tuple[dict[str, CampaignCriterion], list[str]]:
     """The file's criteria by name: found (judged with ESA), or made."""
-    names = list(dict.fromkeys(j.criterion for j in judgments))
-    found = {c.name: c for c in campaign.criteria.filter(name__in=names)}
-    made = []
-    for name in names:
-        criterion = found.get(name)
-        if criterion is None:
-            # The file does not say what was asked: a question the organiser may rewrite.
-            criterion = CampaignCriterion(
-                campaign=campaign,
-                name=name,
-                form=esa.NAME,
-                is_open=False,
-                question=f"How good is the sentence's {name}? Mark its errors, then score it.",
-            )
-            try:
-                criterion.full_clean(exclude=["campaign"])
-            except ValidationError as error:  # a name that is not a criterion's name
-                line = next(j.line for j in judgments if j.criterion == name)
-                message = f"criterion {name!r}: {'; '.join(error.messages)}"
-                raise DataFileError(file_name, message, line, "criterion") from None
-            criterion.save()
-            found[name] = criterion
-            made.append(name)
-        elif criterion.form != esa.NAME:
-            line = next(j.line for j in judgments if j.criterion == name)
-            raise DataFileError(
-                file_name,
-                f"criterion {name} of '{campaign.slug}' is judged with {criterion.form},"
-                " not error-span annotation",
-                line,
-                "criterion",
-            )
-    return found, made
+    lines: dict[str, int] = {}
+    for j in judgments:
+        lines.setdefault(j.criterion, j.line)
+
+    def clean(criterion: CampaignCriterion, line: int) -> None:
+        try:
+            criterion.full_clean(exclude=["campaign"])
+        except ValidationError as error:  # a name that is not a criterion's name
+            message = f"criterion {criterion.name!r}: {'; '.join(error.messages)}"
+            raise DataFileError(file_name, message, line, "criterion") from None
+
+    return file_criteria(
+        campaign,
+        lines,
+        form=esa.NAME,
+        judged_as="error-span annotation",
+        question="How good is the sentence's {name}? Mark its errors, then score it.",
+        file_name=file_name,
+        clean=clean,
+    )
 
 
-class EsaWriter:
+class EsaWriter(FormRatingsWriter):
     def __init__(self, campaign: Campaign, criteria: dict[str, CampaignCriterion], file_name: str):
-        self.campaign, self.criteria, self.file_name = campaign, criteria, file_name
-        self.items = dict(campaign.items.values_list("external_id", "id"))
-        self.systems = dict(campaign.systems.values_list("name", "id"))
-        outputs = Output.objects.filter(item__campaign=campaign)
-        self.outputs = {
-            (i, s): (pk, text)
-            for i, s, pk, text in outputs.values_list("item_id", "system_id", "id", "text")
-        }
-        annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
-        self.annotators = dict(annotators.values_list("external_id", "id"))
-        self.created = dict.fromkeys(["annotators", "HITs", "judgments", "error spans"], 0)
+        super().__init__(campaign, file_name, ["error spans"], texts=True)
+        self.criteria = criteria
 
     def write(self, pages: list[EsaPage]) -> None:
         for page in pages:
             self.check(page)
         self.check_new_hits(pages)
-        self.ensure_annotators(pages)
-        now = timezone.now()
-        hits = Hit.objects.bulk_create(
-            Hit(
-                campaign=self.campaign,
-                criterion=self.criteria[p.criterion],
-                item_id=self.items[p.item],
-                external_id=p.hit or f"{self.file_name[:150]}:{p.line}",
-            )
-            for p in pages
-        )
-        slots = HitOutput.objects.bulk_create(
-            HitOutput(hit=hit, output_id=self.output(p, system)[0], position=position)
-            for hit, p in zip(hits, pages, strict=True)
-            for position, system in enumerate(p.judgments, start=1)
-        )
-        assignments = Assignment.objects.bulk_create(
-            Assignment(
-                hit=hit,
-                annotator_id=self.annotators[p.annotator],
-                status=Assignment.Status.SUBMITTED,
-                started_at=now,
-                submitted_at=now,
-            )
-            for hit, p in zip(hits, pages, strict=True)
+        self.ensure_annotators(p.annotator for p in pages)
+        slots, assignments = self.write_hits(
+            pages, criterion=lambda p: self.criteria[p.criterion], systems=lambda p: p.judgments
         )
         slot_at = iter(slots)
         judged = [
@@ -214,51 +160,16 @@ class EsaWriter:
             for judgment, j in zip(judgments, (j for _, j in judged), strict=True)
             for s in j.spans
         )
-        self.created["HITs"] += len(hits)
         self.created["judgments"] += len(judgments)
         self.created["error spans"] += len(spans)
         sql.analyze(Hit, HitOutput, Assignment, Judgment, ErrorSpan)
 
     def check(self, page: EsaPage) -> None:
-        if page.item not in self.items:
-            message = f"no item {page.item!r} in '{self.campaign.slug}'"
-            raise DataFileError(self.file_name, message, page.line, "item")
+        self.check_item(page.item, page.line)
         for system, judgment in page.judgments.items():
-            if system not in self.systems:
-                raise DataFileError(
-                    self.file_name, f"no system {system!r}", judgment.line, "system"
-                )
-            if (self.items[page.item], self.systems[system]) not in self.outputs:
-                raise DataFileError(
-                    self.file_name,
-                    f"system {system!r} has no output for item {page.item!r}",
-                    judgment.line,
-                    "system",
-                )
-            check_spans(judgment, self.output(page, system)[1], self.file_name)
-
-    def check_new_hits(self, pages: list[EsaPage]) -> None:
-        ids = [p.hit for p in pages if p.hit]
-        taken = set(
-            self.campaign.hits.filter(external_id__in=ids).values_list("external_id", flat=True)
-        )
-        for page in pages:
-            if page.hit in taken:
-                raise DataFileError(
-                    self.file_name, f"HIT {page.hit} is already in the campaign", page.line, "hit"
-                )
-
-    def output(self, page: EsaPage, system: str) -> tuple[int, str]:
-        return self.outputs[(self.items[page.item], self.systems[system])]
-
-    def ensure_annotators(self, pages: list[EsaPage]) -> None:
-        new = dict.fromkeys(p.annotator for p in pages if p.annotator not in self.annotators)
-        created = Annotator.objects.bulk_create(
-            Annotator(campaign=self.campaign, source=Annotator.Source.CROWDFLOWER, external_id=a)
-            for a in new
-        )
-        self.annotators.update((a.external_id, a.id) for a in created)
-        self.created["annotators"] += len(created)
+            self.check_output(page.item, system, judgment.line)
+            text = self.texts[self.output_id(page.item, system)]
+            check_spans(judgment, text, self.file_name)
 
 
 # Export --------------------------------------------------------------------------------------

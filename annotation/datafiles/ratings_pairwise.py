@@ -18,13 +18,11 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from django.db import transaction
-from django.utils import timezone
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
 from annotation.judging import pairwise
 from annotation.models import (
-    Annotator,
     Assignment,
     Campaign,
     CampaignCriterion,
@@ -32,11 +30,12 @@ from annotation.models import (
     Hit,
     HitOutput,
     Judgment,
-    Output,
 )
 from nlgdata.datafiles import DataFileError
 from nlgdata.judgment_files import PairwiseJudgment, Winner, read_pairwise
 
+from . import form_ratings
+from .form_ratings import FormRatingsWriter, made_note, record_changes
 from .importers import ImportSummary, open_data_file, record_file
 
 CHUNK_ROWS = 2000
@@ -58,16 +57,8 @@ def import_pairwise_ratings(
         criteria, made = file_criteria(campaign, rows, file_name)
         writer = PairwiseWriter(campaign, criteria, file_name)
         writer.write(rows)
-        CampaignCriterion.objects.filter(
-            pk__in=[c.pk for c in criteria.values()]
-        ).record_judgments_change()
-        campaign.criteria.record_pool_change(recount=True)
-        note = ""
-        if made:
-            note = (
-                f"Created the pairwise-preference criteria {', '.join(made)} (closed to"
-                " annotators: they were judged elsewhere)"
-            )
+        record_changes(campaign, criteria.values())
+        note = made_note("pairwise-preference", made)
         summary = ImportSummary(file_name, len(rows), writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
@@ -91,82 +82,42 @@ def file_criteria(
     campaign: Campaign, rows: list[PairwiseJudgment], file_name: str
 ) -> tuple[dict[str, CampaignCriterion], list[str]]:
     """The criteria the file names: found, or made with the pairwise form."""
-    names = list(dict.fromkeys(r.criterion for r in rows))
-    found = {c.name: c for c in campaign.criteria.filter(name__in=names)}
-    made = []
-    for name in names:
-        criterion = found.get(name)
-        line = next(r.line for r in rows if r.criterion == name)
-        if criterion is None:
-            made_one = CampaignCriterion(
-                campaign=campaign,
-                name=name,
-                form=pairwise.NAME,
-                is_open=False,
-                # The file does not say what was asked: a question the organiser may rewrite.
-                question=f"Which sentence is better for {name}?",
-            )
-            try:
-                made_one.full_clean()
-            except Exception as error:  # ValidationError: the name is not one a criterion has
-                message = "; ".join(getattr(error, "messages", [str(error)]))
-                raise DataFileError(file_name, message, line, "criterion") from None
-            made_one.save()
-            found[name] = made_one
-            made.append(name)
-        elif criterion.form != pairwise.NAME:
-            raise DataFileError(
-                file_name,
-                f"criterion {name} of '{campaign.slug}' is judged with {criterion.form},"
-                " not pairwise preference",
-                line,
-                "criterion",
-            )
-    return found, made
+    lines: dict[str, int] = {}
+    for r in rows:
+        lines.setdefault(r.criterion, r.line)
+
+    def clean(criterion: CampaignCriterion, line: int) -> None:
+        try:
+            criterion.full_clean()
+        except Exception as error:  # ValidationError: the name is not one a criterion has
+            message = "; ".join(getattr(error, "messages", [str(error)]))
+            raise DataFileError(file_name, message, line, "criterion") from None
+
+    return form_ratings.file_criteria(
+        campaign,
+        lines,
+        form=pairwise.NAME,
+        judged_as="pairwise preference",
+        question="Which sentence is better for {name}?",
+        file_name=file_name,
+        clean=clean,
+    )
 
 
-class PairwiseWriter:
+class PairwiseWriter(FormRatingsWriter):
     def __init__(self, campaign: Campaign, criteria: dict[str, CampaignCriterion], file_name: str):
-        self.campaign, self.criteria, self.file_name = campaign, criteria, file_name
-        self.items = dict(campaign.items.values_list("external_id", "id"))
-        self.systems = dict(campaign.systems.values_list("name", "id"))
-        outputs = Output.objects.filter(item__campaign=campaign)
-        self.outputs = {
-            (i, s): pk for i, s, pk in outputs.values_list("item_id", "system_id", "id")
-        }
-        annotators = campaign.annotators.filter(source=Annotator.Source.CROWDFLOWER)
-        self.annotators = dict(annotators.values_list("external_id", "id"))
-        self.created = dict.fromkeys(["annotators", "HITs", "judgments"], 0)
+        super().__init__(campaign, file_name, [])
+        self.criteria = criteria
 
     def write(self, rows: list[PairwiseJudgment]) -> None:
         for row in rows:
             self.check(row)
-        self.check_hit_ids(rows)
-        self.ensure_annotators(rows)
-        now = timezone.now()
-        hits = Hit.objects.bulk_create(
-            Hit(
-                campaign=self.campaign,
-                criterion=self.criteria[r.criterion],
-                item_id=self.items[r.item],
-                external_id=r.hit or f"{self.file_name[:150]}:{r.line}",
-            )
-            for r in rows
-        )
-        slots = HitOutput.objects.bulk_create(
-            HitOutput(hit=hit, output_id=self.output_id(r, system), position=position)
-            for hit, r in zip(hits, rows, strict=True)
-            for position, system in enumerate((r.system_a, r.system_b), start=1)
-        )
-        assignments = Assignment.objects.bulk_create(
-            Assignment(
-                hit=hit,
-                annotator_id=self.annotators[r.annotator],
-                status=Assignment.Status.SUBMITTED,
-                started_at=now,
-                submitted_at=now,
-            )
-            for hit, r in zip(hits, rows, strict=True)
+        self.check_new_hits(rows)
+        self.ensure_annotators(r.annotator for r in rows)
+        slots, assignments = self.write_hits(
+            rows,
+            criterion=lambda r: self.criteria[r.criterion],
+            systems=lambda r: (r.system_a, r.system_b),
         )
         slot_at = iter(slots)
         judgments = []
@@ -182,40 +133,22 @@ class PairwiseWriter:
                     )
                 )
         Judgment.objects.bulk_create(judgments)
-        self.created["HITs"] += len(hits)
         self.created["judgments"] += len(judgments)
         sql.analyze(Hit, HitOutput, Assignment, Judgment)
 
     def check(self, row: PairwiseJudgment) -> None:
-        if row.item not in self.items:
-            raise DataFileError(
-                self.file_name, f"no item {row.item!r} in '{self.campaign.slug}'", row.line, "item"
-            )
+        self.check_item(row.item, row.line)
         for column, system in (("system_a", row.system_a), ("system_b", row.system_b)):
-            if system not in self.systems:
-                raise DataFileError(self.file_name, f"no system {system!r}", row.line, column)
-            if (self.items[row.item], self.systems[system]) not in self.outputs:
-                raise DataFileError(
-                    self.file_name,
-                    f"system {system!r} has no output for item {row.item!r}",
-                    row.line,
-                    column,
-                )
+            self.check_output(row.item, system, row.line, column)
 
-    def check_hit_ids(self, rows: list[PairwiseJudgment]) -> None:
+    def check_new_hits(self, rows: list[PairwiseJudgment]) -> None:
         """A `hit` names one row: once in the file, and not already in the campaign."""
-        ids = [r.hit for r in rows if r.hit]
-        taken = set(
-            self.campaign.hits.filter(external_id__in=ids).values_list("external_id", flat=True)
-        )
+        taken = self.taken_hits(rows)
         first: dict[str, int] = {}
         for row in rows:
             if not row.hit:
                 continue
-            if row.hit in taken:
-                raise DataFileError(
-                    self.file_name, f"HIT {row.hit} is already in the campaign", row.line, "hit"
-                )
+            self.check_not_taken(row, taken)
             if row.hit in first:
                 raise DataFileError(
                     self.file_name,
@@ -224,18 +157,6 @@ class PairwiseWriter:
                     "hit",
                 )
             first[row.hit] = row.line
-
-    def output_id(self, row: PairwiseJudgment, system: str) -> int:
-        return self.outputs[(self.items[row.item], self.systems[system])]
-
-    def ensure_annotators(self, rows: list[PairwiseJudgment]) -> None:
-        new = dict.fromkeys(r.annotator for r in rows if r.annotator not in self.annotators)
-        created = Annotator.objects.bulk_create(
-            Annotator(campaign=self.campaign, source=Annotator.Source.CROWDFLOWER, external_id=a)
-            for a in new
-        )
-        self.annotators.update((a.external_id, a.id) for a in created)
-        self.created["annotators"] += len(created)
 
 
 # Export --------------------------------------------------------------------------------------

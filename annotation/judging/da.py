@@ -12,54 +12,30 @@ A slider starts unset: the page refuses a sentence whose slider was not moved (o
 box was not typed in), so no score is one the annotator did not give.
 """
 
-import re
 import secrets
 from dataclasses import dataclass
 
-from django import forms
 from django.core.exceptions import ValidationError
 
-from annotation.forms import ScoreInput, SubmissionKeyForm
+from annotation.forms import SubmissionKeyForm
 from annotation.handout import sql
 from annotation.handout.submission import Shown
 from annotation.models import CampaignCriterion, Judgment
 
-from .base import AttentionRule, Comprehension, FormDatasheet, JudgmentForm
-from .rankme import worked_pair
+from .base import AttentionRule, FormDatasheet, JudgmentForm
+from .sliders import (
+    HIGHEST,
+    LOWEST,
+    SliderScoreField,
+    comprehension,
+    outputs_per_hit,
+    slot_scores,
+)
+from .sliders import clean_settings as clean_slider_settings
+from .sliders import labels as slider_labels
 
 NAME = "da"
-LOWEST, HIGHEST = 0, 100
-MAX_OUTPUTS = 10
 DEFAULT_LABELS = {"low_label": "0: very poor", "high_label": "100: excellent"}
-SLIDER_CHARS = 8  # what a score box takes: "100" with room for spaces and a mistake
-
-
-class SliderScoreField(forms.CharField):
-    """A whole number from 0 to 100: what the slider or its box gave; empty when neither
-    was touched."""
-
-    default_error_messages = {
-        "required": "Move the slider (or type a number from 0 to 100): it has no score yet.",
-        "invalid": "Enter a whole number from 0 to 100.",
-    }
-    widget = ScoreInput
-
-    def __init__(self, **kwargs):
-        super().__init__(max_length=None, strip=True, **kwargs)
-        self.widget.attrs.update(
-            inputmode="numeric", autocomplete="off", size=4, maxlength=SLIDER_CHARS
-        )
-
-    def to_python(self, value) -> int | None:  # type: ignore[override]
-        value = super().to_python(value)
-        if value in self.empty_values:
-            return None
-        if len(value) > SLIDER_CHARS or not re.fullmatch(r"[0-9]+", value):
-            raise ValidationError(self.error_messages["invalid"], code="invalid")
-        number = int(value)
-        if not LOWEST <= number <= HIGHEST:
-            raise ValidationError(self.error_messages["invalid"], code="invalid")
-        return number
 
 
 @dataclass(frozen=True)
@@ -149,45 +125,15 @@ class DaPageForm(SubmissionKeyForm):
 
 def labels(criterion: CampaignCriterion) -> dict[str, str]:
     """The words at the slider's ends."""
-    return {key: criterion.settings.get(key) or words for key, words in DEFAULT_LABELS.items()}
+    return slider_labels(criterion, DEFAULT_LABELS)
 
 
 def field_name(key: int, index: int) -> str:
     return f"score_{key}_{index}"
 
 
-class DaCheckForm(forms.Form):
-    """The comprehension check: the worked pair scored on the criterion's slider."""
-
-    score_a = SliderScoreField(label="Score of sentence A")
-    score_b = SliderScoreField(label="Score of sentence B")
-
-    def __init__(self, data=None, first: str = "", second: str = "", **kwargs):
-        super().__init__(data, **kwargs)
-        self.texts = (first, second)
-
-    def rows(self) -> list[tuple[str, str, forms.BoundField]]:
-        first, second = self.texts
-        return [("A", first, self["score_a"]), ("B", second, self["score_b"])]
-
-
-def check_passes(form: DaCheckForm, sentence_first: bool) -> bool:
-    a, b = form.cleaned_data["score_a"], form.cleaned_data["score_b"]
-    sentence, degraded = (a, b) if sentence_first else (b, a)
-    return degraded < sentence
-
-
 def page_form(data, shown: list[Shown], criterion: CampaignCriterion) -> DaPageForm:
     return DaPageForm(data, shown=shown, criteria=page_criteria(criterion))
-
-
-def slot_scores(shown: list[Shown], answers: dict[int, list[int]]) -> list[tuple[int, float]]:
-    """The page's own criterion's score per slot of an output, in slot order."""
-    slots = [
-        (slot, answers[s.key][0]) for s in shown for slot in s.slots if not slot.is_attention_check
-    ]
-    slots.sort(key=lambda pair: pair[0].position)
-    return [(slot.output.system_id, score) for slot, score in slots]
 
 
 def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, also) -> None:
@@ -209,27 +155,9 @@ def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, 
     sql.insert(judgments, also=[*also, *changes])
 
 
-def outputs_per_hit(criterion: CampaignCriterion) -> int:
-    return criterion.settings.get("outputs_per_page") or criterion.campaign.outputs_per_hit
-
-
 def clean_settings(settings: dict, criterion: CampaignCriterion) -> dict:
     """The settings checked and completed; a ValidationError names the key."""
-    known = {"also_asks", "outputs_per_page", *DEFAULT_LABELS}
-    unknown = sorted(set(settings) - known)
-    if unknown:
-        raise ValidationError(
-            {"settings": f"unknown setting(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"}
-        )
-    cleaned = {**DEFAULT_LABELS, **settings}
-    for key in DEFAULT_LABELS:
-        if not isinstance(cleaned[key], str) or not 0 < len(cleaned[key]) <= 40:
-            raise ValidationError({"settings": f"{key}: a text of 1 to 40 characters"})
-    k = cleaned.get("outputs_per_page")
-    if k is not None and (type(k) is not int or not 1 <= k <= MAX_OUTPUTS):
-        raise ValidationError(
-            {"settings": f"outputs_per_page: a whole number from 1 to {MAX_OUTPUTS}"}
-        )
+    cleaned = clean_slider_settings(settings, DEFAULT_LABELS, known={"also_asks"})
     cleaned["also_asks"] = further_criteria(cleaned.get("also_asks", []), criterion)
     return cleaned
 
@@ -276,15 +204,7 @@ FORM = JudgmentForm(
         " copy of one of its outputs, never ranked; an evaluator whose slider scores do not"
         " put the outputs above their copies"
     ),
-    comprehension=Comprehension(
-        worked_pair=worked_pair,
-        template="annotation/judging/da_check.html",
-        page_form=DaCheckForm,
-        passes=check_passes,
-        wording="before the first HIT, a sentence and a degraded copy of it (words dropped"
-        " and shuffled) scored on the 0-100 slider; two attempts that do not score the copy"
-        " lower screen the evaluator out (no HITs)",
-    ),
+    comprehension=comprehension("annotation/judging/da_check.html"),
     export_formats=("da",),
     import_formats=("da",),
     datasheet=FormDatasheet(

@@ -20,7 +20,6 @@ Settings (CampaignCriterion.settings), all optional:
 """
 
 import json
-import re
 import secrets
 from dataclasses import dataclass
 from typing import TypeGuard
@@ -28,22 +27,28 @@ from typing import TypeGuard
 from django import forms
 from django.core.exceptions import ValidationError
 
-from annotation.forms import ScoreInput, SubmissionKeyForm
+from annotation.forms import SubmissionKeyForm
 from annotation.handout import sql
 from annotation.handout.submission import Shown
 from annotation.models import CampaignCriterion, ErrorSpan, Judgment
 
-from .base import AttentionRule, Comprehension, FormDatasheet, JudgmentForm
-from .rankme import worked_pair
+from .base import AttentionRule, FormDatasheet, JudgmentForm
+from .sliders import (
+    HIGHEST,
+    LOWEST,
+    SliderScoreField,
+    comprehension,
+    outputs_per_hit,
+    slot_scores,
+)
+from .sliders import clean_settings as clean_slider_settings
+from .sliders import labels as slider_labels
 
 NAME = "esa"
-LOWEST, HIGHEST = 0, 100
-MAX_OUTPUTS = 10
 MAX_SPANS = 50  # per output: more is a sentence to score low, not to mark word by word
 SPANS_CHARS = MAX_SPANS * 64  # the hidden field's JSON: 50 spans with room to spare
 SEVERITIES = tuple(ErrorSpan.Severity.values)  # ("minor", "major")
 DEFAULT_LABELS = {"low_label": "0: no meaning preserved", "high_label": "100: perfect"}
-SCORE_CHARS = 8
 
 
 @dataclass(frozen=True)
@@ -53,34 +58,6 @@ class Span:
     start: int
     end: int
     severity: str
-
-
-class ScoreField(forms.CharField):
-    """A whole number from 0 to 100: what the slider or its box gave; empty when neither
-    was touched."""
-
-    default_error_messages = {
-        "required": "Move the slider (or type a number from 0 to 100): it has no score yet.",
-        "invalid": "Enter a whole number from 0 to 100.",
-    }
-    widget = ScoreInput
-
-    def __init__(self, **kwargs):
-        super().__init__(max_length=None, strip=True, **kwargs)
-        self.widget.attrs.update(
-            inputmode="numeric", autocomplete="off", size=4, maxlength=SCORE_CHARS
-        )
-
-    def to_python(self, value) -> int | None:  # type: ignore[override]
-        value = super().to_python(value)
-        if value in self.empty_values:
-            return None
-        if len(value) > SCORE_CHARS or not re.fullmatch(r"[0-9]+", value):
-            raise ValidationError(self.error_messages["invalid"], code="invalid")
-        number = int(value)
-        if not LOWEST <= number <= HIGHEST:
-            raise ValidationError(self.error_messages["invalid"], code="invalid")
-        return number
 
 
 class SpansField(forms.CharField):
@@ -161,7 +138,7 @@ class EsaPageForm(SubmissionKeyForm):
         self.shown, self.criterion = shown, criterion
         for s in shown:
             self.fields[spans_name(s.key)] = SpansField(label=f"Errors in sentence {s.label}")
-            self.fields[score_name(s.key)] = ScoreField(label=f"Score of sentence {s.label}")
+            self.fields[score_name(s.key)] = SliderScoreField(label=f"Score of sentence {s.label}")
         self.spans: dict[int, list[Span]] = {}
 
     def clean(self):
@@ -223,7 +200,7 @@ class EsaPageForm(SubmissionKeyForm):
 
 def labels(criterion: CampaignCriterion) -> dict[str, str]:
     """The words at the slider's ends."""
-    return {key: criterion.settings.get(key) or words for key, words in DEFAULT_LABELS.items()}
+    return slider_labels(criterion, DEFAULT_LABELS)
 
 
 def score_name(key: int) -> str:
@@ -238,38 +215,8 @@ def text_id(key: int) -> str:
     return f"esa-text-{key}"
 
 
-class EsaCheckForm(forms.Form):
-    """The comprehension check: the worked pair scored on the 0-100 slider."""
-
-    score_a = ScoreField(label="Score of sentence A")
-    score_b = ScoreField(label="Score of sentence B")
-
-    def __init__(self, data=None, first: str = "", second: str = "", **kwargs):
-        super().__init__(data, **kwargs)
-        self.texts = (first, second)
-
-    def rows(self) -> list[tuple[str, str, forms.BoundField]]:
-        first, second = self.texts
-        return [("A", first, self["score_a"]), ("B", second, self["score_b"])]
-
-
-def check_passes(form: EsaCheckForm, sentence_first: bool) -> bool:
-    a, b = form.cleaned_data["score_a"], form.cleaned_data["score_b"]
-    sentence, degraded = (a, b) if sentence_first else (b, a)
-    return degraded < sentence
-
-
 def page_form(data, shown: list[Shown], criterion: CampaignCriterion) -> EsaPageForm:
     return EsaPageForm(data, shown=shown, criterion=criterion)
-
-
-def slot_scores(shown: list[Shown], answers) -> list[tuple[int, float]]:
-    """The score per slot of an output, in slot order."""
-    slots = [
-        (slot, answers[s.key][0]) for s in shown for slot in s.slots if not slot.is_attention_check
-    ]
-    slots.sort(key=lambda pair: pair[0].position)
-    return [(slot.output.system_id, score) for slot, score in slots]
 
 
 def save(assignment, criterion: CampaignCriterion, shown: list[Shown], answers, also) -> None:
@@ -313,28 +260,9 @@ def spans_in(spans: list[Span], shown: str, text: str) -> list[Span]:
     return mapped
 
 
-def outputs_per_hit(criterion: CampaignCriterion) -> int:
-    return criterion.settings.get("outputs_per_page") or criterion.campaign.outputs_per_hit
-
-
 def clean_settings(settings: dict, criterion: CampaignCriterion) -> dict:
     """The settings checked and completed; a ValidationError names the key."""
-    known = {"outputs_per_page", *DEFAULT_LABELS}
-    unknown = sorted(set(settings) - known)
-    if unknown:
-        raise ValidationError(
-            {"settings": f"unknown setting(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"}
-        )
-    cleaned = {**DEFAULT_LABELS, **settings}
-    for key in DEFAULT_LABELS:
-        if not isinstance(cleaned[key], str) or not 0 < len(cleaned[key]) <= 40:
-            raise ValidationError({"settings": f"{key}: a text of 1 to 40 characters"})
-    k = cleaned.get("outputs_per_page")
-    if k is not None and (type(k) is not int or not 1 <= k <= MAX_OUTPUTS):
-        raise ValidationError(
-            {"settings": f"outputs_per_page: a whole number from 1 to {MAX_OUTPUTS}"}
-        )
-    return cleaned
+    return clean_slider_settings(settings, DEFAULT_LABELS, known=set())
 
 
 FORM = JudgmentForm(
@@ -351,15 +279,7 @@ FORM = JudgmentForm(
         " copy of one of its outputs, never ranked; an evaluator whose 0-100 scores do not"
         " put the outputs above their copies"
     ),
-    comprehension=Comprehension(
-        worked_pair=worked_pair,
-        template="annotation/judging/esa_check.html",
-        page_form=EsaCheckForm,
-        passes=check_passes,
-        wording="before the first HIT, a sentence and a degraded copy of it (words dropped"
-        " and shuffled) scored on the 0-100 slider; two attempts that do not score the copy"
-        " lower screen the evaluator out (no HITs)",
-    ),
+    comprehension=comprehension("annotation/judging/esa_check.html"),
     export_formats=(NAME,),
     import_formats=(NAME,),
     datasheet=FormDatasheet(

@@ -7,19 +7,18 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotation.attention import record_attention_verdict
 from annotation.judging import form_named
 from annotation.models import (
     NATURALNESS,
     QUALITY,
     Assignment,
     CampaignCriterion,
-    HitOutput,
     Judgment,
     Screening,
 )
 from tests.client import forms_on
-from tests.factories import make_annotator, make_campaign, make_hit, make_system_set
+from tests.factories import make_campaign, make_system_set
+from tests.judging_helpers import assert_copies_scored_above_originals_fail, hit_with_copy
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -173,11 +172,8 @@ def checked_da_hit(campaign, annotator, original: float, degraded: float) -> Non
     """A submitted DA HIT whose attention check scored `degraded` against `original` on the
     page's own criterion (quality), and the other way round on the further one the page
     asks (naturalness), which the check does not read."""
-    outputs = list(campaign.items.first().outputs.all()[:2])
-    hit = make_hit(outputs)
-    first = hit.slots.get(position=1)
-    HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
+    assignment = hit_with_copy(campaign, annotator, campaign.criteria.get(name=QUALITY))
+    hit = assignment.hit
     naturalness = campaign.criteria.get(name=NATURALNESS)
     for slot in hit.slots.all():
         score = degraded if slot.degraded_text else (original if slot.position == 1 else 50)
@@ -192,15 +188,7 @@ def checked_da_hit(campaign, annotator, original: float, degraded: float) -> Non
 
 def test_da_attention_verdict_fails_who_scores_copies_above_originals():
     campaign, _ = da_campaign(attention_check_every=1)
-    careless, careful = make_annotator(campaign), make_annotator(campaign)
-    for _ in range(4):
-        checked_da_hit(campaign, careless, original=20, degraded=90)
-        checked_da_hit(campaign, careful, original=90, degraded=0)
-    assert record_attention_verdict(careless).failed
-    verdict = record_attention_verdict(careful)
-    assert not verdict.failed and verdict.checks == 4
-    careless.refresh_from_db()
-    assert careless.is_excluded
+    assert_copies_scored_above_originals_fail(campaign, checked_da_hit)
 
 
 def test_da_comprehension_check_passes_a_copy_scored_below_the_sentence():

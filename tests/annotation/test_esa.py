@@ -9,19 +9,18 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotation.attention import record_attention_verdict
 from annotation.judging import esa, form_named
 from annotation.models import (
     QUALITY,
     Assignment,
     ErrorSpan,
-    HitOutput,
     Judgment,
     Output,
     Screening,
 )
 from tests.client import forms_on
-from tests.factories import make_annotator, make_campaign, make_hit, make_system_set
+from tests.factories import make_campaign, make_hit, make_system_set
+from tests.judging_helpers import assert_copies_scored_above_originals_fail, hit_with_copy
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -191,12 +190,8 @@ def test_esa_settings_are_checked_naming_the_key():
 def checked_esa_hit(campaign, annotator, original: float, degraded: float) -> None:
     """A submitted ESA HIT whose attention check scored `degraded` against `original`."""
     quality = campaign.criteria.get(name=QUALITY)
-    outputs = list(campaign.items.first().outputs.all()[:2])
-    hit = make_hit(outputs, criterion=quality)
-    first = hit.slots.get(position=1)
-    HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
-    for slot in hit.slots.all():
+    assignment = hit_with_copy(campaign, annotator, quality)
+    for slot in assignment.hit.slots.all():
         score = degraded if slot.degraded_text else (original if slot.position == 1 else 50)
         judgment = Judgment.objects.create(
             assignment=assignment, slot=slot, criterion=quality, score=score
@@ -206,15 +201,7 @@ def checked_esa_hit(campaign, annotator, original: float, degraded: float) -> No
 
 def test_esa_attention_verdict_fails_who_scores_copies_above_originals():
     campaign, _ = esa_campaign(attention_check_every=1)
-    careless, careful = make_annotator(campaign), make_annotator(campaign)
-    for _ in range(4):
-        checked_esa_hit(campaign, careless, original=20, degraded=90)
-        checked_esa_hit(campaign, careful, original=90, degraded=0)
-    assert record_attention_verdict(careless).failed
-    verdict = record_attention_verdict(careful)
-    assert not verdict.failed and verdict.checks == 4
-    careless.refresh_from_db()
-    assert careless.is_excluded
+    assert_copies_scored_above_originals_fail(campaign, checked_esa_hit)
 
 
 def test_esa_comprehension_check_passes_a_copy_scored_below_the_sentence():

@@ -13,7 +13,6 @@ from annotation.models import (
     QUALITY,
     Assignment,
     CampaignCriterion,
-    HitOutput,
     Judgment,
     Justification,
     Screening,
@@ -22,12 +21,12 @@ from tests.client import forms_on
 from tests.factories import (
     make_annotator,
     make_campaign,
-    make_hit,
     make_item,
     make_output,
     make_system,
     make_system_set,
 )
+from tests.judging_helpers import hit_with_copy
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -217,12 +216,8 @@ def test_attention_check_is_a_second_comparison_whose_copy_stores_its_result():
 
 def checked_pairwise_hit(campaign, quality, annotator, copy_score: float) -> None:
     """A submitted pairwise HIT whose attention check's copy got `copy_score`."""
-    outputs = list(campaign.items.first().outputs.all()[:2])
-    hit = make_hit(outputs, criterion=quality)
-    first = hit.slots.get(position=1)
-    HitOutput.objects.create(hit=hit, output=first.output, position=3, degraded_text="Scrambled.")
-    assignment = Assignment.objects.create(hit=hit, annotator=annotator, status="submitted")
-    for slot in hit.slots.all():
+    assignment = hit_with_copy(campaign, annotator, quality)
+    for slot in assignment.hit.slots.all():
         score = copy_score if slot.degraded_text else (1.0 if slot.position == 1 else 0.0)
         Judgment.objects.create(assignment=assignment, slot=slot, criterion=quality, score=score)
 

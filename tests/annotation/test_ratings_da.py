@@ -18,26 +18,14 @@ from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
 from ranking.service import queue_due_rankings
 from ranking.tasks import compute_ranking
-from tests.factories import make_campaign, make_item, make_output, make_system
+from tests.factories import make_output, make_system
+from tests.judging_helpers import SYSTEMS, form_world
 
 pytestmark = pytest.mark.django_db
 
 DA = form_named("da")
-SYSTEMS = ["alpha", "beta", "gamma", "delta"]
 # Per system, a quality that the scores follow with noise: alpha best, delta worst.
 LEVEL = {"alpha": 80, "beta": 60, "gamma": 40, "delta": 20}
-
-
-def da_world(slug: str = "") -> Campaign:
-    """A campaign of 4 systems with an output for each of 6 items (ids i1..i6); no DA
-    criterion yet."""
-    campaign = make_campaign(**({"slug": slug} if slug else {}))
-    systems = [make_system(campaign, name=name) for name in SYSTEMS]
-    for n in range(1, 7):
-        item = make_item(campaign, external_id=f"i{n}")
-        for system in systems:
-            make_output(item, system, text=f"{system.name} on item {n}.")
-    return campaign
 
 
 def ratings_csv(annotators: int = 3, k: int = 3) -> str:
@@ -60,7 +48,7 @@ def imported(campaign: Campaign, text: str, name: str = "da.csv"):
 
 
 def test_import_stores_every_score_and_creates_the_criteria_it_names():
-    campaign = da_world()
+    campaign = form_world()
     summary = imported(campaign, ratings_csv())
     assert "Created the direct-assessment criteria correctness, fluency" in str(summary)
     correctness = campaign.criteria.get(name="correctness")
@@ -84,7 +72,7 @@ def test_import_stores_every_score_and_creates_the_criteria_it_names():
 
 
 def test_import_refuses_an_item_system_pair_without_output_naming_its_line():
-    campaign = da_world()
+    campaign = form_world()
     # Item i1 has no output of a system named "omega"; another has an output for i1 only.
     other = make_system(campaign, name="omega")
     make_output(campaign.items.get(external_id="i2"), other)
@@ -118,10 +106,10 @@ def stored_scores(campaign: Campaign) -> list[tuple]:
 
 
 def test_import_in_batches_of_a_few_pages_stores_what_one_batch_does(monkeypatch):
-    whole = da_world()
+    whole = form_world()
     imported(whole, ratings_csv())
     monkeypatch.setattr(ratings_da, "BATCH_ROWS", 4)  # 18 pages: 5 batches
-    batched = da_world()
+    batched = form_world()
     summary = imported(batched, ratings_csv())
     assert stored_scores(batched) == stored_scores(whole)
     assert summary.created == {
@@ -134,7 +122,7 @@ def test_import_in_batches_of_a_few_pages_stores_what_one_batch_does(monkeypatch
 
 
 def test_import_refuses_a_page_whose_rows_are_apart_naming_both_lines():
-    campaign = da_world()
+    campaign = form_world()
     text = (
         "item,system,annotator,criterion,score,hit\n"
         "i1,alpha,w,c,50,h1\n"
@@ -150,7 +138,7 @@ def test_import_refuses_a_page_whose_rows_are_apart_naming_both_lines():
 
 
 def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
-    campaign = da_world(slug="da-world")
+    campaign = form_world(slug="da-world")
     bad = ratings_csv() + "i1,nobody,w9,correctness,50,hz,1\n"
     path = tmp_path / "bad.csv"
     path.write_text(bad)
@@ -183,7 +171,7 @@ def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, i
 
 def test_da_criteria_are_ranked_by_the_views_that_fit_through_the_worker_path(settings):
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    campaign = da_world()
+    campaign = form_world()
     imported(campaign, ratings_csv())
     rankings = ranked(campaign)
     fitting = sorted(DA.protocols)
@@ -196,13 +184,13 @@ def test_da_criteria_are_ranked_by_the_views_that_fit_through_the_worker_path(se
 
 def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings):
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    first = da_world()
+    first = form_world()
     imported(first, ratings_csv())
     # A page judged on the platform: exported beside the imported ones.
     exported = "".join(export(first, DA.name))
     assert exported.splitlines()[0] == "item,system,annotator,criterion,score,hit,seconds"
     assert len(exported.splitlines()) == 1 + 108
-    second = da_world()
+    second = form_world()
     imported(second, exported, name="exported.csv")
     again = "".join(export(second, DA.name))
     # The same rows but the annotators' numbers (rows of another campaign).
@@ -216,7 +204,7 @@ def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings
 
 
 def test_export_command_writes_the_da_layout(tmp_path):
-    campaign = da_world(slug="da-out")
+    campaign = form_world(slug="da-out")
     imported(campaign, ratings_csv(annotators=1))
     out = tmp_path / "out.csv"
     call_command("export_judgments", "da-out", "--format", DA.name, "--out", str(out))
@@ -229,7 +217,7 @@ def test_export_command_writes_the_da_layout(tmp_path):
 
 
 def test_datasheet_words_a_da_criterion_and_its_further_one_as_direct_assessment():
-    campaign = da_world()
+    campaign = form_world()
     imported(campaign, ratings_csv())
     sheet = build_datasheet(campaign)
     sections = {c["criterion"]: c["questions"] for c in sheet["sections"]["4"]["criteria"]}
@@ -244,7 +232,7 @@ def test_datasheet_words_a_da_criterion_and_its_further_one_as_direct_assessment
 
 def test_the_results_page_of_a_da_criterion_shows_the_views_that_fit(settings, organiser):
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    campaign = da_world()
+    campaign = form_world()
     imported(campaign, ratings_csv())
     ranked(campaign)
     page = organiser.get(reverse("ranking:results", args=[campaign.slug, "fluency"]))

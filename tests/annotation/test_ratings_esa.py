@@ -26,12 +26,11 @@ from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
 from ranking.service import queue_due_rankings
 from ranking.tasks import compute_ranking
-from tests.factories import make_campaign, make_item, make_output, make_system
+from tests.judging_helpers import SYSTEMS, form_world
 
 pytestmark = pytest.mark.django_db
 
 ESA = form_named("esa")
-SYSTEMS = ["alpha", "beta", "gamma", "delta"]
 LEVEL = {"alpha": 85, "beta": 65, "gamma": 45, "delta": 25}
 
 
@@ -42,13 +41,7 @@ def text_of(system: str, n: int) -> str:
 
 def esa_world(slug: str = "") -> Campaign:
     """4 systems with an output for each of 6 items (ids i1..i6); no ESA criterion yet."""
-    campaign = make_campaign(**({"slug": slug} if slug else {}))
-    systems = [make_system(campaign, name=name) for name in SYSTEMS]
-    for n in range(1, 7):
-        item = make_item(campaign, external_id=f"i{n}")
-        for system in systems:
-            make_output(item, system, text=text_of(system.name, n))
-    return campaign
+    return form_world(slug, text_of)
 
 
 def judgments_jsonl(annotators: int = 3, k: int = 3) -> str:

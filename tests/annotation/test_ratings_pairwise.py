@@ -25,30 +25,16 @@ from ranking.service import load_ranking_input, queue_due_rankings
 from ranking.tasks import compute_ranking
 from tests.factories import (
     make_annotator,
-    make_campaign,
     make_hit,
-    make_item,
     make_output,
     make_system,
 )
+from tests.judging_helpers import SYSTEMS, form_world
 
 pytestmark = pytest.mark.django_db
 
 PAIRWISE = form_named("pairwise")
-SYSTEMS = ["alpha", "beta", "gamma", "delta"]
 HEADER = "item,system_a,system_b,annotator,criterion,winner,hit"
-
-
-def pairwise_world(slug: str = "") -> Campaign:
-    """A campaign of 4 systems with an output for each of 6 items (ids i1..i6); no pairwise
-    criterion yet."""
-    campaign = make_campaign(**({"slug": slug} if slug else {}))
-    systems = [make_system(campaign, name=name) for name in SYSTEMS]
-    for n in range(1, 7):
-        item = make_item(campaign, external_id=f"i{n}")
-        for system in systems:
-            make_output(item, system, text=f"{system.name} on item {n}.")
-    return campaign
 
 
 def ratings_csv(annotators: int = 3, criterion: str = "coherence") -> str:
@@ -77,7 +63,7 @@ def imported(campaign: Campaign, text: str, name: str = "pairwise.csv"):
 
 
 def test_import_stores_a_hit_per_row_scored_as_the_page_stores_a_choice():
-    campaign = pairwise_world()
+    campaign = form_world()
     text = HEADER + "\ni1,alpha,beta,w1,coherence,b,h1\ni2,gamma,delta,w1,coherence,tie,\n"
     summary = imported(campaign, text)
     criterion = campaign.criteria.get(name="coherence")
@@ -106,7 +92,7 @@ def test_import_stores_a_hit_per_row_scored_as_the_page_stores_a_choice():
     ],
 )
 def test_a_bad_row_is_refused_with_its_line_and_nothing_is_written(row, message):
-    campaign = pairwise_world()
+    campaign = form_world()
     text = f"{HEADER}\ni1,alpha,beta,w1,coherence,a,h1\n{row}\n"
     with pytest.raises(DataFileError, match=message):
         imported(campaign, text)
@@ -115,7 +101,7 @@ def test_a_bad_row_is_refused_with_its_line_and_nothing_is_written(row, message)
 
 
 def test_a_pair_whose_system_has_no_output_for_the_item_is_refused():
-    campaign = pairwise_world()
+    campaign = form_world()
     lonely = make_system(campaign, name="lonely")
     make_output(campaign.items.get(external_id="i2"), lonely)
     text = f"{HEADER}\ni2,lonely,alpha,w1,coherence,a,\ni1,lonely,alpha,w1,coherence,a,\n"
@@ -127,7 +113,7 @@ def test_a_pair_whose_system_has_no_output_for_the_item_is_refused():
 
 
 def test_a_criterion_of_another_form_is_refused():
-    campaign = pairwise_world()
+    campaign = form_world()
     with pytest.raises(
         DataFileError, match="line 2, column criterion: criterion quality .* rankme"
     ):
@@ -135,7 +121,7 @@ def test_a_criterion_of_another_form_is_refused():
 
 
 def test_the_command_is_transactional_and_says_what_it_made(tmp_path):
-    pairwise_world(slug="pw-world")
+    form_world(slug="pw-world")
     bad = tmp_path / "bad.csv"
     bad.write_text(ratings_csv() + "i1,nobody,alpha,w9,coherence,a,hz\n")
     lines = len(ratings_csv().splitlines()) + 1
@@ -172,7 +158,7 @@ def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, i
 
 def test_pairwise_criterion_is_ranked_by_the_views_that_fit_through_the_worker_path(settings):
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    campaign = pairwise_world()
+    campaign = form_world()
     imported(campaign, ratings_csv())
     rankings = ranked(campaign)
     assert sorted(rankings) == sorted(("coherence", p) for p in PAIRWISE.protocols)
@@ -193,7 +179,7 @@ def test_pairwise_criterion_is_ranked_by_the_views_that_fit_through_the_worker_p
 def test_the_comparisons_are_the_choices_not_the_scores_within_a_page():
     """Best-worst of 4: best > the 3 others, the 2 in the middle > worst, nothing between
     the middle ones (comparisons_from_hits over the scores would tie them)."""
-    campaign = pairwise_world()
+    campaign = form_world()
     criterion = CampaignCriterion.objects.create(
         campaign=campaign, name="bw", form=PAIRWISE.name, settings={"best_worst": 4}, question="?"
     )
@@ -224,12 +210,12 @@ def test_the_comparisons_are_the_choices_not_the_scores_within_a_page():
 
 def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings):
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    first = pairwise_world()
+    first = form_world()
     imported(first, ratings_csv())
     exported = "".join(export(first, PAIRWISE.name))
     assert exported.splitlines()[0] == HEADER
     assert len(exported.splitlines()) == 1 + 3 * 6 * 6
-    second = pairwise_world()
+    second = form_world()
     summary = imported(second, exported, name="exported.csv")
     assert "Created the pairwise-preference criteria coherence" in str(summary)
     again = "".join(export(second, PAIRWISE.name))
@@ -240,7 +226,7 @@ def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings
 
 
 def test_export_refuses_a_best_worst_criterion_of_more_than_two_and_another_form():
-    campaign = pairwise_world()
+    campaign = form_world()
     bw = CampaignCriterion.objects.create(
         campaign=campaign, name="bw", form=PAIRWISE.name, settings={"best_worst": 3}, question="?"
     )
@@ -251,7 +237,7 @@ def test_export_refuses_a_best_worst_criterion_of_more_than_two_and_another_form
 
 
 def test_export_command_writes_the_pairwise_layout(tmp_path):
-    campaign = pairwise_world(slug="pw-out")
+    campaign = form_world(slug="pw-out")
     imported(campaign, ratings_csv(annotators=2))
     out = tmp_path / "out.csv"
     call_command("export_judgments", "pw-out", "--format", PAIRWISE.name, "--out", str(out))
@@ -262,7 +248,7 @@ def test_export_command_writes_the_pairwise_layout(tmp_path):
 
 def test_results_page_and_bws_csv_show_the_pairwise_views(settings, organiser):
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    campaign = pairwise_world()
+    campaign = form_world()
     imported(campaign, ratings_csv())
     ranked(campaign)
     results = reverse("ranking:results", args=[campaign.slug, "coherence"])
@@ -281,7 +267,7 @@ def test_results_page_and_bws_csv_show_the_pairwise_views(settings, organiser):
 
 
 def test_datasheet_words_the_pairwise_form():
-    campaign = pairwise_world()
+    campaign = form_world()
     imported(campaign, ratings_csv(annotators=1))
     sheet = str(build_datasheet(campaign))
     assert "forced choice with a tie allowed" in sheet
@@ -291,7 +277,7 @@ def test_a_bundle_ranks_a_pairwise_criterion_again_from_its_choices(settings, tm
     """The bundle's re-ranking reads the criterion's form and ranks the choices, as the
     worker did: every view identical to the stored run."""
     settings.RANKING_DEBOUNCE_SECONDS = 0
-    campaign = pairwise_world(slug="pw-bundle")
+    campaign = form_world(slug="pw-bundle")
     imported(campaign, ratings_csv())
     ranked(campaign)
     bundle = tmp_path / "pw.zip"

@@ -5,9 +5,7 @@ keyboard only. The database then holds exactly what they entered.
 With SCREENSHOTS=1 it writes docs/screenshots/da-{instructions,hit,error}[-phone].png.
 """
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,6 +13,7 @@ from annotation.judging import form_named
 from annotation.models import NATURALNESS, QUALITY, Assignment, Judgment
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
+from tests.browser.judging_pages import arrive, nothing_cut_off, shoot
 
 pytestmark = pytest.mark.browser
 
@@ -22,7 +21,9 @@ expect = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is not installed"
 ).expect
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+STUDY = "study-da"
+# The controls that must fit the window.
+CONTROLS = "input[type=range], .value-box input, #submit-hit"
 
 
 def da_demo():
@@ -40,34 +41,6 @@ def da_demo():
         question="How fluent and natural is the sentence, as if a native speaker wrote it?"
     )
     return campaign
-
-
-def shoot(page, name: str, size: dict) -> None:
-    if not os.environ.get("SCREENSHOTS"):
-        return
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    suffix = "-phone" if size == PHONE else ""
-    page.screenshot(path=SHOTS / f"{name}{suffix}.png", full_page=True)
-
-
-def arrive(browser, live_server, pid: str, size: dict):
-    page = browser.new_page(viewport=size, device_scale_factor=1)
-    page.set_default_timeout(10_000)
-    query = f"PROLIFIC_PID={pid}&STUDY_ID=study-da&SESSION_ID=session-{pid}"
-    page.goto(f"{live_server.url}/annotate/demo/quality/?{query}")
-    return page
-
-
-def nothing_cut_off(page) -> None:
-    """No element reaches past the right edge of the window, so nothing needs a sideways
-    scroll (the input's tables scroll inside their own box)."""
-    overflow = page.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    assert overflow <= 0
-    for box in page.locator("input[type=range], .value-box input, #submit-hit").all():
-        right = box.evaluate("el => el.getBoundingClientRect().right")
-        assert right <= page.viewport_size["width"]
 
 
 def sliders(page) -> list[tuple[str, int, object]]:
@@ -94,14 +67,14 @@ def stored(pid: str) -> dict[tuple[str, int], float]:
 @pytest.mark.django_db(transaction=True)
 def test_worker_completes_a_da_page_with_the_mouse_at_1280x900(browser, live_server):
     da_demo()
-    page = arrive(browser, live_server, "da-mouse", DESKTOP)
+    page = arrive(browser, live_server, "da-mouse", DESKTOP, STUDY)
     expect(page.get_by_role("heading", name="What you will do")).to_be_visible()
     shoot(page, "da-instructions", DESKTOP)
     page.get_by_role("button", name="Start").click()
     expect(page.get_by_role("heading", name="Score each sentence on 2 criteria")).to_be_visible()
     expect(page.locator("input[type=range]")).to_have_count(6)
     expect(page.locator("input[type=range][data-unset]")).to_have_count(6)
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "da-hit", DESKTOP)
     entered = {}
     rows = sliders(page)
@@ -119,7 +92,7 @@ def test_worker_completes_a_da_page_with_the_mouse_at_1280x900(browser, live_ser
     expect(page.locator("#error-summary")).to_contain_text("it has no score yet")
     for text, index, slider in sliders(page)[:-1]:
         expect(slider).to_have_value(str(entered[(text, index)]))
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "da-error", DESKTOP)
     text, index, slider = sliders(page)[-1]
     slider.scroll_into_view_if_needed()
@@ -136,15 +109,15 @@ def test_worker_completes_a_da_page_with_the_mouse_at_1280x900(browser, live_ser
 @pytest.mark.django_db(transaction=True)
 def test_worker_completes_a_da_page_by_keyboard_only_at_390x844(browser, live_server):
     da_demo()
-    page = arrive(browser, live_server, "da-keys", PHONE)
-    nothing_cut_off(page)
+    page = arrive(browser, live_server, "da-keys", PHONE, STUDY)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "da-instructions", PHONE)
     start = page.get_by_role("button", name="Start")
     while not start.evaluate("el => el === document.activeElement"):
         page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     expect(page.locator("input[type=range]")).to_have_count(6)
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "da-hit", PHONE)
     entered = {}
     # Per slider: Home (0), then ArrowRight as often as the value; Tab passes its box.
@@ -173,7 +146,7 @@ def test_enter_in_a_box_moves_on_and_the_input_stays_in_view_on_a_phone(browser,
     nothing; on a phone the input stays at the top while the sentences scroll, and folds
     away to its heading, as on RankME's page."""
     da_demo()
-    page = arrive(browser, live_server, "da-enter", PHONE)
+    page = arrive(browser, live_server, "da-enter", PHONE, STUDY)
     page.get_by_role("button", name="Start").click()
     boxes = page.locator(".value-box input")
     expect(boxes).to_have_count(6)
@@ -198,5 +171,5 @@ def test_enter_in_a_box_moves_on_and_the_input_stays_in_view_on_a_phone(browser,
     expect(page.locator(".input-card dl")).to_be_hidden()
     fold.click()
     expect(page.locator(".input-card dl")).to_be_visible()
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     page.close()

@@ -7,9 +7,7 @@ code points.
 With SCREENSHOTS=1 it writes docs/screenshots/esa-{instructions,hit,error}[-phone].png.
 """
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +15,7 @@ from annotation.judging import form_named
 from annotation.models import QUALITY, Assignment, ErrorSpan, Judgment, Output
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
+from tests.browser.judging_pages import arrive, nothing_cut_off, shoot
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +23,9 @@ expect = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is not installed"
 ).expect
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+STUDY = "study-esa"
+# The controls that must fit the window.
+CONTROLS = "input[type=range], .value-box input, #submit-hit, .mark-row button, .esa-text"
 EMOJI = "🍺 "
 
 
@@ -42,33 +43,6 @@ def esa_demo():
         output.text = EMOJI + output.text
         output.save()
     return campaign
-
-
-def shoot(page, name: str, size: dict) -> None:
-    if not os.environ.get("SCREENSHOTS"):
-        return
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    suffix = "-phone" if size == PHONE else ""
-    page.screenshot(path=SHOTS / f"{name}{suffix}.png", full_page=True)
-
-
-def arrive(browser, live_server, pid: str, size: dict):
-    page = browser.new_page(viewport=size, device_scale_factor=1)
-    page.set_default_timeout(10_000)
-    query = f"PROLIFIC_PID={pid}&STUDY_ID=study-esa&SESSION_ID=session-{pid}"
-    page.goto(f"{live_server.url}/annotate/demo/quality/?{query}")
-    return page
-
-
-def nothing_cut_off(page) -> None:
-    overflow = page.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    assert overflow <= 0
-    controls = "input[type=range], .value-box input, #submit-hit, .mark-row button, .esa-text"
-    for box in page.locator(controls).all():
-        right = box.evaluate("el => el.getBoundingClientRect().right")
-        assert right <= page.viewport_size["width"]
 
 
 def word_span(text: str, n: int) -> tuple[int, int]:
@@ -129,12 +103,12 @@ def stored(pid: str) -> dict[str, tuple[float, list[tuple[int, int, str]]]]:
 @pytest.mark.django_db(transaction=True)
 def test_worker_marks_two_spans_and_scores_with_the_mouse_at_1280x900(browser, live_server):
     esa_demo()
-    page = arrive(browser, live_server, "esa-mouse", DESKTOP)
+    page = arrive(browser, live_server, "esa-mouse", DESKTOP, STUDY)
     expect(page.get_by_role("heading", name="What you will do")).to_be_visible()
     shoot(page, "esa-instructions", DESKTOP)
     page.get_by_role("button", name="Start").click()
     expect(page.locator(".esa-text")).to_have_count(2)
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     (first_text, first), (second_text, second) = sentences(page)
     assert first_text.startswith(EMOJI)  # what the page shows is the output's text
     minor = word_span(first_text, 2)
@@ -156,7 +130,7 @@ def test_worker_marks_two_spans_and_scores_with_the_mouse_at_1280x900(browser, l
     expect(first.locator(".err-minor")).to_have_text(first_text[minor[0] : minor[1]])
     expect(second.locator(".err-major")).to_have_text(second_text[major[0] : major[1]])
     expect(first.locator(".value-box input")).to_have_value("70")
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "esa-error", DESKTOP)
     slider = second.locator("input[type=range]")
     slider.scroll_into_view_if_needed()
@@ -183,13 +157,13 @@ def press_until_focused(page, locator) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_worker_marks_two_spans_and_scores_by_keyboard_only_at_390x844(browser, live_server):
     esa_demo()
-    page = arrive(browser, live_server, "esa-keys", PHONE)
-    nothing_cut_off(page)
+    page = arrive(browser, live_server, "esa-keys", PHONE, STUDY)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "esa-instructions", PHONE)
     press_until_focused(page, page.get_by_role("button", name="Start"))
     page.keyboard.press("Enter")
     expect(page.locator(".esa-text")).to_have_count(2)
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     (first_text, first), (second_text, second) = sentences(page)
     minor = word_span(first_text, 1)
     major = word_span(second_text, 3)
@@ -222,7 +196,7 @@ def test_worker_marks_two_spans_and_scores_by_keyboard_only_at_390x844(browser, 
             page.keyboard.press("ArrowRight")
         expect(slider).to_have_value(str(value))
         values[text] = float(value)
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "esa-hit", PHONE)
     press_until_focused(page, page.get_by_role("button", name="Submit and continue"))
     page.keyboard.press("Enter")

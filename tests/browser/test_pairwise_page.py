@@ -7,9 +7,7 @@ With SCREENSHOTS=1 it writes docs/screenshots/pairwise-{instructions,hit,error,
 best-worst}[-phone].png.
 """
 
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -17,6 +15,7 @@ from annotation.judging import form_named
 from annotation.models import QUALITY, Assignment, Judgment, Justification
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
+from tests.browser.judging_pages import arrive, nothing_cut_off, shoot
 from tests.factories import make_item, make_output
 
 pytestmark = pytest.mark.browser
@@ -25,7 +24,9 @@ expect = pytest.importorskip(
     "playwright.sync_api", reason="the playwright package is not installed"
 ).expect
 
-SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+STUDY = "study-pw"
+# The controls that must fit the window.
+CONTROLS = ".options label, #submit-hit, textarea, .output"
 SECOND_ITEM = {
     "slug": "The Punter is a cheap French restaurant by the river.",
     "tgen": "The Punter is a restaurant serving French food at low prices near the river.",
@@ -57,32 +58,6 @@ def pairwise_demo(best_worst: int = 0, **fields):
     quality.full_clean()
     quality.save()
     return campaign
-
-
-def shoot(page, name: str, size: dict) -> None:
-    if not os.environ.get("SCREENSHOTS"):
-        return
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    suffix = "-phone" if size == PHONE else ""
-    page.screenshot(path=SHOTS / f"{name}{suffix}.png", full_page=True)
-
-
-def arrive(browser, live_server, pid: str, size: dict):
-    page = browser.new_page(viewport=size, device_scale_factor=1)
-    page.set_default_timeout(10_000)
-    query = f"PROLIFIC_PID={pid}&STUDY_ID=study-pw&SESSION_ID=session-{pid}"
-    page.goto(f"{live_server.url}/annotate/demo/quality/?{query}")
-    return page
-
-
-def nothing_cut_off(page) -> None:
-    overflow = page.evaluate(
-        "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
-    )
-    assert overflow <= 0
-    for box in page.locator(".options label, #submit-hit, textarea, .output").all():
-        right = box.evaluate("el => el.getBoundingClientRect().right")
-        assert right <= page.viewport_size["width"]
 
 
 def side_by_side(page, selector: str = "#outputs .output") -> bool:
@@ -123,9 +98,9 @@ def choose(page, label: str) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_worker_completes_pairwise_pages_with_the_mouse_at_1280x900(browser, live_server):
     pairwise_demo(max_hits_per_annotator=2, attention_check_every=2)
-    page = arrive(browser, live_server, "pw-mouse", DESKTOP)
+    page = arrive(browser, live_server, "pw-mouse", DESKTOP, STUDY)
     expect(page.get_by_role("heading", name="What you will do")).to_be_visible()
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "pairwise-instructions", DESKTOP)
     page.get_by_role("button", name="Start").click()
     expect(page.locator("#question")).to_have_text(
@@ -134,7 +109,7 @@ def test_worker_completes_pairwise_pages_with_the_mouse_at_1280x900(browser, liv
     expect(page.locator("#outputs .output")).to_have_count(2)
     expect(page.get_by_role("heading", name="A second comparison")).to_be_visible()
     assert side_by_side(page) and side_by_side(page, "#check-outputs .output")
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "pairwise-hit", DESKTOP)
     a_text, b_text = sentences(page)
     # Submitted without a choice: refused, the justification typed is kept.
@@ -143,7 +118,7 @@ def test_worker_completes_pairwise_pages_with_the_mouse_at_1280x900(browser, liv
     expect(page.locator("#error-summary")).to_contain_text("Please correct 2 things below")
     expect(page.locator("#error-summary")).to_contain_text("Choose which sentence is better")
     expect(page.locator("textarea")).to_have_value("A names the food and the area.")
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "pairwise-error", DESKTOP)
     choose(page, "A is better")
     # The second comparison: the original, not its degraded copy, is better.
@@ -172,8 +147,8 @@ def test_worker_completes_pairwise_pages_with_the_mouse_at_1280x900(browser, liv
 @pytest.mark.django_db(transaction=True)
 def test_worker_completes_a_pairwise_page_by_keyboard_only_at_390x844(browser, live_server):
     pairwise_demo()
-    page = arrive(browser, live_server, "pw-keys", PHONE)
-    nothing_cut_off(page)
+    page = arrive(browser, live_server, "pw-keys", PHONE, STUDY)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "pairwise-instructions", PHONE)
     start = page.get_by_role("button", name="Start")
     while not start.evaluate("el => el === document.activeElement"):
@@ -181,7 +156,7 @@ def test_worker_completes_a_pairwise_page_by_keyboard_only_at_390x844(browser, l
     page.keyboard.press("Enter")
     expect(page.locator("#outputs .output")).to_have_count(2)
     assert not side_by_side(page)  # stacked on a phone
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "pairwise-hit", PHONE)
     a_text, b_text = sentences(page)
     first = page.locator("input[name=choice]").first
@@ -207,10 +182,10 @@ def test_worker_completes_a_pairwise_page_by_keyboard_only_at_390x844(browser, l
 @pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
 def test_worker_chooses_the_best_and_the_worst_of_four(browser, live_server, size):
     pairwise_demo(best_worst=4)
-    page = arrive(browser, live_server, f"bw-{size['width']}", size)
+    page = arrive(browser, live_server, f"bw-{size['width']}", size, STUDY)
     page.get_by_role("button", name="Start").click()
     expect(page.locator("#outputs .output")).to_have_count(4)
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     texts = sentences(page)
     best = page.locator("#best-group .options label")
     worst = page.locator("#worst-group .options label")
@@ -219,7 +194,7 @@ def test_worker_chooses_the_best_and_the_worst_of_four(browser, live_server, siz
     page.get_by_role("button", name="Submit and continue").click()
     expect(page.locator("#error-summary")).to_contain_text("two different sentences")
     expect(page.locator("#best-group input").nth(1)).to_be_checked()
-    nothing_cut_off(page)
+    nothing_cut_off(page, CONTROLS)
     shoot(page, "pairwise-best-worst", size)
     page.locator("#worst-group .options label").nth(3).click()
     page.get_by_role("button", name="Submit and continue").click()

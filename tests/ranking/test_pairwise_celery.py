@@ -5,8 +5,9 @@ import pytest
 
 from annotation.judging import form_named
 from ranking.models import RankingRun
-from tests.annotation.test_ratings_pairwise import imported, pairwise_world, ratings_csv
+from tests.annotation.test_ratings_pairwise import imported, ratings_csv
 from tests.conftest import wait_until
+from tests.judging_helpers import form_world
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
@@ -22,7 +23,7 @@ def worker_done_before_the_flush(celery_worker_process):
 
 
 def test_imported_pairwise_judgments_are_ranked_by_the_worker_with_every_fitting_view():
-    campaign = pairwise_world()
+    campaign = form_world()
     imported(campaign, ratings_csv())
     criterion = campaign.criteria.get(name="coherence")
     runs = RankingRun.objects.filter(campaign=campaign, criterion=criterion)
