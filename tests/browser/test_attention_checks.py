@@ -82,6 +82,8 @@ def expect_sent_back_with(page, code: str) -> None:
     page.wait_for_url(f"{PROLIFIC_DONE}{code}", timeout=20_000)  # after the 10 s notice
 
 
+# Slow (about 37 s: three workers through every HIT, one waits out the 10 s notice): CI.
+@pytest.mark.slow
 def test_three_prolific_workers_get_the_code_their_work_earns(live_server, browser):
     campaign = checked_campaign()
 

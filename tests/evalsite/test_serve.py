@@ -52,6 +52,8 @@ def running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+# Slow (about 17 s each: bin/serve installs nothing but starts the site and a worker): CI.
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
     port = free_port()

@@ -3,11 +3,14 @@ collectstatic has run: nothing else in front of gunicorn needs to know about /st
 
 import gzip
 
+import pytest
 from django.core.management import call_command
 
 from tests.client import HttpsClient
 
 
+# Slow (about 9 s: collectstatic, then a gunicorn process): CI.
+@pytest.mark.slow
 def test_static_files_are_served_by_the_web_process_after_collectstatic(tmp_path, settings):
     settings.STATIC_ROOT = str(tmp_path / "static")
     call_command("collectstatic", "--noinput", verbosity=0)
