@@ -9,15 +9,8 @@ from typing import Any
 
 from ranking.engine.zscores import WEBNLG, ZScoreRanking, webnlg_view
 
-from .base import (
-    Datasheet,
-    Presentation,
-    RankingProtocol,
-    ResultLine,
-    ranks_scores,
-    raw_or_none,
-    six_decimals,
-)
+from .base import Datasheet, Presentation, RankingProtocol, ranks_scores, raw_or_none
+from .wmt import csv_cells  # the same columns as WMT's view, items in place of judgments
 
 
 def result_fields(ranking: ZScoreRanking, index: int) -> dict[str, Any]:
@@ -29,18 +22,6 @@ def result_fields(ranking: ZScoreRanking, index: int) -> dict[str, Any]:
         "comparisons": int(ranking.n_items[index]),
         "mean_raw": raw_or_none(ranking.mean_raw, index),
     }
-
-
-def csv_cells(name: str, row: ResultLine) -> list:
-    return [
-        row.cluster,
-        name,
-        six_decimals(row.mean_raw),
-        six_decimals(row.mu),
-        row.rank_lo,
-        row.rank_hi,
-        row.comparisons,
-    ]
 
 
 def nothing_to_rank(ranking: ZScoreRanking) -> str:
