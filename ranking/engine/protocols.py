@@ -1,14 +1,18 @@
 """Resampling protocols: R TrueSkill runs over a set of comparisons, in parallel over runs.
 
 The kernels here inline those of trueskill.py and rng.py; numba_cache.py clears the disk
-cache when any of them changes, since numba itself would not notice.
+cache when any of them changes, since numba itself would not notice. Under `gpu("auto")`
+the runs go to a CUDA GPU where numba finds one (trueskill_cuda.py), else here.
 """
 
+import logging
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import NamedTuple
+from types import ModuleType
+from typing import Literal, NamedTuple, get_args
 
 import numba
 import numpy as np
@@ -18,6 +22,13 @@ from .rng import next_index, next_unit, run_seeds
 from .trueskill import Backend, TrueSkillParams, rate_1vs1
 
 Progress = Callable[[int, int], None]
+# (seeds of some runs, their mu rows, their var rows) -> each run's ok flag.
+RunsKernel = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+GpuMode = Literal["auto", "off"]
+GPU_MODES: tuple[str, ...] = get_args(GpuMode)
+
+log = logging.getLogger(__name__)
+_gpu_mode: ContextVar[str] = ContextVar("ranking_gpu", default="off")
 
 
 @dataclass(frozen=True)
@@ -121,6 +132,19 @@ def _max_var_system(var: np.ndarray, active: np.ndarray) -> int:
 _EXP_RANGE = 300.0
 
 
+# min and max of two numbers as Python has them (the first on ties). The builtins do not
+# compile for numba's CUDA target (it picks their one-iterable overload), and these
+# functions run there too (trueskill_cuda.py).
+@numba.njit(cache=True)
+def _smaller(x, y):  # type: ignore[no-untyped-def]
+    return y if y < x else x
+
+
+@numba.njit(cache=True)
+def _larger(x, y):  # type: ignore[no-untyped-def]
+    return y if y > x else x
+
+
 @numba.njit(cache=True)
 def _set_factors(mu: np.ndarray, center: float, up: np.ndarray, down: np.ndarray, s: int) -> None:
     up[s] = math.exp(mu[s] - center)
@@ -130,10 +154,14 @@ def _set_factors(mu: np.ndarray, center: float, up: np.ndarray, down: np.ndarray
 @numba.njit(cache=True)
 def _recenter(mu: np.ndarray, up: np.ndarray, down: np.ndarray) -> tuple[float, bool]:
     """New center mid-range; returns (center, whether every factor is in range)."""
-    center = 0.5 * (mu.max() + mu.min())
+    # Loops, not mu.max(): these functions also compile for CUDA (trueskill_cuda.py).
+    top, bottom = mu[0], mu[0]
+    for s in range(1, mu.shape[0]):
+        top, bottom = _larger(top, mu[s]), _smaller(bottom, mu[s])
+    center = 0.5 * (top + bottom)
     for s in range(mu.shape[0]):
         _set_factors(mu, center, up, down, s)
-    return center, mu.max() - mu.min() <= 2 * _EXP_RANGE
+    return center, top - bottom <= 2 * _EXP_RANGE
 
 
 @numba.njit(cache=True)
@@ -154,7 +182,7 @@ def _draw_opponent(
     total = 0.0
     up_a, down_a = up[a], down[a]
     for b in range(up.shape[0]):
-        total += min(up[b] * down_a, up_a * down[b]) * partner[a, b]
+        total += _smaller(up[b] * down_a, up_a * down[b]) * partner[a, b]
         cum[b] = total
     state, u = next_unit(state)
     return state, _first_above(cum, u * total)
@@ -199,7 +227,13 @@ def _apply(
 
 
 @numba.njit(cache=True)
-def _e2e_run(
+def _start(mu: np.ndarray, var: np.ndarray, constants: KernelParams) -> None:
+    for s in range(mu.shape[0]):
+        mu[s], var[s] = constants.mu0, constants.var0
+
+
+@numba.njit(cache=True)
+def e2e_run(
     state: np.uint64,
     counts: np.ndarray,
     partner: np.ndarray,
@@ -209,12 +243,15 @@ def _e2e_run(
     n_updates: int,
     mu: np.ndarray,
     var: np.ndarray,
+    scratch: np.ndarray,
     constants: KernelParams,
 ) -> bool:
-    mu[:] = constants.mu0
-    var[:] = constants.var0
-    n = mu.shape[0]
-    cum, up, down = np.empty(n), np.empty(n), np.empty(n)
+    """One run of the E2E protocol into ``mu`` and ``var``; ``scratch`` is float64[3, n].
+
+    It allocates nothing, so that the CPU's threads and the GPU's (trueskill_cuda.py) run
+    this same function."""
+    _start(mu, var, constants)
+    cum, up, down = scratch[0], scratch[1], scratch[2]
     center, ok = _recenter(mu, up, down)
     for _ in range(n_updates):
         a = _max_var_system(var, active)
@@ -225,7 +262,7 @@ def _e2e_run(
         ok &= _apply(games, offsets[a, b] + i, mu, var, constants)
         _set_factors(mu, center, up, down, a)
         _set_factors(mu, center, up, down, b)
-        if max(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
+        if _larger(abs(mu[a] - center), abs(mu[b] - center)) > _EXP_RANGE:
             center, in_range = _recenter(mu, up, down)
             ok &= in_range
     return ok
@@ -244,14 +281,25 @@ def _e2e_runs(
     counts, partner, offsets, games = pools
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
-        ok[r] = _e2e_run(
-            seeds[r], counts, partner, offsets, games, active, n_updates, mu[r], var[r], constants
+        scratch = np.empty((3, mu.shape[1]))
+        ok[r] = e2e_run(
+            seeds[r],
+            counts,
+            partner,
+            offsets,
+            games,
+            active,
+            n_updates,
+            mu[r],
+            var[r],
+            scratch,
+            constants,
         )
     return ok
 
 
 @numba.njit(cache=True)
-def _bootstrap_run(
+def bootstrap_run(
     state: np.uint64,
     games: np.ndarray,
     n_updates: int,
@@ -259,8 +307,8 @@ def _bootstrap_run(
     var: np.ndarray,
     constants: KernelParams,
 ) -> bool:
-    mu[:] = constants.mu0
-    var[:] = constants.var0
+    """One run of the plain bootstrap; like `e2e_run`, shared by the CPU and GPU paths."""
+    _start(mu, var, constants)
     ok = True
     if games.shape[0] == 0:
         return ok
@@ -281,7 +329,7 @@ def _bootstrap_runs(
 ) -> np.ndarray:
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
-        ok[r] = _bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], constants)
+        ok[r] = bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], constants)
     return ok
 
 
@@ -309,10 +357,14 @@ def e2e_protocol(
     per_system = comparisons.per_system(n_systems)
     n_updates, constants = len(comparisons) + 1, _kernel_params(params)
 
-    def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+    def on_cpu(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
         pool = (pools.counts, pools.partner, pools.offsets, pools.games)
         return _e2e_runs(seeds, pool, per_system > 0, n_updates, mu, var, constants)
 
+    def on_gpu(cuda_runs: ModuleType) -> RunsKernel:
+        return cuda_runs.e2e_kernel(pools, per_system > 0, n_updates, constants)
+
+    kernel, chunk_runs = _placed(on_cpu, on_gpu, runs, chunk_runs)
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     return RunsResult("e2e", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
 
@@ -336,9 +388,13 @@ def bootstrap_protocol(
     n_updates, constants = len(comparisons) + 1, _kernel_params(params)
     all_games = games(comparisons)
 
-    def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+    def on_cpu(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
         return _bootstrap_runs(seeds, all_games, n_updates, mu, var, constants)
 
+    def on_gpu(cuda_runs: ModuleType) -> RunsKernel:
+        return cuda_runs.bootstrap_kernel(all_games, n_updates, constants)
+
+    kernel, chunk_runs = _placed(on_cpu, on_gpu, runs, chunk_runs)
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     per_system = comparisons.per_system(n_systems)
     return RunsResult("bootstrap", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
@@ -359,6 +415,64 @@ def threads(count: int) -> Iterator[None]:
         yield
     finally:
         numba.set_num_threads(before)
+
+
+@contextmanager
+def gpu(mode: str) -> Iterator[None]:
+    """Where the runs go: "auto" to a CUDA GPU when numba finds one, else (and for "off")
+    to the CPU's threads. A run draws the same numbers either way; its ratings agree to
+    about 1e-12 (the device's exp and erfc; trueskill_cuda.py)."""
+    if mode not in GPU_MODES:
+        raise ValueError(f"unknown GPU mode {mode!r}: use one of {', '.join(GPU_MODES)}")
+    token = _gpu_mode.set(mode)
+    try:
+        yield
+    finally:
+        _gpu_mode.reset(token)
+
+
+def gpu_available() -> bool:
+    """Whether numba finds a CUDA device; numba.cuda is imported only when asked."""
+    try:
+        from numba import cuda  # noqa: PLC0415 - only where a GPU may be used
+    except ImportError:
+        return False
+    return bool(cuda.is_available())
+
+
+def _placed(
+    cpu: RunsKernel,
+    on_gpu: Callable[[ModuleType], RunsKernel],
+    runs: int,
+    chunk_runs: int | None,
+) -> tuple[RunsKernel, int | None]:
+    """(kernel, chunk_runs) for the runs where `gpu` sends them. On the GPU all runs go in
+    one launch unless chunk_runs says otherwise (chunks would run one after the other,
+    each on a few of its threads), and a failure to start or to run the GPU's kernel
+    (no driver, a compile or launch error) is logged and the CPU's runs instead."""
+    if _gpu_mode.get() == "off" or not gpu_available():
+        return cpu, chunk_runs
+    try:
+        from . import trueskill_cuda  # noqa: PLC0415 - it loads numba.cuda
+
+        gpu_kernel = on_gpu(trueskill_cuda)
+        log.info("TrueSkill runs on the GPU (%s)", trueskill_cuda.device_name())
+    except Exception:  # numba.cuda raises many kinds; the CPU gives the same ratings
+        log.warning("TrueSkill runs on the CPU: the GPU path failed to start", exc_info=True)
+        return cpu, chunk_runs
+    failed = False
+
+    def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+        nonlocal failed
+        if not failed:
+            try:
+                return gpu_kernel(seeds, mu, var)
+            except Exception:
+                log.warning("TrueSkill runs on the CPU: the GPU path failed", exc_info=True)
+                failed = True
+        return cpu(seeds, mu, var)
+
+    return kernel, runs if chunk_runs is None else chunk_runs
 
 
 def _check(comparisons: Comparisons, n_systems: int, runs: int) -> None:
@@ -397,7 +511,7 @@ def _chunk_size(runs: int, progress: Progress | None, chunk_runs: int | None) ->
 
 
 def _run_in_chunks(
-    kernel: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+    kernel: RunsKernel,
     seeds: np.ndarray,
     n_systems: int,
     progress: Progress | None,

@@ -43,4 +43,5 @@ def next_unit(state: np.uint64) -> tuple[np.uint64, float]:
 def next_index(state: np.uint64, n: int) -> tuple[np.uint64, int]:
     """Uniform integer in [0, n), n >= 1 (bias below 2**-53 * n, far under any noise here)."""
     state, u = next_unit(state)
-    return state, min(int(u * n), n - 1)
+    i = int(u * n)
+    return state, i if i < n - 1 else n - 1  # not min(): see protocols._smaller
