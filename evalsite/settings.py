@@ -373,6 +373,12 @@ RANKING_DEBOUNCE_SECONDS = env_int("RANKING_DEBOUNCE_SECONDS", 60)
 # Threads a ranking worker's TrueSkill runs use (its runs are independent and seeded one by
 # one, so the results are the same for any number; 1 runs them one after the other).
 RANKING_PROCESSES = max(1, env_int("RANKING_PROCESSES", os.cpu_count() or 1))
+# Where those runs go: "auto" to a CUDA GPU when numba finds one (the same draws, ratings
+# within about 1e-12 of the CPU's; back to the CPU, logged, if the GPU fails), "off" to the
+# CPU. Off by default: the GPU path has run under numba's simulator, not yet on a device.
+RANKING_GPU = env_str("RANKING_GPU").strip().lower() or "off"
+if RANKING_GPU not in ("auto", "off"):
+    raise ImproperlyConfigured(f"RANKING_GPU={RANKING_GPU!r}: use auto or off")
 
 LOGGING = {
     "version": 1,

@@ -34,7 +34,7 @@ from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.agreement import Judgments as AgreementJudgments
 from ranking.engine.choices import NONE, Choices, comparisons_from_choices
 from ranking.engine.forecast import stable_since
-from ranking.engine.protocols import Progress, threads
+from ranking.engine.protocols import Progress, gpu, threads
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
@@ -495,7 +495,7 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
         hits_per_composition=loaded.hits_per_composition,
     )
     read = time.perf_counter()
-    with threads(settings.RANKING_PROCESSES):
+    with threads(settings.RANKING_PROCESSES), gpu(settings.RANKING_GPU):
         ranking = rank_input(
             data,
             run.protocol,

@@ -173,6 +173,7 @@ def test_settings_proxy_header_and_origins_come_from_the_environment(tmp_path):
         ("DEBUG", "ture"),
         ("SECURE_HTTPS", "flase"),
         ("SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto"),
+        ("RANKING_GPU", "on"),
     ],
 )
 def test_settings_misspelt_values_are_refused(tmp_path, variable, value):

@@ -542,6 +542,25 @@ def test_shared_read_reads_again_once_the_judgments_changed(django_assert_num_qu
     assert (again.version, again.data.hits) == (loaded.version + 1, loaded.data.hits + 1)
 
 
+def test_trueskill_runs_fall_back_from_a_failing_gpu_to_the_same_rows(settings, monkeypatch):
+    """RANKING_GPU=auto where the GPU path fails (here: no driver) stores what the CPU does."""
+    from ranking.engine import protocols, trueskill_cuda  # noqa: PLC0415 - as the engine does
+
+    def no_driver(*args):
+        raise RuntimeError("CUDA driver library cannot be found")
+
+    campaign, _ = judged_campaign(hits=20)
+    stored = []
+    for mode in ("off", "auto"):
+        settings.RANKING_GPU = mode
+        monkeypatch.setattr(protocols, "gpu_available", lambda: True)
+        monkeypatch.setattr(trueskill_cuda, "e2e_kernel", no_driver)
+        run = quality_run(campaign, protocol="e2e", repetitions=24, seed=7)
+        assert execute_run(run)
+        stored.append(stored_rows(run))
+    assert stored[0] == stored[1] != []
+
+
 @pytest.mark.parametrize("protocol", ["e2e", "bootstrap"])
 def test_trueskill_runs_on_any_number_of_threads_store_the_same_rows(settings, protocol):
     campaign, _ = judged_campaign(hits=20)
