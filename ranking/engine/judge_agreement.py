@@ -311,9 +311,10 @@ def _standardised(judge: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """The judge's scores minus their weighted mean over their standard deviation (ddof 0);
     a constant judge becomes 0 everywhere."""
     total = weights.sum(axis=1, keepdims=True)
-    mean = (weights * judge).sum(axis=1, keepdims=True) / total
-    deviation = judge - mean
-    std = np.sqrt((weights * deviation**2).sum(axis=1, keepdims=True) / total)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = (weights * judge).sum(axis=1, keepdims=True) / total
+        deviation = judge - mean
+        std = np.sqrt((weights * deviation**2).sum(axis=1, keepdims=True) / total)
     constant = ~(std > 1e-12 * np.maximum(np.abs(mean), 1.0))
     return np.where(constant, 0.0, deviation / np.where(constant, 1.0, std))
 
@@ -329,7 +330,7 @@ def _pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
         dx, dy = x - mean_x, y - mean_y
         var_x, var_y = (weights * dx**2).sum(axis=1), (weights * dy**2).sum(axis=1)
         r = (weights * dx * dy).sum(axis=1) / np.sqrt(var_x * var_y)
-    spread_x, spread_y = np.sqrt(var_x / total[:, 0]), np.sqrt(var_y / total[:, 0])
+        spread_x, spread_y = np.sqrt(var_x / total[:, 0]), np.sqrt(var_y / total[:, 0])
     constant = ~(spread_x > 1e-12 * np.maximum(np.abs(mean_x[:, 0]), 1.0)) | ~(
         spread_y > 1e-12 * np.maximum(np.abs(mean_y[:, 0]), 1.0)
     )
