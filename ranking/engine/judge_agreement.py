@@ -28,13 +28,22 @@ Intervals: a percentile bootstrap over items. An item's outputs go into a resamp
 with their judgments (a HIT shows outputs of one item, so its judgments depend on each
 other), and each resample recomputes every step on what it drew: the annotators' z-scores,
 the judge's standardisation, the means, the ranks. A resample that draws an item twice counts
-its outputs and judgments twice (weights). A figure undefined in a resample (a constant
-judge, one system drawn) is left out of its percentiles; a figure undefined on the data
-(None) has no interval. A percentile interval that misses its estimate (rank correlations
-on few items, see `_percentiles`) is stretched to it.
+its outputs and judgments twice (weights). One exception: the output-level correlations
+keep each output's human z-score as the data gave it. Re-estimating an annotator's mean and
+spread in a resample adds noise to every output's z-score, which pulls the resamples'
+correlations below the data's (by about 0.01 with 25 HITs per annotator, measured), so
+their percentiles would miss the figure. The bias and the system-level figures compare
+means, and there the re-estimated annotator means move with the items drawn, as they do in
+the data; held fixed instead, the bias intervals come out twice as wide (and cover the
+true bias every time in tests/ranking/engine/test_judge_agreement.py's simulation).
+
+A figure undefined in a resample (a constant judge, one system drawn) is left out of its
+percentiles; a figure undefined on the data (None) has no interval. A percentile interval
+that still misses its estimate (rank correlations on few items, see `_percentiles`) is
+stretched to it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
@@ -42,8 +51,9 @@ from scipy import sparse
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 MIN_OUTPUTS = 3  # outputs both scored, below which nothing is reported
-# Entries of one (resamples x judgments) array: resamples are computed in chunks this big.
-MAX_CELLS = 2_000_000
+# Entries of one (resamples x judgments) array: resamples are computed in chunks this big
+# (21 systems by 5,000 items: 266 MB at most).
+MAX_CELLS = 500_000
 CORRELATIONS = (
     "system_spearman",
     "system_kendall",
@@ -94,6 +104,11 @@ class _Data:
     by_system: sparse.csr_matrix  # S x M
     pair_count: np.ndarray  # float64[I]: ordered human pairs per item
     pair_agreed: np.ndarray  # float64[I]: of them, agreed (judge ties 0.5)
+    # float64[1, M]: the mean human z-score per output on the data (the output-level
+    # figures' in every resample), and 1.0 where the output has one
+    human: np.ndarray
+    has_human: np.ndarray
+    judged: np.ndarray  # int64[]: the outputs with a human score on the data
 
     @property
     def n_items(self) -> int:
@@ -211,7 +226,7 @@ def _prepare(
     n_annotators = int(annotator.max(initial=-1)) + 1
     judgments = np.arange(len(score))
     count, agreed = _pairs(judge, judged_output, score, np.asarray(hit), output_item, n_items)
-    return _Data(
+    data = _Data(
         judge=judge,
         score=score,
         output_item=output_item,
@@ -223,7 +238,13 @@ def _prepare(
         by_system=_grouping(output_system, np.arange(n_outputs), n_systems, n_outputs),
         pair_count=count,
         pair_agreed=agreed,
+        human=np.empty((1, 0)),
+        has_human=np.empty((1, 0)),
+        judged=np.empty(0, dtype=np.int64),
     )
+    human, has_human = _human_scores(data, np.ones((1, len(score))))
+    judged = np.flatnonzero(has_human[0])
+    return replace(data, human=human, has_human=has_human, judged=judged)
 
 
 def _grouping(
@@ -270,39 +291,64 @@ def _pairs(
 def _statistics(data: _Data, weights: np.ndarray) -> dict[str, np.ndarray]:
     """Every figure for each row of item weights (rows x I): how often each item was drawn."""
     on_output = weights[:, data.output_item]
-    human, has_human = _human_scores(data, weights[:, data.judgment_item])
-    labelled = on_output * has_human
     judge = _standardised(data.judge, on_output)
-    human = np.where(labelled > 0, human, 0.0)
-
-    def per_system(values: np.ndarray) -> np.ndarray:
-        return _sum_by(data.by_system, values)
-
-    counts = per_system(labelled)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        judge_mean = per_system(labelled * judge) / counts
-        human_mean = per_system(labelled * human) / counts
-    present = (counts > 0).astype(np.float64)
-    system = data.output_system
-    within_judge = judge - np.nan_to_num(judge_mean)[:, system]
-    within_human = human - np.nan_to_num(human_mean)[:, system]
+    human, has_human = _human_scores(data, weights[:, data.judgment_item])
     with np.errstate(invalid="ignore", divide="ignore"):
         pairwise = (weights @ data.pair_agreed) / (weights @ data.pair_count)
+    return {
+        **_system_figures(data, judge, human, on_output * has_human),
+        **_output_figures(data, judge, data.human, on_output * data.has_human),
+        "pairwise": pairwise,
+    }
+
+
+def _system_means(
+    by_system: sparse.csr_matrix, judge: np.ndarray, human: np.ndarray, labelled: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(outputs both scored, the judge's mean, the humans' mean), rows x S."""
+    counts = _sum_by(by_system, labelled)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        judge_mean = _sum_by(by_system, labelled * judge) / counts
+        human_mean = _sum_by(by_system, labelled * np.where(labelled > 0, human, 0.0))
+        return counts, judge_mean, human_mean / counts
+
+
+def _system_figures(
+    data: _Data, judge: np.ndarray, human: np.ndarray, labelled: np.ndarray
+) -> dict[str, np.ndarray]:
+    counts, judge_mean, human_mean = _system_means(data.by_system, judge, human, labelled)
+    present = (counts > 0).astype(np.float64)
     return {
         "labelled": counts,
         "judge_mean": judge_mean,
         "human_mean": human_mean,
         "bias": judge_mean - human_mean,
+        "system_spearman": _pearson(
+            _midranks(judge_mean, present), _midranks(human_mean, present), present
+        ),
+        "system_kendall": _kendall(judge_mean, human_mean, present),
+    }
+
+
+def _output_figures(
+    data: _Data, judge: np.ndarray, human: np.ndarray, labelled: np.ndarray
+) -> dict[str, np.ndarray]:
+    # Only the outputs with a human score on the data count here: the rest are left out
+    # before the sorts (a judge may have scored four times as many outputs as humans).
+    kept = data.judged
+    judge, human, labelled = judge[:, kept], human[:, kept], labelled[:, kept]
+    human = np.where(labelled > 0, human, 0.0)
+    by_system = data.by_system[:, kept]
+    _, judge_mean, human_mean = _system_means(by_system, judge, human, labelled)
+    system = data.output_system[kept]
+    within_judge = judge - np.nan_to_num(judge_mean)[:, system]
+    within_human = human - np.nan_to_num(human_mean)[:, system]
+    return {
         "output_pearson": _pearson(judge, human, labelled),
         "output_spearman": _pearson(
             _midranks(judge, labelled), _midranks(human, labelled), labelled
         ),
         "within_systems_pearson": _pearson(within_judge, within_human, labelled),
-        "system_spearman": _pearson(
-            _midranks(judge_mean, present), _midranks(human_mean, present), present
-        ),
-        "system_kendall": _kendall(judge_mean, human_mean, present),
-        "pairwise": pairwise,
     }
 
 
