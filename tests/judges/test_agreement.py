@@ -178,3 +178,27 @@ def test_the_agreement_csv_is_for_staff_only_by_get(organiser, non_staff):
     assert non_staff.get(address).status_code == 302  # to the admin's login
     assert organiser.get(address.replace(str(judge.pk), str(judge.pk + 100))).status_code == 404
     assert organiser.send("POST", address).status_code == 405
+
+
+def test_a_summary_stored_before_the_intervals_still_shows_and_exports(organiser):
+    judge, _ = crowd_and_judge(items=1)
+    judge.summary = {
+        "agreement": {
+            "outputs": 3,
+            "systems": 3,
+            "output_pearson": 0.5,
+            "within_systems_pearson": None,
+            "system_spearman": 1.0,
+        }
+    }
+    judge.save(update_fields=["summary"])
+    page = organiser.get(reverse("admin:judges_judge_change", args=[judge.pk])).content.decode()
+    assert "3 outputs of 3 systems, - human-judged pairs" in page
+    assert "<td>0.50</td><td>-</td>" in page
+    rows = read_csv(organiser.get(reverse("admin:judges_judge_agreement_csv", args=[judge.pk])))
+    assert [row["figure"] for row in rows] == [
+        "system_spearman",
+        "output_pearson",
+        "within_systems_pearson",
+    ]
+    assert rows[2]["value"] == "" and rows[0]["value"] == "1.0"
