@@ -1,12 +1,18 @@
 from django.contrib import admin
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET
 
 from annotation.admin_base import ListFromTheAddressBar
 from jobs.admin import progress_html
 
+from .export import FIGURES, write_agreement_csv
 from .models import Judge, JudgeJob
 from .service import request_judging, unscored_outputs
 
@@ -14,15 +20,16 @@ from .service import request_judging, unscored_outputs
 @admin.register(Judge)
 class JudgeAdmin(ListFromTheAddressBar):
     """An automatic judge of a criterion: added here, run with the action; its page shows
-    its agreement with the crowd and the fused ranking beside the humans-only one, as the
-    judge's last job computed them. Judges never enter the annotators' HITs."""
+    its agreement with the crowd (figures with bootstrap intervals, bias per system; as CSV
+    from the page's link or the list's action) and the fused ranking beside the humans-only
+    one, as the judge's last job computed them. Judges never enter the annotators' HITs."""
 
     list_display = ["name", "criterion", "kind", "scored"]
     list_filter = ["kind", "criterion__campaign"]
     search_fields = ["name"]
     list_select_related = ["criterion__campaign"]
-    readonly_fields = ["agreement_with_the_crowd", "fused_ranking", "unscored"]
-    actions = ["score_outputs"]
+    readonly_fields = ["agreement_with_the_crowd", "bias_per_system", "fused_ranking", "unscored"]
+    actions = ["score_outputs", "download_agreement"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_scores=Count("scores"))
@@ -40,16 +47,79 @@ class JudgeAdmin(ListFromTheAddressBar):
         found = (judge.summary or {}).get("agreement")
         if found is None:
             return "not yet: the judge and the crowd have not both scored three outputs"
+        intervals = found.get("intervals") or {}
+        header = mark_safe(  # a constant: nothing from the data
+            "<tr><th>figure</th><th>value</th><th>95% interval</th><th>over</th></tr>"
+        )
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
+            (
+                (label, _two(found[name]), _interval(intervals.get(name)), found.get(n), n)
+                for name, (label, n) in FIGURES.items()
+                if name in found
+            ),
+        )
+        download = reverse("admin:judges_judge_agreement_csv", args=[judge.pk])
         return format_html(
-            "{} outputs of {} systems, as of {}: Pearson over outputs {}, within systems {};"
-            " Spearman of the systems' means {}",
+            "<p>{} outputs of {} systems, {} human-judged pairs, as of {}; intervals: percentile"
+            ' bootstrap over {} items, {} resamples. <a href="{}">Download as CSV</a></p>'
+            "<table>{}{}</table>",
             found["outputs"],
             found["systems"],
+            found.get("pairs", "-"),
             judge.summary_at,
-            _two(found["output_pearson"]),
-            _two(found["within_systems_pearson"]),
-            _two(found["system_spearman"]),
+            found.get("items", "-"),
+            found.get("resamples", "-"),
+            download,
+            header,
+            body,
         )
+
+    @admin.display(description="bias per system (judge minus humans, z scale)")
+    def bias_per_system(self, judge):
+        rows = ((judge.summary or {}).get("agreement") or {}).get("bias") or []
+        if not rows:
+            return "not yet: run the judge (the action on the list) to compute it"
+        header = mark_safe(  # a constant: nothing from the data
+            "<tr><th>system</th><th>judge</th><th>humans</th><th>bias (95% interval)</th>"
+            "<th>outputs</th></tr>"
+        )
+        body = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td><td>{}</td></tr>",
+            (
+                (
+                    row["system"],
+                    _two(row["judge"]),
+                    _two(row["humans"]),
+                    _two(row["bias"]),
+                    _interval([row["lower"], row["upper"]]),
+                    row["outputs"],
+                )
+                for row in rows
+            ),
+        )
+        return format_html("<table>{}{}</table>", header, body)
+
+    def get_urls(self):
+        download = path(
+            "<int:judge_id>/agreement.csv",
+            self.admin_site.admin_view(require_GET(self.agreement_csv_view)),
+            name="judges_judge_agreement_csv",
+        )
+        return [download, *super().get_urls()]
+
+    def agreement_csv_view(self, request, judge_id):
+        judge = get_object_or_404(Judge.objects.select_related("criterion__campaign"), pk=judge_id)
+        if not self.has_view_permission(request, judge):
+            raise PermissionDenied
+        return _agreement_csv([judge], f"agreement-{judge.name}.csv")
+
+    @admin.action(description="Download the agreement with the crowd as CSV")
+    def download_agreement(self, request, queryset):
+        rows = queryset.select_related("criterion__campaign").order_by("pk")
+        return _agreement_csv(rows, "agreement.csv")
 
     @admin.display(description="fused ranking beside the humans-only one")
     def fused_ranking(self, judge):
@@ -100,6 +170,20 @@ class JudgeAdmin(ListFromTheAddressBar):
 
 def _two(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
+
+
+def _interval(bounds: list | None) -> str:
+    if not bounds or bounds[0] is None:
+        return "-"
+    return f"({bounds[0]:.2f} to {bounds[1]:.2f})"
+
+
+def _agreement_csv(judges, filename: str) -> HttpResponse:
+    response = HttpResponse(content_type="text/csv; charset=utf-8")
+    # The judge's name is a slug: nothing to quote in the header.
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    write_agreement_csv(response, judges)
+    return response
 
 
 @admin.register(JudgeJob)

@@ -14,20 +14,21 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import transaction
 from django.utils import timezone
-from scipy.stats import pearsonr, spearmanr
 
 from annotation.models import Judgment, Output
 from annotation.secret_env import secret_env_policy
 from generation.backends import TypedInput
 from generation.endpoints import endpoint_policy
 from jobs.claims import Heartbeat, work_as_holder
-from ranking.engine.fusion import fused_ranking, humans_only_ranking, output_scores
+from ranking.engine.fusion import fused_ranking, humans_only_ranking
+from ranking.engine.judge_agreement import JudgeAgreement, judge_agreement
 
 from .models import Judge, JudgeJob, JudgeScore
 from .scorers import Judge as Scorer
 from .scorers import JudgeInput, make_judge
 
 MAX_OUTPUT_ERRORS = 50
+AGREEMENT_SEED = 29  # the agreement bootstrap's: the same scores give the same intervals
 _scorers: dict[tuple, Scorer] = {}
 
 
@@ -133,14 +134,18 @@ class Evidence:
     judged_output: np.ndarray  # int64[J]
     annotator: np.ndarray  # int64[J]
     score: np.ndarray  # float64[J]
+    output_item: np.ndarray  # int64[M]: item ids, the agreement bootstrap's units
+    assignment: np.ndarray  # int64[J]: one annotator's take of one HIT
 
 
 def evidence(judge: Judge) -> Evidence:
     scored = list(
-        judge.scores.order_by("output_id").values_list("output_id", "output__system__name", "score")
+        judge.scores.order_by("output_id").values_list(
+            "output_id", "output__system__name", "score", "output__item_id"
+        )
     )
-    index = {output: i for i, (output, _, _) in enumerate(scored)}
-    names = sorted({name for _, name, _ in scored})
+    index = {row[0]: i for i, row in enumerate(scored)}
+    names = sorted({row[1] for row in scored})
     number = {name: i for i, name in enumerate(names)}
     # The judgments of the judge's criterion (Judgment.criterion), as the rankings count them.
     judged = (
@@ -150,50 +155,82 @@ def evidence(judge: Judge) -> Evidence:
             slot__output_id__in=list(index),
             slot__degraded_text="",  # an attention check's slot shows a degraded text
         )
-        .values_list("slot__output_id", "assignment__annotator_id", "score")
+        .values_list("slot__output_id", "assignment__annotator_id", "score", "assignment_id")
     )
     rows = list(judged)
     return Evidence(
-        output_ids=[output for output, _, _ in scored],
+        output_ids=[row[0] for row in scored],
         system_names=names,
-        output_system=np.array([number[name] for _, name, _ in scored], dtype=np.int64),
-        judge=np.array([score for _, _, score in scored], dtype=np.float64),
-        judged_output=np.array([index[o] for o, _, _ in rows], dtype=np.int64),
-        annotator=np.array([a for _, a, _ in rows], dtype=np.int64),
-        score=np.array([x for _, _, x in rows], dtype=np.float64),
+        output_system=np.array([number[row[1]] for row in scored], dtype=np.int64),
+        judge=np.array([row[2] for row in scored], dtype=np.float64),
+        judged_output=np.array([index[row[0]] for row in rows], dtype=np.int64),
+        annotator=np.array([row[1] for row in rows], dtype=np.int64),
+        score=np.array([row[2] for row in rows], dtype=np.float64),
+        output_item=np.array([row[3] for row in scored], dtype=np.int64),
+        assignment=np.array([row[3] for row in rows], dtype=np.int64),
     )
 
 
 def agreement(found: Evidence) -> dict | None:
-    """The judge against the crowd's counted judgments of its criterion: each output's mean
-    human score (per-annotator z-scores, as the WMT view) against the judge's score, as
-    Pearson over the outputs both scored and within systems (both centred per system: what
-    a fused ranking gains from), and Spearman between the systems' mean scores. None
-    until three outputs of two systems have both."""
-    human, _ = output_scores(
-        found.judged_output, found.annotator, found.score, len(found.output_ids), "z"
+    """The judge against the crowd's counted judgments of its criterion
+    (ranking.engine.judge_agreement): Spearman and Kendall between the systems' means;
+    Pearson and Spearman between the judge's score and each output's mean human z-score
+    (per-annotator z-scores, as the WMT view), and Pearson within systems; the share of the
+    human-judged pairs the judge orders as the human did; the bias per system on the z
+    scale. Each with its 95% item-bootstrap interval under "intervals" ([lower, upper], or
+    None). None until three outputs of two systems have both."""
+    found_agreement = judge_agreement(
+        found.output_system,
+        found.output_item,
+        found.judge,
+        found.judged_output,
+        found.annotator,
+        found.score,
+        found.assignment,
+        len(found.system_names),
+        np.random.default_rng(AGREEMENT_SEED),
     )
-    ok = ~np.isnan(human)
-    f, human, system = found.judge[ok], human[ok], found.output_system[ok]
-    n = len(found.system_names)
-    if len(f) < 3 or len(np.unique(system)) < 2:
+    if found_agreement is None:
         return None
-    counts = np.bincount(system, minlength=n)
-    means_f = np.bincount(system, f, n) / np.maximum(counts, 1)
-    means_h = np.bincount(system, human, n) / np.maximum(counts, 1)
-    return {
-        "outputs": int(len(f)),
-        "systems": int((counts > 0).sum()),
-        "output_pearson": _defined(pearsonr, f, human),
-        "within_systems_pearson": _defined(pearsonr, f - means_f[system], human - means_h[system]),
-        "system_spearman": _defined(spearmanr, means_f[counts > 0], means_h[counts > 0]),
+    figures = found_agreement.figures
+    summary: dict = {
+        "outputs": found_agreement.outputs,
+        "systems": found_agreement.systems,
+        "items": found_agreement.items,
+        "pairs": found_agreement.pairs,
+        "resamples": found_agreement.resamples,
+        "confidence": found_agreement.confidence,
     }
+    summary.update({name: _rounded(figure.value) for name, figure in figures.items()})
+    summary["intervals"] = {
+        name: None if figure.lower is None else [_rounded(figure.lower), _rounded(figure.upper)]
+        for name, figure in figures.items()
+    }
+    summary["bias"] = _bias_rows(found, found_agreement)
+    return summary
 
 
-def _defined(test, x: np.ndarray, y: np.ndarray) -> float | None:
-    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
-        return None
-    return float(test(x, y)[0])
+def _bias_rows(found: Evidence, found_agreement: JudgeAgreement) -> list[dict]:
+    """Per system with outputs both scored, in the systems' order: the judge's and the
+    humans' means on the z scale, the bias (judge minus humans) and its interval."""
+    rows = []
+    for s in np.flatnonzero(found_agreement.labelled > 0):
+        rows.append(
+            {
+                "system": found.system_names[s],
+                "outputs": int(found_agreement.labelled[s]),
+                "judge": _rounded(found_agreement.judge_mean[s]),
+                "humans": _rounded(found_agreement.human_mean[s]),
+                "bias": _rounded(found_agreement.bias[s]),
+                "lower": _rounded(found_agreement.bias_lower[s]),
+                "upper": _rounded(found_agreement.bias_upper[s]),
+            }
+        )
+    return rows
+
+
+def _rounded(value) -> float | None:
+    return None if value is None or not np.isfinite(value) else round(float(value), 4)
 
 
 def fused_rows(found: Evidence) -> list[dict]:
