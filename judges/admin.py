@@ -111,6 +111,9 @@ class JudgeAdmin(ListFromTheAddressBar):
         return [download, *super().get_urls()]
 
     def agreement_csv_view(self, request, judge_id):
+        # Permission before the row: staff who may see no judge learn nothing of which exist.
+        if not self.has_view_permission(request):
+            raise PermissionDenied
         judge = get_object_or_404(Judge.objects.select_related("criterion__campaign"), pk=judge_id)
         if not self.has_view_permission(request, judge):
             raise PermissionDenied

@@ -141,10 +141,7 @@ def judge_agreement(
         return None
     draws = _bootstrap(data, rng, resamples)
     tail = (1 - confidence) / 2 * 100
-    figures = {
-        name: _figure(point[name][0], draws[name], tail) for name in (*CORRELATIONS, "pairwise")
-    }
-    figures["pairwise_agreement"] = figures.pop("pairwise")
+    figures = {name: _figure(point[name][0], draws[name], tail) for name in FIGURES}
     bias = point["bias"][0]
     lower, upper = np.full(n_systems, np.nan), np.full(n_systems, np.nan)
     for s in np.flatnonzero(labelled > 0):
@@ -294,11 +291,11 @@ def _statistics(data: _Data, weights: np.ndarray) -> dict[str, np.ndarray]:
     judge = _standardised(data.judge, on_output)
     human, has_human = _human_scores(data, weights[:, data.judgment_item])
     with np.errstate(invalid="ignore", divide="ignore"):
-        pairwise = (weights @ data.pair_agreed) / (weights @ data.pair_count)
+        agreed = (weights @ data.pair_agreed) / (weights @ data.pair_count)
     return {
         **_system_figures(data, judge, human, on_output * has_human),
         **_output_figures(data, judge, data.human, on_output * data.has_human),
-        "pairwise": pairwise,
+        "pairwise_agreement": agreed,
     }
 
 

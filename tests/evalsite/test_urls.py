@@ -83,6 +83,7 @@ def arguments(pattern: URLPattern, campaign: Campaign) -> dict | None:
         "id": found.pk if found else None,  # the user admin's password page
         "app_label": "annotation",
         "job_id": 1,  # an upload's page checks the campaign's permission before the job
+        "judge_id": 1,  # as does a judge's agreement CSV before the judge
         "system": "s1",
         "criterion": "quality",
     }
