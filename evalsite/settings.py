@@ -373,6 +373,9 @@ RANKING_DEBOUNCE_SECONDS = env_int("RANKING_DEBOUNCE_SECONDS", 60)
 # Threads a ranking worker's TrueSkill runs use (its runs are independent and seeded one by
 # one, so the results are the same for any number; 1 runs them one after the other).
 RANKING_PROCESSES = max(1, env_int("RANKING_PROCESSES", os.cpu_count() or 1))
+# The function that gives the ranking's fused view a criterion's fused judge and its scores
+# (ranking/judge_scores.py): ranking may not import judges, so it is named here.
+RANKING_JUDGE_SCORES = "judges.fusion.scores_for_criterion"
 
 LOGGING = {
     "version": 1,
