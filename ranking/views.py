@@ -146,14 +146,15 @@ def _width_chart(criterion: CampaignCriterion, protocol: str):
         SystemResult.objects.filter(run__in=runs.values("pk"))
         .values("run_id", "run__judgments")
         .annotate(
-            fused=Avg(F("ci_hi") - F("ci_lo")), humans=Avg(F("humans_ci_hi") - F("humans_ci_lo"))
+            width=Avg(F("ci_hi") - F("ci_lo")),
+            humans_width=Avg(F("humans_ci_hi") - F("humans_ci_lo")),
         )
         .order_by("run__judgments", "run_id")
     )
     points = [
-        (row["run__judgments"], row["fused"], row["humans"])
+        (row["run__judgments"], row["width"], row["humans_width"])
         for row in widths
-        if row["fused"] is not None and row["humans"] is not None
+        if row["width"] is not None and row["humans_width"] is not None
     ]
     return width_chart(points) if len(points) >= 2 else None
 
