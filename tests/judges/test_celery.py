@@ -45,19 +45,26 @@ def test_a_judge_job_runs_on_the_worker_and_stores_the_fused_ranking(celery_work
 def test_a_fused_judges_job_has_the_worker_rank_the_fused_view_with_its_scores(
     celery_worker_process,
 ):
-    campaign, systems, items = make_system_set(systems=3, items=6)
-    annotator = make_annotator(campaign)
-    for n, item in enumerate(items):
-        outputs = [item.outputs.get(system=s) for s in systems]
-        make_judged_hit(outputs, [90.0 - n, 60.0 + 2 * n, 30.0 + n], annotator)
-    judge = Judge.objects.create(
-        criterion=campaign.criteria.get(name="quality"),
-        name="chrf",
-        kind="metric",
-        settings={"metric": "chrf"},
-        fused=True,
-    )
+    # All at once, with the other views' runs covering the judgments: the worker (one
+    # process) then has only the judge's job and the fused view to do, not TrueSkill's runs.
     with transaction.atomic():
+        campaign, systems, items = make_system_set(systems=3, items=6)
+        annotator = make_annotator(campaign)
+        for n, item in enumerate(items):
+            outputs = [item.outputs.get(system=s) for s in systems]
+            make_judged_hit(outputs, [90.0 - n, 60.0 + 2 * n, 30.0 + n], annotator)
+        criterion = campaign.criteria.get(name="quality")
+        for protocol in ("e2e", "bootstrap", "bt", "wmt", "bws"):
+            RankingRun.objects.create(
+                campaign=campaign,
+                criterion=criterion,
+                protocol=protocol,
+                status=RankingRun.Status.DONE,
+                judgments_version=criterion.judgments_version,
+            )
+        judge = Judge.objects.create(
+            criterion=criterion, name="chrf", kind="metric", settings={"metric": "chrf"}, fused=True
+        )
         request_judging(judge)
     # The judge's job ends by requesting the fused view; the worker ranks it with the scores.
     run = wait_until(
