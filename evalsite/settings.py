@@ -379,6 +379,9 @@ RANKING_PROCESSES = max(1, env_int("RANKING_PROCESSES", os.cpu_count() or 1))
 RANKING_GPU = env_str("RANKING_GPU").strip().lower() or "off"
 if RANKING_GPU not in ("auto", "off"):
     raise ImproperlyConfigured(f"RANKING_GPU={RANKING_GPU!r}: use auto or off")
+# The function that gives the ranking's fused view a criterion's fused judge and its scores
+# (ranking/judge_scores.py): ranking may not import judges, so it is named here.
+RANKING_JUDGE_SCORES = "judges.fusion.scores_for_criterion"
 
 LOGGING = {
     "version": 1,

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from annotation.admin_base import ListFromTheAddressBar
 from jobs.admin import progress_html
+from ranking.service import request_judged_rankings
 
 from .export import FIGURES, write_agreement_csv
 from .models import Judge, JudgeJob
@@ -24,8 +25,8 @@ class JudgeAdmin(ListFromTheAddressBar):
     from the page's link or the list's action) and the fused ranking beside the humans-only
     one, as the judge's last job computed them. Judges never enter the annotators' HITs."""
 
-    list_display = ["name", "criterion", "kind", "scored"]
-    list_filter = ["kind", "criterion__campaign"]
+    list_display = ["name", "criterion", "kind", "fused", "scored"]
+    list_filter = ["kind", "fused", "criterion__campaign"]
     search_fields = ["name"]
     list_select_related = ["criterion__campaign"]
     readonly_fields = ["agreement_with_the_crowd", "bias_per_system", "fused_ranking", "unscored"]
@@ -33,6 +34,11 @@ class JudgeAdmin(ListFromTheAddressBar):
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(n_scores=Count("scores"))
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if "fused" in form.changed_data:  # switched on: rank with its scores; off: nothing
+            request_judged_rankings(obj.criterion)
 
     @admin.display(description="outputs scored", ordering="n_scores")
     def scored(self, judge):

@@ -39,6 +39,11 @@ class Judge(models.Model):
         ' settings plus "rubric" (with {input} and {output}) and "scale" ([0, 100])',
     )
     batch_size = models.PositiveIntegerField(default=64)
+    fused = models.BooleanField(
+        default=False,
+        help_text="run the criterion as humans + judge: the results page's fused view (PPI++)"
+        " ranks the crowd's judgments with this judge's scores; one judge per criterion",
+    )
     summary = models.JSONField(
         default=dict,
         blank=True,
@@ -51,6 +56,12 @@ class Judge(models.Model):
         ordering = ["criterion", "name"]
         constraints = [
             models.UniqueConstraint(fields=["criterion", "name"], name="judge_name_once"),
+            models.UniqueConstraint(
+                fields=["criterion"],
+                condition=models.Q(fused=True),
+                name="one_fused_judge_per_criterion",
+                violation_error_message="The criterion has a fused judge already: one only.",
+            ),
         ]
 
     def __str__(self) -> str:

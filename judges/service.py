@@ -22,6 +22,7 @@ from generation.endpoints import endpoint_policy
 from jobs.claims import Heartbeat, work_as_holder
 from ranking.engine.fusion import fused_ranking, humans_only_ranking
 from ranking.engine.judge_agreement import JudgeAgreement, judge_agreement
+from ranking.service import request_judged_rankings
 
 from .models import Judge, JudgeJob, JudgeScore
 from .scorers import Judge as Scorer
@@ -76,6 +77,8 @@ def run_judge_job(job: JudgeJob) -> bool:
         score_unscored(job, token, heartbeat)
         refresh_summary(job.judge)
         job.finish_as_holder(token, JudgeJob.Status.DONE, error="", **seconds())
+        # The fused view ranks the new scores, though the judgments are the same.
+        request_judged_rankings(job.judge.criterion)
 
     return work_as_holder(job, token, work, failure_fields=seconds)
 

@@ -217,3 +217,64 @@ def judgment_chart(counts: dict[str, tuple[int, int]]) -> CountChart:
     return CountChart(
         LABEL_WIDTH + PLOT_WIDTH + 70, TOP + len(bars) * ROW_HEIGHT + 10, bars, LABEL_WIDTH, most
     )
+
+
+@dataclass(frozen=True)
+class WidthPoint:
+    x: float
+    y_fused: float
+    y_humans: float
+    judgments: int
+    fused: float
+    humans: float
+
+
+@dataclass(frozen=True)
+class WidthChart:
+    """Two lines over the runs of the fused view: its intervals' mean width, and the
+    humans-only intervals' (x: the judgments each run counted)."""
+
+    width: int
+    height: int
+    points: list[WidthPoint]
+    fused_line: str  # an SVG polyline's points
+    humans_line: str
+    x_ticks: list[ScaleTick]
+    y_ticks: list[ScaleTick]  # x holds the tick's height
+    plot_left: int
+    plot_right: int
+    plot_bottom: int
+
+
+WIDTH_CHART = (60, 540, 20, 180)  # plot left, right, top, bottom
+
+
+def width_chart(runs: list[tuple[int, float, float]]) -> WidthChart:
+    """From (judgments, fused mean width, humans-only mean width) per run, fewest
+    judgments first."""
+    left, right, top, bottom = WIDTH_CHART
+    x_ticks = nice_ticks(min(run[0] for run in runs), max(run[0] for run in runs), 6)
+    y_ticks = nice_ticks(0.0, max(max(run[1], run[2]) for run in runs), 4)
+
+    def x_of(judgments: float) -> float:
+        return left + (judgments - x_ticks[0]) * (right - left) / ((x_ticks[-1] - x_ticks[0]) or 1)
+
+    def y_of(width: float) -> float:
+        return bottom - (width - y_ticks[0]) * (bottom - top) / ((y_ticks[-1] - y_ticks[0]) or 1)
+
+    points = [
+        WidthPoint(x_of(n), y_of(fused), y_of(humans), n, fused, humans)
+        for n, fused, humans in runs
+    ]
+    return WidthChart(
+        width=right + 20,
+        height=bottom + 36,
+        points=points,
+        fused_line=" ".join(f"{p.x:.1f},{p.y_fused:.1f}" for p in points),
+        humans_line=" ".join(f"{p.x:.1f},{p.y_humans:.1f}" for p in points),
+        x_ticks=[ScaleTick(x_of(tick), f"{tick:g}") for tick in x_ticks],
+        y_ticks=[ScaleTick(y_of(tick), f"{tick:g}") for tick in y_ticks],
+        plot_left=left,
+        plot_right=right,
+        plot_bottom=bottom,
+    )

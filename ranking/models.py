@@ -104,6 +104,11 @@ class RankingRun(BackgroundJob):
     note = models.TextField(
         blank=True, help_text="what a finished run's reader should know about how it was computed"
     )
+    judge_version = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="the fused judge's scores that the input includes (the fused view)",
+    )
 
     objects = RankingRunQuerySet.as_manager()
 
@@ -157,6 +162,10 @@ class SystemResult(models.Model):
     - wins, losses: best-worst scaling's times best and times worst; empty for the others.
     - mean_raw: the z-score views' mean raw score, averaged as their z-scores are; empty for
       the others.
+    - the fused view (humans + judge, PPI++): mu the fused mean z, mu_std its standard
+      error, ci_lo and ci_hi its 95% interval, rank ranges and clusters from the intervals,
+      comparisons the human judgments; effective_judgments and the humans-only interval
+      (humans_ci_lo, humans_ci_hi) its own.
     """
 
     run = models.ForeignKey(RankingRun, on_delete=models.CASCADE, related_name="results")
@@ -185,6 +194,17 @@ class SystemResult(models.Model):
     # The z-score views only (wmt, webnlg): the raw scores averaged as the z-scores are.
     mean_raw = models.FloatField(
         null=True, blank=True, help_text="mean raw score (the z-score views)"
+    )
+    # The fused view only: the human judgments the fused estimate is worth, and the
+    # humans-only 95% interval beside the fused one (ci_lo, ci_hi).
+    effective_judgments = models.FloatField(
+        null=True, blank=True, help_text="human judgments the fused estimate is worth (fused)"
+    )
+    humans_ci_lo = models.FloatField(
+        null=True, blank=True, help_text="lower end of the humans-only 95% interval (fused)"
+    )
+    humans_ci_hi = models.FloatField(
+        null=True, blank=True, help_text="upper end of the humans-only 95% interval (fused)"
     )
 
     class Meta:

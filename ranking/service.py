@@ -7,7 +7,7 @@ position), because the E2E protocol breaks ties in sigma by that order.
 import logging
 import time
 from collections.abc import Hashable, Iterable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import timedelta
 from typing import Any, Generic, TypeVar
 
@@ -34,8 +34,11 @@ from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.agreement import Judgments as AgreementJudgments
 from ranking.engine.choices import NONE, Choices, comparisons_from_choices
 from ranking.engine.forecast import stable_since
+from ranking.engine.fusion import JudgeScores
 from ranking.engine.protocols import Progress, gpu, threads
+from ranking.judge_scores import FusedJudge, fused_judge_of
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
+from ranking.protocols.fused import NO_JUDGE
 
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
 
@@ -83,6 +86,9 @@ class ResultRow(Generic[SystemKey]):
     wins: int | None = None
     losses: int | None = None
     mean_raw: float | None = None
+    effective_judgments: float | None = None
+    humans_ci_lo: float | None = None
+    humans_ci_hi: float | None = None
 
 
 # One submitted assignment's judgments: (system index, score) per slot, in slot order.
@@ -305,14 +311,46 @@ def due_protocols(criterion: CampaignCriterion) -> list[str]:
         covered, last_queued = latest[protocol]
         return criterion.judgments_version > covered and last_queued <= debounce
 
-    return [protocol for protocol in fitting_protocols(criterion) if is_due(protocol)]
+    due = [protocol for protocol in fitting_the_form(criterion) if is_due(protocol)]
+    return judged_only_with_a_judge(criterion, due)
 
 
 def fitting_protocols(criterion: CampaignCriterion) -> list[str]:
     """The registered protocols that fit the criterion's judgment form (its `protocols`),
-    in the registry's order."""
+    in the registry's order; a view that ranks a judge's scores only where the criterion
+    has a fused judge."""
+    return judged_only_with_a_judge(criterion, fitting_the_form(criterion))
+
+
+def fitting_the_form(criterion: CampaignCriterion) -> list[str]:
     fits = set(criterion.judging.protocols)
     return [protocol for protocol in NAMES if protocol in fits]
+
+
+def judged_only_with_a_judge(criterion: CampaignCriterion, names: list[str]) -> list[str]:
+    """`names` less the views that rank a judge's scores where the criterion has no fused
+    judge (asked only when such a view is among them)."""
+    judged = [name for name in names if protocol_named(name).uses_judge]
+    if judged and fused_judge_of(criterion) is None:
+        return [name for name in names if name not in judged]
+    return names
+
+
+def request_judged_rankings(criterion: CampaignCriterion) -> list[RankingRun]:
+    """The runs of the views that rank the fused judge's scores, requested when those
+    scores may have changed (a judge job finished, the fused switch flipped) though the
+    judgments did not: the judges app calls this. None where the newest finished run of
+    such a view ranked these very scores (RankingRun.judge_version), or no judge is fused."""
+    judge = fused_judge_of(criterion)
+    if judge is None:
+        return []
+    stale = []
+    for name in fitting_the_form(criterion):
+        if protocol_named(name).uses_judge:
+            newest = RankingRun.objects.for_criterion(criterion, name).latest_done()
+            if newest is None or newest.judge_version != judge.version:
+                stale.append(name)
+    return request_rankings(criterion, stale) if stale else []
 
 
 # Running ------------------------------------------------------------------------------------
@@ -398,10 +436,12 @@ def ranking_input_from_array(rows: np.ndarray) -> RankingInput[int]:
     hit_scores[hit, column] = rows["score"]
     _, annotators = numbered_by_first_appearance(rows["annotator"][starts])
     _, items = numbered_by_first_appearance(rows["item"][starts])
+    scores = Judgments.from_hits(hit_systems, hit_scores, annotators, items)
     return RankingInput(
         systems=systems.tolist(),
         comparisons=comparisons_from_hits(hit_systems, hit_scores),
-        scores=Judgments.from_hits(hit_systems, hit_scores, annotators, items),
+        # from_hits keeps the scored slots in row order: the judged outputs, for the fused view.
+        scores=replace(scores, output=rows["output"][~np.isnan(rows["score"])]),
         judgments=len(rows),
         hits=len(starts),
     )
@@ -485,6 +525,8 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
     criterion = CampaignCriterion.objects.get(pk=run.criterion_id)
     loaded = shared.of(criterion)
     data = loaded.data
+    if protocol_named(run.protocol).uses_judge:
+        data = with_judge_scores(run, token, data, fused_judge_of(criterion))
     run.update_as_holder(
         token,
         judgments=data.judgments,
@@ -511,6 +553,23 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
     shared.ranked = True
+
+
+def with_judge_scores(
+    run: RankingRun, token: str, data: RankingInput[int], judge: FusedJudge | None
+) -> RankingInput[int]:
+    """`data` with the fused judge's scores of the outputs of its systems, whose version
+    the run records (a judge's new scores are then due a run though the judgments are the
+    same: request_judged_rankings)."""
+    if judge is None:
+        raise NothingToRank(NO_JUDGE)
+    run.update_as_holder(token, judge_version=judge.version)
+    outputs, systems, scores = judge.read_scores()
+    number = {system: i for i, system in enumerate(data.systems)}
+    system = np.array([number.get(s, -1) for s in systems.tolist()], dtype=np.int64)
+    ranked = system >= 0  # outputs of systems nobody judged tell the fused view nothing
+    judged = JudgeScores(outputs[ranked], system[ranked], scores[ranked], judge.name)
+    return replace(data, scores=replace(data.scores, judge=judged))
 
 
 def note_cluster_stability(criterion: CampaignCriterion, run: RankingRun, hits: int) -> None:

@@ -2,6 +2,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.db import transaction
+from django.db.models import Avg, F
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -13,12 +14,12 @@ from annotation.permissions import campaign_permission_required
 from ranking.agreement.models import RunAgreement
 from ranking.automatic_metrics.views import metrics_section
 
-from .charts import interval_chart, judgment_chart, rank_chart
+from .charts import interval_chart, judgment_chart, rank_chart, width_chart
 from .engine.forecast import PairForecast, forecast
 from .error_spans import error_rate_rows
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
-from .models import NOTHING_TO_RANK, RankingRun
+from .models import NOTHING_TO_RANK, RankingRun, SystemResult
 from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
 from .service import fitting_protocols, request_ranking
 
@@ -53,7 +54,8 @@ class ForecastRow:
 
 def _forecast_context(run: RankingRun | None, rows: list) -> dict:
     """The forecast (ranking/engine/forecast.py) from the run's own table: its scores,
-    their spread over the runs and its clusters. WMT's view has no spread: no forecast."""
+    their spread over the runs (the fused view: their standard errors) and its clusters.
+    WMT's view has no spread: no forecast."""
     if run is None or len(rows) < 2 or any(row.mu_std is None for row in rows):
         return {"forecast": None}
     predicted = forecast(
@@ -130,8 +132,31 @@ def results(request, slug: str, criterion_name: str):
         **_composition_context(run),
     }
     context.update(_forecast_context(run, context["rows"]))
+    if run is not None and protocol_named(protocol).uses_judge:
+        context["width_chart"] = _width_chart(criterion, protocol)
     context["stability"] = _stability(criterion, protocol, run)
     return render(request, "ranking/results.html", context)
+
+
+def _width_chart(criterion: CampaignCriterion, protocol: str):
+    """The mean width of the fused and the humans-only intervals over the criterion's
+    finished runs of the fused view, by the judgments each counted; None below two runs."""
+    runs = RankingRun.objects.for_criterion(criterion, protocol).finished()
+    widths = (
+        SystemResult.objects.filter(run__in=runs.values("pk"))
+        .values("run_id", "run__judgments")
+        .annotate(
+            width=Avg(F("ci_hi") - F("ci_lo")),
+            humans_width=Avg(F("humans_ci_hi") - F("humans_ci_lo")),
+        )
+        .order_by("run__judgments", "run_id")
+    )
+    points = [
+        (row["run__judgments"], row["width"], row["humans_width"])
+        for row in widths
+        if row["width"] is not None and row["humans_width"] is not None
+    ]
+    return width_chart(points) if len(points) >= 2 else None
 
 
 def _stability(criterion: CampaignCriterion, protocol: str, run: RankingRun | None):

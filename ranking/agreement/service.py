@@ -33,7 +33,8 @@ JUDGMENT_FIELDS = {
     "score": "f8",
     "counted": "?",
 }
-JUDGMENT_ROW = np.dtype(list(JUDGMENT_FIELDS.items()))
+# With the judged output's id, for the fused view (ranking.protocols.fused).
+JUDGMENT_ROW = np.dtype([*JUDGMENT_FIELDS.items(), ("output", "i8")])
 HIT_ROW = np.dtype([("annotator", "i8"), ("seconds", "f8"), ("flagged", "?"), ("excluded", "?")])
 CHUNK_ROWS = 10_000
 
@@ -110,6 +111,7 @@ def submitted_judgments(criterion: CampaignCriterion):
             "slot__output__system_id",
             "score",
             "is_counted",
+            "slot__output_id",
         )
     )
 

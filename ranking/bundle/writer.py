@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Campaign, Judgment, Output, counted_q
 from ranking.models import RankingRun, SystemResult
+from ranking.protocols import REGISTERED
 from ranking.service import ResultRow
 
 FORMAT = "nlg-eval-bundle"
@@ -280,9 +281,12 @@ def judgment_records(campaign: Campaign) -> Iterator[dict]:
 
 def run_records(campaign: Campaign) -> list[dict]:
     """The newest finished run of each criterion and protocol that has one, whatever the
-    protocols are: the bundle records a protocol by name and ranks through the engine."""
+    protocols are: the bundle records a protocol by name and ranks through the engine. The
+    views that rank an automatic judge's scores are left out: the bundle holds the
+    judgments, not the judge's scores, so it could not rank them again."""
     criteria = {criterion.pk: criterion for criterion in campaign.criteria.all()}
     done = RankingRun.objects.filter(criterion__in=list(criteria), status=RankingRun.Status.DONE)
+    done = done.exclude(protocol__in=[p.name for p in REGISTERED if p.uses_judge])
     pairs = (
         done.order_by("criterion__name", "protocol")
         .values_list("criterion_id", "protocol")

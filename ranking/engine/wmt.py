@@ -23,11 +23,15 @@ nrc-cnrc/WMT-Stability ``scripts/get_ranking.py``, computes it):
 """
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy.stats import mannwhitneyu
 
 from .choices import Choices
+
+if TYPE_CHECKING:
+    from .fusion import JudgeScores
 
 SIGNIFICANCE = 0.05
 
@@ -47,6 +51,10 @@ class Judgments:
     item: np.ndarray | None = None
     # Pairwise or best-worst-of-k judgments, for the best-worst view; None for scores.
     choices: Choices | None = None
+    # int64[n]: any identifier of the judged output, and an automatic judge's scores of the
+    # outputs, for the fused view (humans and a judge by PPI++); None where not known.
+    output: np.ndarray | None = None
+    judge: "JudgeScores | None" = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int32))
@@ -55,7 +63,7 @@ class Judgments:
         n = len(self.system)
         if self.system.ndim != 1 or len(self.annotator) != n or len(self.score) != n:
             raise ValueError("system, annotator and score must be 1-d arrays of equal length")
-        for name in ("hit", "item"):
+        for name in ("hit", "item", "output"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64))
                 if len(getattr(self, name)) != n:

@@ -2,7 +2,7 @@
 computes, the results page shows, the CSV writes, bundles record and the datasheet
 describes. Adding one is a module beside these and a line in REGISTERED."""
 
-from . import best_worst, bradley_terry, trueskill, webnlg, wmt
+from . import best_worst, bradley_terry, fused, trueskill, webnlg, wmt
 from .base import RankingProtocol
 
 REGISTERED: tuple[RankingProtocol, ...] = (
@@ -12,6 +12,7 @@ REGISTERED: tuple[RankingProtocol, ...] = (
     wmt.PROTOCOL,
     best_worst.PROTOCOL,
     webnlg.PROTOCOL,
+    fused.PROTOCOL,
 )
 
 PROTOCOLS: dict[str, RankingProtocol] = {protocol.name: protocol for protocol in REGISTERED}

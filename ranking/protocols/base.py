@@ -82,6 +82,9 @@ class RankingProtocol:
     nothing_to_rank: Callable[[Any], str] = lambda ranking: ""
     # What a reader of a finished run should know about how it was computed ("" if nothing).
     note: Callable[[Any], str] = lambda ranking: ""
+    # Whether the view ranks an automatic judge's scores with the judgments (the fused
+    # view): it fits only a criterion with a fused judge, and its runs store which scores.
+    uses_judge: bool = False
 
     def repetitions_text(self, repetitions: int, seed: int) -> str:
         if not self.resamples:

@@ -5,6 +5,7 @@ whole page."""
 import pytest
 from django.urls import reverse
 
+from judges.models import Judge, JudgeScore
 from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
 from ranking.service import execute_run
@@ -19,12 +20,17 @@ PAGE_WIDTH = "() => [document.scrollingElement.scrollWidth, document.scrollingEl
 
 def test_results_page_fits_a_phone_under_every_protocol(live_server, browser):
     campaign, systems, items = make_system_set(systems=4, items=6)
-    for item in items:
-        make_judged_hit(list(item.outputs.order_by("system__name")), [300, 200, 100, 50])
+    criterion = campaign.criteria.get(name="quality")
+    judge = Judge.objects.create(criterion=criterion, name="oracle", kind="metric", fused=True)
+    for n, item in enumerate(items):
+        outputs = list(item.outputs.order_by("system__name"))
+        make_judged_hit(outputs, [300, 200 + n, 100, 50 + 10 * n])
+        for output, score in zip(outputs, [90, 70, 40, 20 + n], strict=True):
+            JudgeScore.objects.create(judge=judge, output=output, score=score)
     for protocol in PROTOCOLS:
         run = RankingRun.objects.create(
             campaign=campaign,
-            criterion=campaign.criteria.get(name="quality"),
+            criterion=criterion,
             repetitions=20,
             seed=1,
             protocol=protocol,

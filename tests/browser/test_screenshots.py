@@ -8,6 +8,8 @@
   but for its score column, is left out of these and has its own:
 - docs/screenshots/results-e2e-metrics.png: that section beside the E2E protocol's clusters,
   with the correlations and scatter plots (METEOR, ROUGE-L and CIDEr need Java).
+- docs/screenshots/results-fused.png: the fused view (humans + judge, PPI++) of a simulated
+  campaign ranked three times as its judgments came in, its intervals narrowing.
 
 The results screenshots need ../shared (the E2E data) and take a few minutes, most of it the
 metrics of 21 systems over 630 items.
@@ -18,6 +20,7 @@ from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
@@ -25,6 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import Assignment, Campaign
+from judges.models import Judge, JudgeScore
 from ranking.automatic_metrics.models import MetricRun
 from ranking.automatic_metrics.service import execute_metric_run
 from ranking.metrics import coco
@@ -32,7 +36,13 @@ from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
-from tests.factories import make_assignment, make_hit, make_judged_hit
+from tests.factories import (
+    make_annotator,
+    make_assignment,
+    make_hit,
+    make_judged_hit,
+    make_system_set,
+)
 
 pytestmark = [
     pytest.mark.browser,
@@ -131,6 +141,36 @@ def test_screenshot_results_page(live_server, browser, e2e_data):
         page.locator("#metrics").evaluate("section => { section.style.display = 'none'; }")
         page.evaluate("window.scrollTo(0, 0)")
         page.screenshot(path=OUT / f"results-e2e-{name}.png", full_page=True)
+    page.close()
+
+
+def test_screenshot_results_page_fused(live_server, browser):
+    """Six systems, a judge that tracks the crowd with noise, and three fused runs as the
+    crowd judges a third of the items at a time."""
+    rng = np.random.default_rng(29)
+    campaign, systems, items = make_system_set(systems=6, items=60)
+    criterion = campaign.criteria.get(name="quality")
+    judge = Judge.objects.create(criterion=criterion, name="gpt-judge", kind="metric", fused=True)
+    annotators = [make_annotator(campaign) for _ in range(4)]
+    quality = {item.pk: np.linspace(75, 45, 6) + rng.normal(0, 10, 6) for item in items}
+    for item in items:
+        for system, q in zip(systems, quality[item.pk], strict=True):
+            output = item.outputs.get(system=system)
+            JudgeScore.objects.create(judge=judge, output=output, score=q + rng.normal(0, 6))
+    for third in range(3):
+        for n, item in enumerate(items[third * 12 : (third + 1) * 12]):
+            outputs = [item.outputs.get(system=s) for s in systems]
+            scores = np.clip(np.round(quality[item.pk] + rng.normal(0, 8, 6)), 0, 100)
+            make_judged_hit(outputs, list(scores), annotators[n % 4])
+        run = RankingRun.objects.create(campaign=campaign, criterion=criterion, protocol="fused")
+        execute_run(run)
+    OUT.mkdir(parents=True, exist_ok=True)
+    page = log_in(browser, live_server, RESULTS)
+    url = live_server.url + reverse("ranking:results", args=[campaign.slug, "quality"])
+    page.goto(f"{url}?protocol=fused")
+    assert page.locator("#fused-table tbody tr").count() == 6
+    assert page.locator("#width-chart").is_visible()
+    page.screenshot(path=OUT / "results-fused.png", full_page=True)
     page.close()
 
 

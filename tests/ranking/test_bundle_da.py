@@ -14,6 +14,7 @@ from annotation.models import Campaign, Judgment
 from ranking.bundle.rerank import rerank_bundle
 from ranking.bundle.writer import JUDGMENTS
 from ranking.models import RankingRun
+from ranking.protocols import protocol_named
 from ranking.service import execute_run
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 
@@ -47,7 +48,9 @@ def da_campaign(pages: int = 12) -> Campaign:
 def stored_runs(campaign: Campaign, name: str) -> dict[str, dict]:
     criterion = campaign.criteria.get(name=name)
     found = {}
-    for seed, protocol in enumerate(DA.protocols):
+    # The views a bundle ranks again: not those of a judge's scores, which it does not hold.
+    bundled = [protocol for protocol in DA.protocols if not protocol_named(protocol).uses_judge]
+    for seed, protocol in enumerate(bundled):
         run = RankingRun.objects.create(
             campaign=campaign, criterion=criterion, protocol=protocol, repetitions=20, seed=seed
         )

@@ -1,6 +1,7 @@
 """No order claimed without evidence, in every ranking view (issue 24).
 
-Each view (the two TrueSkill protocols, Bradley-Terry, WMT) is asked the same questions:
+Each view (the two TrueSkill protocols, Bradley-Terry, WMT, best-worst, WebNLG, humans +
+judge) is asked the same questions:
 systems that nothing tells apart (all scores tied, or judgments symmetric under relabelling
 the systems) share one cluster; a system that wins every comparison stands alone at the
 top; where the comparison graph falls into pieces, nothing orders systems across them.
@@ -8,7 +9,7 @@ top; where the comparison graph falls into pieces, nothing orders systems across
 
 import csv
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from ranking.engine import Comparisons, Judgments, comparisons_from_hits, rank_s
 from ranking.engine.bradley_terry import arena_rank
 from ranking.engine.clusters import rank_bounds_per_run, rank_ranges
 from ranking.engine.forecast import forecast
+from ranking.engine.fusion import JudgeScores
 from ranking.protocols import NAMES, protocol_named
 
 QUALITY_CSV = (
@@ -48,7 +50,7 @@ def views(systems: np.ndarray, scores: np.ndarray, annotators: np.ndarray, n: in
     """Every view of (H, k) HITs; None where a view has nothing to rank (as the service
     says it: no comparisons, or fewer than two systems with WMT z-scores)."""
     comparisons = comparisons_from_hits(systems, scores)
-    judgments = Judgments.from_hits(systems, scores, annotators)
+    judgments = with_a_judge(Judgments.from_hits(systems, scores, annotators))
     shown: dict[str, View | None] = {}
     for protocol in VIEWS:
         if len(comparisons) == 0:
@@ -60,6 +62,20 @@ def views(systems: np.ndarray, scores: np.ndarray, annotators: np.ndarray, n: in
             None if view.nothing_to_rank(ranking) else view_of(view, ranking, n, len(systems))
         )
     return shown
+
+
+def with_a_judge(judgments: Judgments) -> Judgments:
+    """The judgments with an automatic judge for the fused view: each judgment of its own
+    output, which the judge scores as the human did, and beside each an output of the same
+    system that no human judged and the judge scores alike. A judge that depends on nothing
+    but what the humans said keeps every property the humans' scores have."""
+    n = len(judgments)
+    judge = JudgeScores(
+        output=np.arange(2 * n),
+        system=np.tile(judgments.system, 2),
+        score=np.tile(judgments.score, 2),
+    )
+    return replace(judgments, output=np.arange(n), judge=judge)
 
 
 def view_of(view, ranking, n: int, hits: int) -> View:

@@ -1,0 +1,38 @@
+"""What the ranking's fused view reads of a criterion's fused judge (Judge.fused): the
+function that the setting RANKING_JUDGE_SCORES names (ranking/judge_scores.py), since
+ranking may not import this app."""
+
+import numpy as np
+from django.db.models import Count, Max
+
+from annotation.models import CampaignCriterion
+from ranking.judge_scores import FusedJudge
+
+from .models import Judge, JudgeScore
+
+
+def scores_for_criterion(criterion: CampaignCriterion) -> FusedJudge | None:
+    """The criterion's fused judge, in one query, with a version of its scores (they are
+    only ever added or deleted, so their count and newest id tell every change, and the
+    judge's id a switch to another); None without one."""
+    found = (
+        Judge.objects.filter(criterion=criterion, fused=True)
+        .annotate(n=Count("scores"), newest=Max("scores__id"))
+        .values_list("pk", "name", "n", "newest")
+        .first()
+    )
+    if found is None:
+        return None
+    pk, name, n, newest = found
+    return FusedJudge(name, f"{pk}:{n}:{newest or 0}", lambda: scores_of(pk))
+
+
+def scores_of(judge_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(output ids, their system ids, the scores) of the judge's scores."""
+    rows = JudgeScore.objects.filter(judge_id=judge_id).order_by("output_id")
+    scored = list(rows.values_list("output_id", "output__system_id", "score"))
+    return (
+        np.array([output for output, _, _ in scored], dtype=np.int64),
+        np.array([system for _, system, _ in scored], dtype=np.int64),
+        np.array([score for _, _, score in scored], dtype=np.float64),
+    )
