@@ -8,6 +8,7 @@ install, or a setting only the test environment provides, makes them fail here a
 on a server.
 """
 
+import fcntl
 import hashlib
 import os
 import re
@@ -80,10 +81,13 @@ def build_production_venv() -> None:
 
 @pytest.fixture(scope="module")
 def production_venv() -> Path:
-    """.venv-prod at the repository root, holding only the production install."""
-    fresh = STAMP.is_file() and STAMP.read_text() == install_fingerprint()
-    if not fresh or not (PRODUCTION_VENV / "bin" / "python").is_file():
-        build_production_venv()
+    """.venv-prod at the repository root, holding only the production install. Built under
+    a lock: with `bin/test -n 2` two workers' modules may ask for it at once."""
+    with open(REPO / ".venv-prod.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fresh = STAMP.is_file() and STAMP.read_text() == install_fingerprint()
+        if not fresh or not (PRODUCTION_VENV / "bin" / "python").is_file():
+            build_production_venv()
     return PRODUCTION_VENV / "bin"
 
 
