@@ -8,6 +8,7 @@ from django.db.models import Count, Max
 from annotation.models import CampaignCriterion
 from ranking.judge_scores import FusedJudge
 
+from .export import FIGURES
 from .models import Judge, JudgeScore
 
 
@@ -18,13 +19,34 @@ def scores_for_criterion(criterion: CampaignCriterion) -> FusedJudge | None:
     found = (
         Judge.objects.filter(criterion=criterion, fused=True)
         .annotate(n=Count("scores"), newest=Max("scores__id"))
-        .values_list("pk", "name", "n", "newest")
+        .values_list("pk", "name", "n", "newest", "summary", "summary_at")
         .first()
     )
     if found is None:
         return None
-    pk, name, n, newest = found
-    return FusedJudge(name, f"{pk}:{n}:{newest or 0}", lambda: scores_of(pk))
+    pk, name, n, newest, summary, summary_at = found
+    return FusedJudge(
+        name,
+        f"{pk}:{n}:{newest or 0}",
+        lambda: scores_of(pk),
+        agreement=agreement_rows((summary or {}).get("agreement")),
+        agreement_at=summary_at,
+        judge_id=pk,
+    )
+
+
+def agreement_rows(found: dict | None) -> list[tuple]:
+    """The figures of a stored agreement (judges.service.agreement), as the results page
+    lists them: (description, value, lower, upper, count, what is counted)."""
+    if not found:
+        return []
+    intervals = found.get("intervals") or {}
+    rows = []
+    for name, (label, counted) in FIGURES.items():
+        if name in found:
+            lower, upper = intervals.get(name) or (None, None)
+            rows.append((label, found[name], lower, upper, found.get(counted), counted))
+    return rows
 
 
 def scores_of(judge_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,7 +7,8 @@ and the fused view never fits.
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 from django.conf import settings
@@ -25,6 +26,12 @@ class FusedJudge:
     version: str
     # (output ids, their system ids, the scores), read only by a run that ranks them.
     read_scores: Callable[[], tuple[np.ndarray, np.ndarray, np.ndarray]]
+    # The judge against the crowd as its last job measured it, for the results page: rows
+    # of (what the figure is, its value, the interval's ends, over how many, of what), and
+    # when; the judge's own page and CSV say the rest.
+    agreement: list[tuple] = field(default_factory=list)
+    agreement_at: datetime | None = None
+    judge_id: int | None = None
 
 
 def fused_judge_of(criterion: CampaignCriterion) -> FusedJudge | None:

@@ -19,6 +19,7 @@ from .engine.forecast import PairForecast, forecast
 from .error_spans import error_rate_rows
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
+from .judge_scores import fused_judge_of
 from .models import NOTHING_TO_RANK, RankingRun, SystemResult
 from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
 from .service import fitting_protocols, request_ranking
@@ -134,6 +135,7 @@ def results(request, slug: str, criterion_name: str):
     context.update(_forecast_context(run, context["rows"]))
     if run is not None and protocol_named(protocol).uses_judge:
         context["width_chart"] = _width_chart(criterion, protocol)
+        context["fused_judge"] = fused_judge_of(criterion)
     context["stability"] = _stability(criterion, protocol, run)
     return render(request, "ranking/results.html", context)
 

@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Judgment
 from judges.fusion import scores_for_criterion
 from judges.models import Judge, JudgeJob, JudgeScore
-from judges.service import run_judge_job
+from judges.service import refresh_summary, run_judge_job
 from ranking.batch import execute_queued_runs
 from ranking.engine.fusion import fused_ranking, humans_only_ranking
 from ranking.export import write_csv
@@ -239,3 +239,22 @@ def test_results_page_shows_the_fused_tab_its_table_and_the_intervals_narrowing(
     # Switched off: the tab goes, as a view that does not fit.
     Judge.objects.filter(pk=judge.pk).update(fused=False)
     assert 'href="?protocol=fused"' not in organiser.get(url).content.decode()
+
+
+def test_results_page_shows_the_fused_judge_against_the_crowd_once_measured(organiser):
+    judge, _ = crowd_and_judge()
+    criterion = judge.criterion
+    url = reverse("ranking:results", args=[criterion.campaign.slug, criterion.name])
+    assert execute_run(fused_run(judge))
+    page = organiser.get(url, {"protocol": "fused"}).content.decode()
+    assert "The judge against the crowd" in page and "Not measured yet" in page
+    assert 'id="judge-agreement"' not in page
+    refresh_summary(judge)  # what the judge's job does when it finishes
+    measured = Judge.objects.get(pk=judge.pk).summary["agreement"]
+    page = organiser.get(url, {"protocol": "fused"}).content.decode()
+    assert 'id="judge-agreement"' in page and "Not measured yet" not in page
+    low, high = measured["intervals"]["output_pearson"]
+    assert f"{measured['output_pearson']:.2f}</td>" in page
+    assert f"[{low:.2f}, {high:.2f}]" in page
+    assert f"{measured['pairs']} pairs" in page
+    assert reverse("admin:judges_judge_change", args=[judge.pk]) in page
