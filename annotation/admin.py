@@ -139,6 +139,20 @@ class CampaignAdmin(RecountAfterEdits):
         ),
     ]
 
+    def save_related(self, request, form, formsets, change):
+        """A campaign added without a criterion gets E2E's two, saying so: with none, its
+        annotators' link would lead nowhere and nothing would say why."""
+        super().save_related(request, form, formsets, change)
+        campaign = form.instance
+        if not change and not campaign.criteria.exists():
+            added = CampaignCriterion.objects.add_defaults(campaign)
+            names = " and ".join(criterion.name for criterion in added)
+            messages.info(
+                request,
+                f"{campaign}: no criterion was given, so it has {names} (RankME's E2E"
+                " questions; naturalness without the input). Change or close them below.",
+            )
+
     def get_deleted_objects(self, objs, request):
         """What deleting the campaigns deletes, as a count per kind of row. Django lists
         every row: for E2E's campaign (100,000 judgments) that took longer than a request

@@ -164,6 +164,14 @@ class CampaignCriterionQuerySet(models.QuerySet):
             there = f"its criteria: {names}" if names else "it has none"
             raise self.model.DoesNotExist(f"no criterion {name!r} ({there})") from None
 
+    def add_defaults(self, campaign: "Campaign") -> list["CampaignCriterion"]:
+        """RankME's two criteria of E2E, for a campaign made without any: quality, shown
+        with the input, and naturalness, without it (each with its default question)."""
+        return [
+            self.create(campaign=campaign, name=name, shows_input=name != NATURALNESS)
+            for name in DEFAULT_QUESTIONS
+        ]
+
     def record_pool_change(self, recount: bool = False) -> int:
         """Note that outputs, systems or the HIT size of these criteria changed, so the next
         hand-out works out again which items can be given out; with `recount`, that it

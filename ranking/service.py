@@ -615,7 +615,7 @@ def rank_input(
     if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
         # Said so that a campaign whose judgments were all left out is not read as empty.
         raise NothingToRank(
-            "no comparisons yet: a ranking needs judgments of at least two systems that count"
+            "no comparisons yet; a ranking needs judgments of at least two systems that count"
             " (in HITs not flagged, by annotators not excluded)"
         )
     view = protocol_named(protocol)

@@ -375,3 +375,20 @@ def test_campaign_page_gives_whole_study_urls_without_site_url(organiser, settin
     assert "<code>https://testserver/annotate/e2e-human/quality/?PROLIFIC_PID=" in (
         page.content.decode()
     )
+
+
+def test_a_campaign_added_without_a_criterion_gets_e2e_s_two_saying_so(organiser):
+    add = reverse("admin:annotation_campaign_add")
+    page = organiser.get(add)
+    fields = {**change_form_data(page), "name": "Pilot", "slug": "pilot"}
+    response = organiser.submit(page, fields, action=add, follow=True)
+    assert response.status_code == 200
+    campaign = Campaign.objects.get(slug="pilot")
+    criteria = campaign.criteria.order_by("name")
+    assert [(c.name, c.shows_input, c.is_open) for c in criteria] == [
+        ("naturalness", False, True),
+        ("quality", True, True),
+    ]
+    text = response.content.decode()
+    assert "no criterion was given, so it has quality and naturalness" in text
+    # A campaign added with a criterion keeps only it: tests/browser/test_organiser_journey.py

@@ -8,7 +8,7 @@ from typing import BinaryIO
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from annotation.models import DEFAULT_QUESTIONS, NATURALNESS, Campaign, CampaignCriterion
+from annotation.models import Campaign, CampaignCriterion
 from nlgdata.datafiles import DataFileError
 
 
@@ -16,10 +16,7 @@ def get_campaign(slug: str, create: bool = False) -> Campaign:
     if create:
         campaign, made = Campaign.objects.get_or_create(slug=slug, defaults={"name": slug})
         if made:
-            for name in DEFAULT_QUESTIONS:
-                CampaignCriterion.objects.create(
-                    campaign=campaign, name=name, shows_input=name != NATURALNESS
-                )
+            CampaignCriterion.objects.add_defaults(campaign)
         return campaign
     try:
         return Campaign.objects.get(slug=slug)
