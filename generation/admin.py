@@ -33,7 +33,7 @@ class HostedSystemAdmin(ListFromTheAddressBar):
     def missing(self, hosted):
         return hosted.n_missing
 
-    @admin.action(description="Generate outputs for items that lack one")
+    @admin.action(description="Generate outputs for items that lack one", permissions=["change"])
     def generate_outputs(self, request, queryset):
         with transaction.atomic():
             jobs = [request_generation(hosted) for hosted in queryset]

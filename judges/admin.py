@@ -5,7 +5,9 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
+from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
+from django.utils.timezone import localtime
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET
 
@@ -74,7 +76,7 @@ class JudgeAdmin(ListFromTheAddressBar):
             found["outputs"],
             found["systems"],
             found.get("pairs", "-"),
-            judge.summary_at,
+            date_format(localtime(judge.summary_at), "Y-m-d H:i T") if judge.summary_at else "-",
             found.get("items", "-"),
             found.get("resamples", "-"),
             download,
@@ -147,15 +149,15 @@ class JudgeAdmin(ListFromTheAddressBar):
             (
                 (
                     row["system"],
-                    row["fused"]["mean"],
-                    row["fused"]["lower"],
-                    row["fused"]["upper"],
+                    _three(row["fused"]["mean"]),
+                    _three(row["fused"]["lower"]),
+                    _three(row["fused"]["upper"]),
                     row["fused"]["rank_lo"],
                     row["fused"]["rank_hi"],
                     row["fused"]["cluster"],
-                    row["humans"]["mean"],
-                    row["humans"]["lower"],
-                    row["humans"]["upper"],
+                    _three(row["humans"]["mean"]),
+                    _three(row["humans"]["lower"]),
+                    _three(row["humans"]["upper"]),
                     row["humans"]["rank_lo"],
                     row["humans"]["rank_hi"],
                     row["humans"]["cluster"],
@@ -167,7 +169,7 @@ class JudgeAdmin(ListFromTheAddressBar):
         )
         return format_html("<table>{}{}</table>", header, body)
 
-    @admin.action(description="Score the outputs the judge has not scored")
+    @admin.action(description="Score the outputs the judge has not scored", permissions=["change"])
     def score_outputs(self, request, queryset):
         with transaction.atomic():
             jobs = [request_judging(judge) for judge in queryset]
@@ -175,6 +177,10 @@ class JudgeAdmin(ListFromTheAddressBar):
         self.message_user(
             request, f"{len(jobs)} job(s) queued for {total} outputs; progress under Judge jobs."
         )
+
+
+def _three(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
 
 
 def _two(value: float | None) -> str:

@@ -104,7 +104,7 @@ class RankingRunAdmin(ListFromTheAddressBar):
         url = reverse("ranking:results", args=[run.campaign.slug, run.criterion.name])
         return format_html('<a href="{}?protocol={}">results</a>', url, run.protocol)
 
-    @admin.action(description="Queue the same computation again")
+    @admin.action(description="Queue the same computation again", permissions=["change"])
     def queue_again(self, request, queryset):
         with transaction.atomic():
             for run in queryset:

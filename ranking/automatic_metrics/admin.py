@@ -48,7 +48,9 @@ class MetricRunAdmin(ListFromTheAddressBar):
         url = reverse("ranking:campaign", args=[run.campaign.slug])
         return format_html('<a href="{}">results</a>', url)
 
-    @admin.action(description="Compute the metrics of these campaigns again")
+    @admin.action(
+        description="Compute the metrics of these campaigns again", permissions=["change"]
+    )
     def queue_again(self, request, queryset):
         with transaction.atomic():
             for campaign in {run.campaign for run in queryset.select_related("campaign")}:
