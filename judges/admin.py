@@ -7,8 +7,8 @@ from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
-from django.utils.timezone import localtime
 from django.utils.safestring import mark_safe
+from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET
 
 from annotation.admin_base import ListFromTheAddressBar
