@@ -373,6 +373,9 @@ RANKING_DEBOUNCE_SECONDS = env_int("RANKING_DEBOUNCE_SECONDS", 60)
 # Threads a ranking worker's TrueSkill runs use (its runs are independent and seeded one by
 # one, so the results are the same for any number; 1 runs them one after the other).
 RANKING_PROCESSES = max(1, env_int("RANKING_PROCESSES", os.cpu_count() or 1))
+# Whether the views whose statistics are sums (Bradley-Terry, best-worst) add up the new
+# judgments only (ranking/incremental.py); off, every run reads them all (to compare).
+RANKING_INCREMENTAL = env_bool("RANKING_INCREMENTAL", True)
 
 LOGGING = {
     "version": 1,

@@ -273,11 +273,16 @@ def queue_due_rankings() -> list[RankingRun]:
             if criterion is None:
                 continue
             # The views that recompute every TrueSkill run last, so the others are fresh
-            # sooner.
-            due = sorted(due_protocols(criterion), key=lambda name: protocol_named(name).heavy)
+            # sooner; those that add up what changed (summed) first, fresh in a moment.
+            due = sorted(due_protocols(criterion), key=queue_order)
             if due:
                 queued += request_rankings(criterion, due)
     return queued
+
+
+def queue_order(protocol: str) -> tuple[bool, bool]:
+    view = protocol_named(protocol)
+    return view.heavy, not view.summed
 
 
 def due_protocols(criterion: CampaignCriterion) -> list[str]:
@@ -480,6 +485,12 @@ def compute_and_store(
 
 
 def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead) -> None:
+    # The views whose statistics are sums add up the judgments new since their last run,
+    # without the shared read (ranking/incremental.py, which builds on this module).
+    from ranking.incremental import rank_and_store_summed  # noqa: PLC0415 - see above
+
+    if rank_and_store_summed(run, token, heartbeat):
+        return
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
     criterion = CampaignCriterion.objects.get(pk=run.criterion_id)
