@@ -37,12 +37,14 @@ from ranking.agreement.service import CHUNK_ROWS, MeasuredBefore, store_agreemen
 from ranking.engine.best_worst import best_worst_of_counts, best_worst_values
 from ranking.engine.bradley_terry import PairOutcomes, bradley_terry_of_outcomes
 from ranking.engine.protocols import threads
-from ranking.protocols import protocol_named
+from ranking.protocols import REGISTERED, protocol_named
 
 from .models import RankingRun, SystemResult, ViewState
 from .service import AnyRanking, NothingToRank, ResultRow, input_of, progress_writer, stored_fields
 
 log = logging.getLogger(__name__)
+
+SUMMED = [protocol.name for protocol in REGISTERED if protocol.summed]
 
 # A submitted judgment as the sums read it: JUDGMENT_ROW's fields (`hit` is the
 # assignment, as there) with its id, its place in the ranking order and its HIT's policy.
@@ -107,7 +109,8 @@ class Sums:
     def note_first_seen(self, counted: np.ndarray) -> None:
         systems, first = np.unique(counted["system"], return_index=True)
         for system, row in zip(systems.tolist(), first.tolist(), strict=True):
-            seen = tuple(int(counted[name][row]) for name in ("hit_id", "hit", "position"))
+            hit_id, assignment, position = (counted[name][row] for name in FIRST_SEEN)
+            seen = (int(hit_id), int(assignment), int(position))
             known = self.first_seen.get(system)
             self.first_seen[system] = seen if known is None else min(known, seen)
 
@@ -145,6 +148,7 @@ class Sums:
         return sums
 
 
+FIRST_SEEN = ("hit_id", "hit", "position")  # the ranking order's keys (`hit`: assignment)
 COUNTERS = ("best", "worst", "judged", "used", "left_out", "compositions")
 TOTALS = ("judgments", "hits", "comparisons")
 
@@ -256,13 +260,11 @@ def keep(
 
 
 def rank_sums(sums: Sums, protocol: str, repetitions: int, seed: int, progress=None):
-    """The view's ranking of the sums, its systems' ids in its numbering; None where there
-    is nothing to rank (the shared read's path then says why)."""
+    """The view's ranking of the sums (of two systems or more, compared), by their number
+    in sums.systems()."""
     systems = sums.systems()
-    if len(systems) < 2 or sums.comparisons == 0:
-        return None, systems
-    number = {system: n for n, system in enumerate(systems)}
     if protocol == "bt":
+        number = {system: n for n, system in enumerate(systems)}
         cells = list(sums.pairs.items())
         outcomes = PairOutcomes.of_counts(
             np.array([number[a] for (a, _, _), _ in cells], dtype=np.int64),
@@ -271,16 +273,14 @@ def rank_sums(sums: Sums, protocol: str, repetitions: int, seed: int, progress=N
             np.array([n for _, n in cells], dtype=np.int64),
             len(systems),
         )
-        ranking = bradley_terry_of_outcomes(outcomes, len(systems), repetitions, seed, progress)
-    else:
-        best, worst, judged = (
-            np.array([counter[s] for s in systems], dtype=np.int64)
-            for counter in (sums.best, sums.worst, sums.judged)
-        )
-        ranking = best_worst_of_counts(best, worst, judged)
-        if progress is not None:
-            progress(repetitions, repetitions)
-    return ranking, systems
+        return bradley_terry_of_outcomes(outcomes, len(systems), repetitions, seed, progress)
+    best, worst, judged = (
+        np.array([counter[s] for s in systems], dtype=np.int64)
+        for counter in (sums.best, sums.worst, sums.judged)
+    )
+    if progress is not None:
+        progress(repetitions, repetitions)  # nothing resampled
+    return best_worst_of_counts(best, worst, judged)
 
 
 def rank_and_store_summed(run: RankingRun, token: str, heartbeat: Heartbeat) -> bool:
@@ -313,13 +313,13 @@ def rank_and_store_summed(run: RankingRun, token: str, heartbeat: Heartbeat) -> 
     read = time.perf_counter()
     progress = progress_writer(run, token, heartbeat)
     with threads(settings.RANKING_PROCESSES):
-        ranking, systems = rank_sums(sums, run.protocol, run.repetitions, run.seed, progress)
+        ranking = rank_sums(sums, run.protocol, run.repetitions, run.seed, progress)
     why = protocol_named(run.protocol).nothing_to_rank(ranking)
     if why:
         raise NothingToRank(why)
     computed = time.perf_counter()
     seconds = (read - started, computed - read)
-    store_summed_results(run, token, fresh.version, systems, ranking, seconds)
+    store_summed_results(run, token, fresh.version, sums.systems(), ranking, seconds)
     return True
 
 
@@ -360,6 +360,20 @@ def store_summed_results(
     measured = measured_before(run.criterion_id, version, run.seed)
     if measured is not None:
         store_agreement(run, measured)
+
+
+def share_agreement(run: RankingRun, version: int) -> None:
+    """Once `run` (of the shared read) stored the agreement of this version: a copy for the
+    summed runs of the version ranked before it, which had none to copy."""
+    without = RankingRun.objects.filter(
+        criterion_id=run.criterion_id,
+        judgments_version=version,
+        seed=run.seed,
+        status=RankingRun.Status.DONE,
+        agreement__isnull=True,
+    ).exclude(pk=run.pk)
+    for summed in without.filter(protocol__in=SUMMED):
+        store_agreement(summed, MeasuredBefore(run.pk))
 
 
 def measured_before(criterion_id: int, version: int, seed: int) -> MeasuredBefore | None:

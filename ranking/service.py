@@ -486,8 +486,9 @@ def compute_and_store(
 
 def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead) -> None:
     # The views whose statistics are sums add up the judgments new since their last run,
-    # without the shared read (ranking/incremental.py, which builds on this module).
-    from ranking.incremental import rank_and_store_summed  # noqa: PLC0415 - see above
+    # without the shared read (ranking/incremental.py, which builds on this module), and
+    # are given the agreement of the version by the first run that measures it.
+    from ranking.incremental import rank_and_store_summed, share_agreement  # noqa: PLC0415
 
     if rank_and_store_summed(run, token, heartbeat):
         return
@@ -519,6 +520,7 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
     # once per version of the judgments, whichever protocol's run comes first.
     agreement = measure_once(criterion, run.seed, loaded.agreement_judgments)
     store_results(run, token, data, ranking, read - started, computed - read, agreement)
+    share_agreement(run, criterion.judgments_version)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
     shared.ranked = True

@@ -10,12 +10,16 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from annotation.handout import sql
 from annotation.handout.submission import Answer, clear_flags, shown_outputs
 from annotation.identity import set_excluded
-from annotation.models import Assignment, Campaign, CampaignCriterion
+from annotation.judging import form_named
+from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
+from ranking.agreement.models import RunAgreement
+from ranking.batch import execute_queued_runs
 from ranking.incremental import Sums, keep, up_to_date_sums
 from ranking.models import RankingRun, SystemResult, ViewState
-from ranking.service import execute_run
+from ranking.service import execute_run, queue_due_rankings
 from tests.factories import make_annotator, make_assignment, make_hit, make_system_set
 from tests.handout import submit
 
@@ -146,6 +150,7 @@ def test_summed_views_equal_the_full_recomputation_after_every_change(seed, sett
             summed = ranked(world.criterion, protocol, settings, incremental=True)
             full = ranked(world.criterion, protocol, settings, incremental=False)
             assert summed == full
+    assert summed[1]
     added_up = [m for m in caplog.messages if "read" in m and "started again" not in m]
     assert len(added_up) >= 4  # the sums were added to, not only started again
 
@@ -247,3 +252,53 @@ def test_a_hit_given_out_earlier_and_submitted_later_renumbers_the_systems(proto
     assert summed == ranked(world.criterion, protocol, settings, incremental=False)
     state = ViewState.objects.get(criterion=world.criterion, protocol=protocol)
     assert Sums.from_json(state.statistics).systems() == [o.system_id for o in outputs[:4]]
+
+
+def choose(criterion: CampaignCriterion, outputs, scores, annotator) -> None:
+    """A best-worst (pairwise where two) judgment as a submission stores it: best 1, worst
+    0, the rest (or a tie) a half; recorded as a submission records it."""
+    hit = make_hit(outputs, criterion=criterion)
+    assignment = make_assignment(hit, annotator)
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=Assignment.Status.SUBMITTED, submitted_at=timezone.now()
+    )
+    for slot, score in zip(hit.slots.order_by("position"), scores, strict=True):
+        Judgment.objects.create(assignment=assignment, slot=slot, criterion=criterion, score=score)
+    sql.execute(*sql.judgments_change(criterion))
+
+
+@pytest.mark.parametrize("width", [2, 3])
+def test_bradley_terry_of_choices_equals_the_full_recomputation(width, settings):
+    world = Campaigning(seed=20 + width, systems=4, items=5)
+    criterion = world.criterion
+    criterion.form = form_named("pairwise").name
+    criterion.settings = {"best_worst": width} if width > 2 else {}
+    criterion.save()
+    choices = [[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]] if width == 2 else [[1, 0, 0.5], [0.5, 1, 0]]
+    for step in range(10):
+        if step % 4 == 3:
+            world.exclude_or_readmit()
+        else:
+            item = world.items[world.rng.integers(len(world.items))]
+            outputs = list(item.outputs.all())
+            shown = [outputs[i] for i in world.rng.permutation(len(outputs))[:width]]
+            scores = choices[world.rng.integers(len(choices))]
+            annotator = world.annotators[world.rng.integers(len(world.annotators))]
+            choose(criterion, shown, scores, annotator)
+        summed = ranked(criterion, "bt", settings, incremental=True)
+        assert summed == ranked(criterion, "bt", settings, incremental=False)
+    assert summed[1]  # ranked, not "nothing to rank"
+    assert ViewState.objects.filter(criterion=criterion, protocol="bt").exists()
+
+
+def test_summed_runs_are_given_the_agreement_the_shared_read_measures():
+    world = Campaigning(seed=30)
+    for _ in range(5):
+        world.submit_new_hit()
+    first, *others = queue_due_rankings()
+    assert [first.protocol, others[0].protocol] == SUMMED  # ranked first, from their sums
+    assert execute_queued_runs(first)
+    runs = RankingRun.objects.filter(criterion=world.criterion)
+    assert set(runs.values_list("status", flat=True)) == {"done"}
+    measured = RunAgreement.objects.filter(run__in=runs).values_list("alpha", "units")
+    assert len(measured) == len(runs) and len(set(measured)) == 1
