@@ -144,7 +144,7 @@ class Sums:
             **{name: stored[name] for name in TOTALS},
         )
         for name in COUNTERS:
-            setattr(sums, name, Counter(dict((key, n) for key, n in stored[name])))
+            setattr(sums, name, Counter(dict(stored[name])))
         return sums
 
 
