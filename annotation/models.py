@@ -181,11 +181,13 @@ class CampaignCriterionQuerySet(models.QuerySet):
         return self.update(pool_version=models.F("pool_version") + 1, **reset)
 
     def record_judgments_change(self, **also) -> int:
-        """Note that the judgments these criteria count have changed; call it inside the
-        transaction of the change, so the change and its record commit together. `also`:
-        more fields to set in the same statement."""
+        """Note that the judgments these criteria count have changed, by more than new
+        submitted judgments (a submission records itself: sql.judgments_change); call it
+        inside the transaction of the change, so the change and its record commit together.
+        `also`: more fields to set in the same statement."""
         return self.update(
             judgments_version=models.F("judgments_version") + 1,
+            judgments_rewrites=models.F("judgments_rewrites") + 1,
             judgments_changed_at=timezone.now(),
             **also,
         )
@@ -318,6 +320,13 @@ class CampaignCriterion(models.Model):
     # costs no query, and a submission writes it in its judgments-version update.
     estimates = models.JSONField(default=dict, blank=True, editable=False)
     judgments_version = models.PositiveBigIntegerField(default=0, editable=False)
+    # Of those changes, the ones that did more than add a submitted HIT's judgments (an
+    # exclusion, a flag cleared, a deletion, an import, a system switched): all but
+    # submissions (sql.judgments_change) count here. What derives from the judgments by
+    # adding up the new ones (ranking/incremental.py) starts again when it moves. A
+    # submission's judgments are written under the criterion's row lock (taken before
+    # their insert), so their ids grow in the order they commit.
+    judgments_rewrites = models.PositiveBigIntegerField(default=0, editable=False)
     judgments_changed_at = models.DateTimeField(null=True, blank=True, editable=False)
     # What the hand-out keeps of the pool (assignment.py): `pool_version` is bumped when
     # outputs, systems or the HIT size change; the hand-out brings its item and system load

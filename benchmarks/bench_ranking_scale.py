@@ -98,7 +98,7 @@ if ARGS.compare is None:
         System,
     )
     from ranking.models import RankingRun  # noqa: E402
-    from ranking.protocols import NAMES  # noqa: E402
+    from ranking.service import fitting_protocols  # noqa: E402
     from tests.processes import RedisServer, start_worker, stop  # noqa: E402
 
 
@@ -360,7 +360,7 @@ def record_as_fresh() -> None:
             judgments_version=criterion.judgments_version,
             note="bench_ranking_scale: recorded as fresh, not computed",
         )
-        for name in NAMES
+        for name in fitting_protocols(criterion)
     )
 
 
@@ -389,6 +389,7 @@ def wait_for_fresh(version: int, since: float) -> dict[str, float]:
     `version`; fails on a failed run or after the timeout."""
     deadline = time.monotonic() + ARGS.timeout
     criterion = the_criterion()
+    views = fitting_protocols(criterion)  # the sweep's views of RankME (not WebNLG's)
     while time.monotonic() < deadline:
         runs = RankingRun.objects.for_criterion(criterion).filter(judgments_version__gte=version)
         failed = runs.filter(status=RankingRun.Status.FAILED).first()
@@ -399,8 +400,8 @@ def wait_for_fresh(version: int, since: float) -> dict[str, float]:
             .order_by("-finished_at")  # the earliest of a view's runs last: the one kept
             .values_list("protocol", "finished_at")
         )
-        if set(NAMES) <= set(done) and not RankingRun.objects.pending().exists():
-            return {name: done[name].timestamp() - since for name in NAMES}
+        if set(views) <= set(done) and not RankingRun.objects.pending().exists():
+            return {name: done[name].timestamp() - since for name in views}
         time.sleep(0.25)
     raise RuntimeError(f"not every view was fresh within {ARGS.timeout} s")
 
@@ -512,7 +513,7 @@ def summary(fresh: dict[str, float], version: int, memory: MemorySampler, read) 
         judgments_version__gte=version, status=RankingRun.Status.DONE
     )
     views = {}
-    for name in NAMES:
+    for name in fresh:
         run = runs.filter(protocol=name).order_by("finished_at").first()
         views[name] = {
             "seconds_to_fresh": round(fresh[name], 2),

@@ -382,6 +382,9 @@ if RANKING_GPU not in ("auto", "off"):
 # The function that gives the ranking's fused view a criterion's fused judge and its scores
 # (ranking/judge_scores.py): ranking may not import judges, so it is named here.
 RANKING_JUDGE_SCORES = "judges.fusion.scores_for_criterion"
+# Whether the views whose statistics are sums (Bradley-Terry, best-worst) add up the new
+# judgments only (ranking/incremental.py); off, every run reads them all (to compare).
+RANKING_INCREMENTAL = env_bool("RANKING_INCREMENTAL", True)
 
 LOGGING = {
     "version": 1,

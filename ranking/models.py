@@ -216,3 +216,33 @@ class SystemResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.position}. {self.system} {self.mu:.3f}"
+
+
+class ViewState(models.Model):
+    """The sufficient statistics of one view of a criterion's counted judgments (sums and
+    counts: ranking/incremental.py), as of the judgments it has added up: every counted
+    judgment whose id is at most `covers_judgment_id`, while the criterion's
+    `judgments_rewrites` is still `rewrites`. A submission adds judgments with larger ids,
+    so the next run reads those only; any other change starts the sums again."""
+
+    criterion = models.ForeignKey(
+        CampaignCriterion, on_delete=models.CASCADE, related_name="view_states"
+    )
+    protocol = models.CharField(max_length=10, validators=[validate_protocol])
+    covers_version = models.PositiveBigIntegerField(
+        help_text="the criterion's judgments version read before the judgments"
+    )
+    covers_judgment_id = models.BigIntegerField(help_text="the largest judgment id added up")
+    rewrites = models.PositiveBigIntegerField(help_text="the criterion's judgments_rewrites")
+    statistics = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["criterion", "protocol"], name="view_state_once_per_protocol"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.criterion} {self.protocol} to judgment {self.covers_judgment_id}"

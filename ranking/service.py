@@ -279,11 +279,16 @@ def queue_due_rankings() -> list[RankingRun]:
             if criterion is None:
                 continue
             # The views that recompute every TrueSkill run last, so the others are fresh
-            # sooner.
-            due = sorted(due_protocols(criterion), key=lambda name: protocol_named(name).heavy)
+            # sooner; those that add up what changed (summed) first, fresh in a moment.
+            due = sorted(due_protocols(criterion), key=queue_order)
             if due:
                 queued += request_rankings(criterion, due)
     return queued
+
+
+def queue_order(protocol: str) -> tuple[bool, bool]:
+    view = protocol_named(protocol)
+    return view.heavy, not view.summed
 
 
 def due_protocols(criterion: CampaignCriterion) -> list[str]:
@@ -520,6 +525,13 @@ def compute_and_store(
 
 
 def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead) -> None:
+    # The views whose statistics are sums add up the judgments new since their last run,
+    # without the shared read (ranking/incremental.py, which builds on this module), and
+    # are given the agreement of the version by the first run that measures it.
+    from ranking.incremental import rank_and_store_summed, share_agreement  # noqa: PLC0415
+
+    if rank_and_store_summed(run, token, heartbeat):
+        return
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
     criterion = CampaignCriterion.objects.get(pk=run.criterion_id)
@@ -550,6 +562,7 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
     # once per version of the judgments, whichever protocol's run comes first.
     agreement = measure_once(criterion, run.seed, loaded.agreement_judgments)
     store_results(run, token, data, ranking, read - started, computed - read, agreement)
+    share_agreement(run, criterion.judgments_version)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
     shared.ranked = True

@@ -342,7 +342,8 @@ def mark_submitted(assignment: Assignment, key: str, flag: str) -> bool:
 
 def judgments_change(criterion: CampaignCriterion, estimates=None) -> Statement:
     """CampaignCriterion's queryset method `record_judgments_change` for one criterion, with
-    its new online estimates if given, as one statement (the submission's last)."""
+    its new online estimates if given, as one statement (the submission's last). A
+    submission only adds judgments: `judgments_rewrites` stays."""
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     learnt, params = "", []
     if estimates is not None:

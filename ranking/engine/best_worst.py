@@ -9,7 +9,10 @@ ReproHum reproductions):
   systems' values, then Tukey's HSD between every two systems (p < 0.05), each only where
   the ANOVA finds a difference. A system with fewer than two judgments is never found
   different. Where every system's values are constant the differences of means are exact:
-  different means are significant, equal ones are not.
+  different means are significant, equal ones are not. The values being +1, -1 and 0,
+  both tests are computed from each system's counts, with exact sums of squares: a ranking
+  kept up to date by adding up new judgments (ranking/incremental.py) equals one computed
+  afresh.
 - Systems are ordered by score; a cluster ends below a system significantly better than
   every system below it (the rule of WMT's tables); the rank range is the positions its
   cluster spans. Systems without judgments get no place (cluster 0).
@@ -18,8 +21,10 @@ ReproHum reproductions):
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
+from scipy.stats import f as f_distribution
 from scipy.stats import f_oneway, studentized_range
 
 from .choices import NONE, Choices
@@ -73,14 +78,22 @@ def best_worst_protocol(judgments: Judgments, n_systems: int) -> BestWorstRankin
     n_judgments = np.bincount(system, minlength=n_systems).astype(np.int64)
     best = np.bincount(system, values == 1, minlength=n_systems).astype(np.int64)
     worst = np.bincount(system, values == -1, minlength=n_systems).astype(np.int64)
+    return best_worst_of_counts(best, worst, n_judgments)
+
+
+def best_worst_of_counts(
+    best: np.ndarray, worst: np.ndarray, n_judgments: np.ndarray
+) -> BestWorstRanking:
+    """The view from each system's times best, times worst and judgments alone: its values
+    are +1, -1 and 0, so these counts are all its ANOVA and Tukey's HSD need
+    (significance_of_counts), and counts added up as judgments come give the same ranking."""
     with np.errstate(invalid="ignore", divide="ignore"):
         score = 100.0 * (best - worst) / n_judgments
     ranked = np.flatnonzero(n_judgments > 0)
     order = ranked[np.argsort(-score[ranked], kind="stable")]
-    groups = [values[system == s].astype(np.float64) for s in range(n_systems)]
-    better = significance(groups)
+    better = significance_of_counts(best, worst, n_judgments)
     in_order = clusters_in_order(order, better)
-    cluster = np.zeros(n_systems, dtype=np.int64)
+    cluster = np.zeros(len(n_judgments), dtype=np.int64)
     cluster[order] = in_order
     rank_lo, rank_hi = np.zeros_like(cluster), np.zeros_like(cluster)
     if len(order):
@@ -122,6 +135,47 @@ def significance(groups: list[np.ndarray]) -> Callable[[int, int], bool]:
     return better
 
 
+def significance_of_counts(
+    best: np.ndarray, worst: np.ndarray, n_judgments: np.ndarray
+) -> Callable[[int, int], bool]:
+    """significance() of groups of +1 (best), -1 (worst) and 0 values, from their counts:
+    the sums of squares are exact fractions (Fraction), so the answer does not depend on the
+    order the values came in, and the F test and the HSD see what scipy's f_oneway and
+    tukey_hsd compute from the values, up to their rounding."""
+    testable = [s for s in range(len(n_judgments)) if n_judgments[s] >= 2]
+    if len(testable) < 2:
+        return lambda a, b: False
+    sizes = [int(n_judgments[s]) for s in testable]
+    sums = [int(best[s]) - int(worst[s]) for s in testable]
+    squares = [int(best[s]) + int(worst[s]) for s in testable]
+    total, count, groups = sum(sums), sum(sizes), len(testable)
+    # Per group, the sum of squares about its mean and its sum's square over its size.
+    explained = [Fraction(x * x, n) for x, n in zip(sums, sizes, strict=True)]
+    within = sum(q - e for q, e in zip(squares, explained, strict=True))
+    between = sum(explained) - Fraction(total**2, count)
+    if within == 0:  # constant groups: f_oneway's inf (means differ) or NaN (they do not)
+        anova_p = 0.0 if between > 0 else float("nan")
+    else:
+        ratio = (between / (groups - 1)) / (within / (count - groups))
+        anova_p = float(f_distribution.sf(float(ratio), groups - 1, count - groups))
+    if not anova_p < SIGNIFICANCE:
+        return lambda a, b: False
+    means = {s: Fraction(x, n) for s, x, n in zip(testable, sums, sizes, strict=True)}
+    p = TukeyPValues.of_moments(
+        np.array([float(means[s]) for s in testable]),
+        np.array(sizes),
+        float(within / (count - groups)),
+    )
+    where = {s: i for i, s in enumerate(testable)}
+
+    def better(a: int, b: int) -> bool:
+        if a not in where or b not in where:
+            return False
+        return means[a] > means[b] and bool(p(where[a], where[b]) < SIGNIFICANCE)
+
+    return better
+
+
 class TukeyPValues:
     """Tukey's HSD p-value of two groups, as scipy.stats.tukey_hsd(*samples).pvalue[i, j]
     holds it (the same operations, so the same number), computed when asked: each is a
@@ -134,13 +188,24 @@ class TukeyPValues:
         observations = np.sum(sizes)
         variances = np.asarray([np.var(sample, ddof=1) for sample in samples])
         mse = np.sum(variances * (sizes - 1)) / (observations - len(samples))
+        self._prepare(means, sizes, mse)
+
+    @classmethod
+    def of_moments(cls, means: np.ndarray, sizes: np.ndarray, mse: float) -> "TukeyPValues":
+        """From the groups' means and sizes and the mean squared error within them."""
+        p = cls.__new__(cls)
+        p._prepare(means, sizes, mse)
+        return p
+
+    def _prepare(self, means: np.ndarray, sizes: np.ndarray, mse: float) -> None:
+        observations = np.sum(sizes)
         if np.unique(sizes).size == 1:
-            normalize = np.full((len(samples), len(samples)), 2 / sizes[0])
+            normalize = np.full((len(means), len(means)), 2 / sizes[0])
         else:
             normalize = 1 / sizes + 1 / sizes[None].T
         with np.errstate(divide="ignore", invalid="ignore"):
             self.t_stat = np.abs(means[None].T - means) / np.sqrt(normalize * mse / 2)
-        self.groups, self.df = len(samples), observations - len(samples)
+        self.groups, self.df = len(means), observations - len(means)
         self.known: dict[tuple[int, int], float] = {}
 
     def __call__(self, i: int, j: int) -> float:

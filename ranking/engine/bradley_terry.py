@@ -86,6 +86,42 @@ class PairOutcomes:
         pair, drawn = np.divmod(keys, 2)
         return cls(pair // n_systems, pair % n_systems, drawn.astype(bool), count)
 
+    @classmethod
+    def of_counts(
+        cls,
+        winner: np.ndarray,
+        loser: np.ndarray,
+        draw: np.ndarray,
+        count: np.ndarray,
+        n_systems: int,
+    ) -> "PairOutcomes":
+        """From cells counted elsewhere (ranking/incremental.py adds them up judgment by
+        judgment), in count_of's form: a draw's pair smaller number first, the cells in
+        count_of's order, none empty. Two cells of one outcome are added together."""
+        winner, loser = np.asarray(winner, np.int64), np.asarray(loser, np.int64)
+        draw = np.asarray(draw, bool)
+        first = np.where(draw, np.minimum(winner, loser), winner)
+        second = np.where(draw, np.maximum(winner, loser), loser)
+        keys, where = np.unique((first * n_systems + second) * 2 + draw, return_inverse=True)
+        total = np.bincount(where.ravel(), np.asarray(count, np.int64), len(keys))
+        keep = total > 0
+        pair, drawn = np.divmod(keys[keep], 2)
+        counted = np.rint(total[keep]).astype(np.int64)
+        return cls(pair // n_systems, pair % n_systems, drawn.astype(bool), counted)
+
+    def per_system(self, n_systems: int) -> np.ndarray:
+        """int64[n]: the comparisons each system takes part in (Comparisons.per_system)."""
+        weight = self.count.astype(np.float64)
+        taking_part = np.bincount(self.winner, weight, n_systems)
+        taking_part += np.bincount(self.loser, weight, n_systems)
+        return np.rint(taking_part).astype(np.int64)
+
+    def components(self, n_systems: int) -> np.ndarray:
+        """The pieces of the comparison graph, as Comparisons.components numbers them (the
+        same edges, once per cell rather than once per comparison)."""
+        as_comparisons = Comparisons(self.winner, self.loser, np.zeros(len(self.count), bool))
+        return as_comparisons.components(n_systems)
+
 
 @dataclass(frozen=True)
 class BradleyTerryRanking:
@@ -124,14 +160,28 @@ def bradley_terry_protocol(
     """Fit all comparisons, then ``rounds`` bootstrap resamples of them; summarise as Arena.
     ``weigh``, if given, reweighs every win matrix (the full one and each resample's) before
     its fit."""
+    outcomes = PairOutcomes.count_of(comparisons, n_systems)
+    return bradley_terry_of_outcomes(outcomes, n_systems, rounds, seed, progress, weigh)
+
+
+def bradley_terry_of_outcomes(
+    outcomes: PairOutcomes,
+    n_systems: int,
+    rounds: int,
+    seed: int | np.random.Generator,
+    progress: Progress | None = None,
+    weigh: Weighing | None = None,
+) -> BradleyTerryRanking:
+    """bradley_terry_protocol of the comparisons counted per pair outcome: everything it
+    computes rests on those counts (the fits, the resamples, the graph's pieces, each
+    system's comparisons), so counts added up as judgments come give the same ranking."""
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
-    outcomes = PairOutcomes.count_of(comparisons, n_systems)
     wins = win_matrices(outcomes, outcomes.count[None], n_systems)
     full, augmented_full = fit_ratings(weigh(wins) if weigh else wins)
     boot, augmented = bootstrap_ratings(outcomes, n_systems, rounds, seed, progress, weigh)
     ci_lo, ci_hi = np.percentile(boot, [50 * (1 - CONFIDENCE), 50 * (1 + CONFIDENCE)], axis=0)
-    components = comparisons.components(n_systems)
+    components = outcomes.components(n_systems)
     rank = arena_rank(ci_lo, ci_hi, components)
     rank_lo, rank_hi = rank_ranges(boot, CONFIDENCE, components)
     return BradleyTerryRanking(
@@ -145,7 +195,7 @@ def bradley_terry_protocol(
         rank=rank,
         rank_lo=rank_lo.astype(np.int64),
         rank_hi=rank_hi.astype(np.int64),
-        n_comparisons=comparisons.per_system(n_systems),
+        n_comparisons=outcomes.per_system(n_systems),
         order=np.lexsort((-full[0], rank)),
         augmented_rounds=augmented,
         augmented_full_fit=bool(augmented_full),

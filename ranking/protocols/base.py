@@ -76,6 +76,9 @@ class RankingProtocol:
     # its cost grows with the judgments times the repetitions: the sweep queues such views
     # after a change's others, which are then fresh sooner.
     heavy: bool = False
+    # Whether what it ranks is sums over the judgments that a run brings up to date by
+    # adding the new ones (ranking/incremental.py); the sweep queues such views first.
+    summed: bool = False
     resample_word: str = "runs"
     # Why a finished ranking has nothing to show ("" when it has): the service then ends
     # the run as "nothing to rank" rather than storing an empty table.

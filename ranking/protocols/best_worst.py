@@ -83,4 +83,5 @@ PROTOCOL = RankingProtocol(
     resamples=False,
     score_name="best-worst score",
     note=note,
+    summed=True,
 )

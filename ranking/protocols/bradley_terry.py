@@ -98,4 +98,5 @@ PROTOCOL = RankingProtocol(
     score_name="Bradley-Terry rating",
     resample_word="bootstrap resamples",
     note=note,
+    summed=True,
 )

@@ -1,7 +1,7 @@
 import pytest
 
 from annotation.handout.submission import Answer, Outcome, shown_outputs
-from annotation.models import NATURALNESS, QUALITY, Assignment, Judgment
+from annotation.models import NATURALNESS, QUALITY, Assignment, CampaignCriterion, Judgment
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -92,6 +92,18 @@ def test_submit_records_a_judgments_change_of_its_criterion_only():
     other.refresh_from_db()
     assert (task.judgments_version, other.judgments_version) == (1, 0)
     assert task.judgments_changed_at is not None
+
+
+def test_submit_only_adds_judgments_where_other_changes_rewrite_them():
+    """judgments_rewrites moves with every change but a submission: what adds up the new
+    judgments only (ranking/incremental.py) must start again after one."""
+    hit, task = hit_with_texts("One.", "Two.")
+    submit(make_assignment(hit), task, {1: Answer(5), 2: Answer(6)}, "k")
+    task.refresh_from_db()
+    assert (task.judgments_version, task.judgments_rewrites) == (1, 0)
+    CampaignCriterion.objects.filter(pk=task.pk).record_judgments_change()
+    task.refresh_from_db()
+    assert (task.judgments_version, task.judgments_rewrites) == (2, 1)
 
 
 def test_submit_repeated_records_no_second_change():

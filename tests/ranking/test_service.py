@@ -282,9 +282,10 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
         ("quality", protocol) for protocol in RANKME_VIEWS
     )
     # One message for all, once committed: its worker reads the judgments once for every
-    # view. The views that repeat TrueSkill over every comparison come last.
+    # view. The views that add up what changed (summed) come first, those that repeat
+    # TrueSkill over every comparison last.
     assert len(sent) == 1
-    assert [r.protocol for r in queued] == ["bt", "wmt", "bws", "e2e", "bootstrap"]
+    assert [r.protocol for r in queued] == ["bt", "bws", "wmt", "e2e", "bootstrap"]
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -457,7 +458,10 @@ def stored_rows(run: RankingRun) -> list[tuple]:
     return list(run.results.order_by("position").values_list(*fields))
 
 
-def test_execute_queued_runs_reads_the_judgments_once_for_every_view():
+def test_execute_queued_runs_reads_the_judgments_once_for_every_view(settings):
+    # The summed views read what is new to them on their own (tests/ranking/
+    # test_incremental.py): here every view ranks from the shared read.
+    settings.RANKING_INCREMENTAL = False
     judged_campaign(hits=12)
     first, *others = queue_due_rankings()
     with CaptureQueriesContext(connection) as every_view:
