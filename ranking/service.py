@@ -442,7 +442,7 @@ def ranking_input_from_array(rows: np.ndarray) -> RankingInput[int]:
     _, annotators = numbered_by_first_appearance(rows["annotator"][starts])
     _, items = numbered_by_first_appearance(rows["item"][starts])
     scores = Judgments.from_hits(hit_systems, hit_scores, annotators, items)
-    if "output" in rows.dtype.names:  # the shared read's rows; the summed views' have none
+    if "output" in (rows.dtype.names or ()):  # the shared read's rows; the summed views' have none
         # from_hits keeps the scored slots in row order: the judged outputs, for the fused view.
         scores = replace(scores, output=rows["output"][~np.isnan(rows["score"])])
     return RankingInput(
