@@ -353,7 +353,7 @@ def record_as_fresh() -> None:
     RankingRun.objects.bulk_create(
         RankingRun(
             campaign=criterion.campaign,
-            criterion=criterion.criterion,
+            criterion=criterion,
             protocol=name,
             status=RankingRun.Status.DONE,
             finished_at=timezone.now(),
