@@ -13,11 +13,18 @@ from typing import Any
 
 import numpy as np
 
-from ranking.engine import Comparisons, Judgments
+from ranking.engine import Judgments
 from ranking.engine.fusion import FusedRanking, fused_ranking, humans_only_ranking
-from ranking.engine.protocols import Progress
 
-from .base import Datasheet, Presentation, RankingProtocol, ResultLine, raw_or_none, six_decimals
+from .base import (
+    Datasheet,
+    Presentation,
+    RankingProtocol,
+    ResultLine,
+    ranks_scores,
+    raw_or_none,
+    six_decimals,
+)
 
 NAME = "fused"
 NO_JUDGE = "no fused judge: the fused view needs an automatic judge's scores of the outputs"
@@ -67,20 +74,6 @@ def fuse(judgments: Judgments, n_systems: int) -> FusedView:
         judge.name,
         int((~scored).sum()),
     )
-
-
-def rank(
-    comparisons: Comparisons,
-    n_systems: int,
-    scores: Judgments,
-    repetitions: int,
-    seed: int,
-    progress: Progress | None,
-) -> FusedView:
-    view = fuse(scores, n_systems)
-    if progress is not None:
-        progress(repetitions, repetitions)
-    return view
 
 
 def result_fields(view: FusedView, index: int) -> dict[str, Any]:
@@ -165,7 +158,7 @@ PROTOCOL = RankingProtocol(
         " lies wholly above its own, its worst the number of systems minus those wholly below;"
         " clusters from those rank ranges; where intervals overlap no order is claimed",
     ),
-    rank=rank,
+    rank=ranks_scores(fuse),
     result_fields=result_fields,
     csv_columns=(
         "cluster",
