@@ -19,6 +19,7 @@ from annotation.screening import has_passed
 
 from . import sql
 from .assignment import hand_back, hand_out
+from .loads import lock_criteria
 from .submission import Outcome, Shown, save_submission, shown_outputs
 
 
@@ -113,7 +114,14 @@ def submit(
     A page already submitted saves nothing: `key` tells whether this is the same
     submission again."""
     assignment = posted.assignment
+    also_written = posted.criterion.judging.also_writes(posted.criterion)
     with transaction.atomic():
+        if also_written:
+            # The page writes other criteria too: their locks and its own are taken in one
+            # order (by id), as every caller that locks several does (loads.lock_criteria),
+            # so that an exclusion locking them all cannot deadlock with this submission.
+            ids = [posted.criterion.pk, *(other.pk for other in also_written)]
+            lock_criteria(CampaignCriterion.objects.filter(pk__in=ids))
         criterion, _ = sql.criterion_by_slug(slug, criterion_name, lock=True)
         if criterion is None:
             return None

@@ -165,6 +165,9 @@ class JudgmentForm:
     # Whether the criterion is handed out on pages of its own (False: another criterion's
     # page asks it, as DA's further criteria; its entry link then takes nobody).
     has_own_hits: Callable[[Any], bool] = lambda criterion: True
+    # The other criteria a page of the criterion writes judgments of (DA's further ones):
+    # a submission locks them with its own, in one order (annotation.handout.flow.submit).
+    also_writes: Callable[[Any], list] = lambda criterion: []
     # What the agreement measure compares: "ranks" within a HIT, or the "scores" as given.
     agreement_on: str = "ranks"
     # Whether its judgments carry error spans (annotation.models.ErrorSpan).

@@ -237,4 +237,5 @@ FORM = JudgmentForm(
     clean_settings=clean_settings,
     fewest_outputs=1,
     has_own_hits=lambda criterion: not asked_on_another_page(criterion),
+    also_writes=lambda criterion: [page.criterion for page in page_criteria(criterion)[1:]],
 )
