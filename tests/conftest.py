@@ -32,12 +32,8 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked slow (minutes on this 2-core machine) are skipped, saying how to run them,
-    unless --slow is given: CI runs them, a newcomer's first run need not. With --slow, the
-    files that hold them come first (each keeping its order): pytest-xdist hands out files
-    in this order, and a long file handed out last would end the run alone on one worker."""
+    unless --slow is given: CI runs them, a newcomer's first run need not."""
     if config.getoption("--slow"):
-        slow_files = {item.path for item in items if "slow" in item.keywords}
-        items.sort(key=lambda item: item.path not in slow_files)
         return
     skip = pytest.mark.skip(reason="slow: CI runs it (.ci/run); bin/test --slow runs it here")
     for item in items:
