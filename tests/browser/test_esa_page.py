@@ -4,7 +4,10 @@ mouse and at 390x844 with the keyboard only. Every output starts with an emoji (
 character, two UTF-16 units): the database must hold exactly the spans marked, in Python's
 code points.
 
-With SCREENSHOTS=1 it writes docs/screenshots/esa-{instructions,hit,error}[-phone].png.
+A third worker marks a span on a phone by touch (a selection with no mouse events).
+
+With SCREENSHOTS=1 it writes docs/screenshots/esa-{instructions,hit,error}[-phone].png and
+esa-touch-phone.png.
 """
 
 import re
@@ -205,3 +208,44 @@ def test_worker_marks_two_spans_and_scores_by_keyboard_only_at_390x844(browser, 
         first_text: (values[first_text], [(*minor, "minor")]),
         second_text: (values[second_text], [(*major, "major")]),
     }
+
+
+# Select code points [start, end) of an ESA text as a phone's long press and its handles do:
+# the browser's selection changes, with no mouse events.
+SELECT_JS = """(el, [start, end]) => {
+  const text = el.textContent, u16 = (cp) => Array.from(text).slice(0, cp).join("").length;
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), at = [];
+  let seen = 0, node;
+  while ((node = walker.nextNode())) {
+    for (const wanted of [u16(start), u16(end)]) {
+      if (wanted >= seen && wanted <= seen + node.data.length) at.push([node, wanted - seen]);
+    }
+    seen += node.data.length;
+  }
+  const [[a, aOffset]] = at, [b, bOffset] = at[at.length - 1];
+  document.getSelection().setBaseAndExtent(a, aOffset, b, bOffset);
+}"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_worker_marks_a_span_by_touch_on_a_phone(browser, live_server):
+    esa_demo()
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    query = f"PROLIFIC_PID=esa-touch&STUDY_ID={STUDY}&SESSION_ID=session-esa-touch"
+    page.goto(f"{live_server.url}/annotate/demo/quality/?{query}")
+    page.get_by_role("button", name="Start").tap()
+    expect(page.locator(".esa-text")).to_have_count(2)
+    (first_text, first), _ = sentences(page)
+    minor = word_span(first_text, 2)
+    first.locator(".esa-text").evaluate(SELECT_JS, list(minor))
+    button = first.get_by_role("button", name="Minor error")
+    expect(button).to_be_enabled()
+    button.tap()
+    expect(first.locator(".err-minor")).to_have_text(first_text[minor[0] : minor[1]])
+    expect(first.locator(".span-list li")).to_have_count(1)
+    shoot(page, "esa-touch", PHONE)
+    spans = first.locator("input[data-spans]").input_value()
+    assert f'"start":{minor[0]},"end":{minor[1]},"severity":"minor"' in spans.replace(" ", "")
+    context.close()
