@@ -411,7 +411,9 @@ def wait_for_fresh(version: int, since: float) -> dict[str, float]:
 
 class MemorySampler(threading.Thread):
     """The worker's processes (the main one and its pool's children): the highest resident
-    set any of them reached (VmHWM) and the largest sum of their resident sets sampled."""
+    set any of them reached (VmHWM) and the largest sum of their proportional sets sampled
+    (Pss: a page shared since the fork counts once over the processes that share it, where
+    their resident sets would count it in each)."""
 
     def __init__(self, root: int) -> None:
         super().__init__(daemon=True)
@@ -427,7 +429,7 @@ class MemorySampler(threading.Thread):
         for pid in process_tree(self.root):
             status = read_status(pid)
             self.peak_process_kb = max(self.peak_process_kb, status.get("VmHWM", 0))
-            total += status.get("VmRSS", 0)
+            total += proportional_kb(pid)
         self.peak_total_kb = max(self.peak_total_kb, total)
 
     def stop(self) -> None:
@@ -479,6 +481,16 @@ def read_status(pid: int) -> dict[str, int]:
         for key, value in (line.split(":", 1) for line in lines)
         if key in ("VmHWM", "VmRSS")
     }
+
+
+def proportional_kb(pid: int) -> int:
+    """The process's proportional set size (Pss, /proc/PID/smaps_rollup), 0 if gone."""
+    try:
+        lines = Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+    except OSError:
+        return 0
+    found = [line.split()[1] for line in lines if line.startswith("Pss:")]
+    return int(found[0]) if found else 0
 
 
 class DatabaseReads:
@@ -555,7 +567,7 @@ def report(figures: dict) -> None:
     reads = figures["database_reads"]
     print(
         f"worker peak: {figures['peak_worker_mb']} MB in one process,"
-        f" {figures['peak_worker_total_mb']} MB all its processes together"
+        f" {figures['peak_worker_total_mb']} MB all its processes together (Pss)"
     )
     print(
         f"database: {reads['pages']:,} pages read ({reads['pages_from_disk']:,} from disk),"
