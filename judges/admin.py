@@ -72,7 +72,7 @@ class JudgeAdmin(ListFromTheAddressBar):
         return format_html(
             "<p>{} outputs of {} systems, {} human-judged pairs, as of {}; intervals: percentile"
             ' bootstrap over {} items, {} resamples. <a href="{}">Download as CSV</a></p>'
-            "<table>{}{}</table>",
+            '<div style="overflow-x: auto"><table>{}{}</table></div>',
             found["outputs"],
             found["systems"],
             found.get("pairs", "-"),
@@ -108,7 +108,7 @@ class JudgeAdmin(ListFromTheAddressBar):
                 for row in rows
             ),
         )
-        return format_html("<table>{}{}</table>", header, body)
+        return scrolling_table(header, body)
 
     def get_urls(self):
         download = path(
@@ -167,7 +167,7 @@ class JudgeAdmin(ListFromTheAddressBar):
                 for row in rows
             ),
         )
-        return format_html("<table>{}{}</table>", header, body)
+        return scrolling_table(header, body)
 
     @admin.action(description="Score the outputs the judge has not scored", permissions=["change"])
     def score_outputs(self, request, queryset):
@@ -177,6 +177,11 @@ class JudgeAdmin(ListFromTheAddressBar):
         self.message_user(
             request, f"{len(jobs)} job(s) queued for {total} outputs; progress under Judge jobs."
         )
+
+
+def scrolling_table(header, body) -> str:
+    """A table that scrolls sideways in its own box on a phone, not the whole page."""
+    return format_html('<div style="overflow-x: auto"><table>{}{}</table></div>', header, body)
 
 
 def _three(value: float | None) -> str:

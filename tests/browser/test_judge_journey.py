@@ -16,12 +16,18 @@ from judges.models import Judge, JudgeJob
 from judges.service import run_judge_job
 from ranking.batch import execute_queued_runs
 from ranking.models import RankingRun
-from tests.browser.conftest import DESKTOP
+from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.test_screenshots import log_in
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 
 pytestmark = pytest.mark.browser
 
+PAGE_OVERFLOW = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+# The readonly tables whose right edge is past the window with no box of theirs to scroll.
+TABLES_CUT_OFF = """() => Array.from(document.querySelectorAll(".readonly table"))
+  .filter((table) => table.getBoundingClientRect().right > window.innerWidth)
+  .filter((table) => getComputedStyle(table.parentElement).overflowX !== "auto")
+  .map((table) => table.closest(".form-row").className)"""
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 # Each output realises some of its item's three slots (name, eatType, area): better
 # systems realise more, on average. The crowd scores an output by the slots it realises, with
@@ -93,4 +99,11 @@ def test_organiser_adds_a_judge_reads_its_agreement_and_the_fused_ranking(live_s
     expect(table.first).to_contain_text("sys1")
     expect(page.locator("#judge-agreement")).to_contain_text("Pearson's r over outputs")
     shoot(page, "results-fused-judge")
+    page.set_viewport_size(PHONE)
+    shoot(page, "results-fused-judge-phone")
+    page.goto(live_server.url + reverse("admin:judges_judge_change", args=[judge.pk]))
+    # The judge's tables scroll in their own boxes where wider than the phone: none is cut off.
+    assert page.evaluate(PAGE_OVERFLOW) <= 0
+    assert page.evaluate(TABLES_CUT_OFF) == []
+    shoot(page, "judge-agreement-phone")
     page.close()
