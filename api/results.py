@@ -17,7 +17,7 @@ from generation.models import GenerationJob
 from ranking.agreement.models import RunAgreement
 from ranking.automatic_metrics.service import latest_metric_run, metric_table
 from ranking.models import RankingRun
-from ranking.protocols import PROTOCOLS, RankingProtocol
+from ranking.protocols import DEFAULT, PROTOCOLS, RankingProtocol
 from ranking.service import fitting_protocols
 
 RESULT_FIELDS = (
@@ -50,6 +50,7 @@ def criterion_rankings(criterion: CampaignCriterion) -> dict[str, Any]:
                 "protocol": protocol.name,
                 "label": protocol.label,
                 "score_name": protocol.score_name,
+                "published": protocol.published,
                 "run": run_summary(run, protocol) if run and nothing is None else None,
                 "nothing_to_rank": nothing.nothing_to_rank_reason if nothing else None,
                 "pending": runs.pending().exists(),
@@ -60,6 +61,7 @@ def criterion_rankings(criterion: CampaignCriterion) -> dict[str, Any]:
         "form": criterion.form,
         "is_open": criterion.is_open,
         "judgments_version": criterion.judgments_version,
+        "default_view": DEFAULT,
         "views": views,
     }
 
@@ -87,6 +89,8 @@ def run_summary(run: RankingRun, protocol: RankingProtocol) -> dict[str, Any]:
         "columns": list(protocol.csv_columns),
         "table": [csv_record(protocol, row.system.name, row) for row in rows],
         "agreement": agreement,
+        "null_permutations": run.null_permutations,
+        "null_ordered": run.null_ordered,
     }
 
 

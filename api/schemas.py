@@ -133,12 +133,26 @@ class RunOut(Schema):
         ..., description="one row per system, best first, in the protocol's CSV columns"
     )
     agreement: AgreementOut | None
+    null_permutations: int = Field(
+        ...,
+        description="a published procedure's run: relabellings of this campaign's design"
+        " (labels permuted within items: identical systems) it was checked on; 0 for the"
+        " platform's own views",
+    )
+    null_ordered: int = Field(
+        ..., description="of those relabellings, how many the procedure ordered anyway"
+    )
 
 
 class ViewOut(Schema):
     protocol: str
     label: str
     score_name: str = Field(..., description="what the protocol's score (mu) is")
+    published: str = Field(
+        ...,
+        description="the published procedure the view keeps to the letter, for reproduction;"
+        " empty for the platform's own views, whose claims hold for the whole table",
+    )
     run: RunOut | None
     nothing_to_rank: str | None
     pending: bool
@@ -149,6 +163,9 @@ class RankingOut(Schema):
     form: str
     is_open: bool
     judgments_version: int
+    default_view: str = Field(
+        ..., description="the calibrated verdict's protocol: the view to read first"
+    )
     views: list[ViewOut]
 
 

@@ -382,9 +382,12 @@ if RANKING_GPU not in ("auto", "off"):
 # The function that gives the ranking's fused view a criterion's fused judge and its scores
 # (ranking/judge_scores.py): ranking may not import judges, so it is named here.
 RANKING_JUDGE_SCORES = "judges.fusion.scores_for_criterion"
-# Whether the views whose statistics are sums (Bradley-Terry, best-worst) add up the new
-# judgments only (ranking/incremental.py); off, every run reads them all (to compare).
-RANKING_INCREMENTAL = env_bool("RANKING_INCREMENTAL", True)
+# A published procedure's run measures how often it orders identical systems on the
+# campaign's own design (ranking/permutation_check.py): at most this many permutations of
+# the labels within items, and no more after this many seconds (at least one is done).
+# E2E's TrueSkill protocol takes about a second a permutation at E2E's size on two cores.
+RANKING_NULL_CHECK_PERMUTATIONS = env_int("RANKING_NULL_CHECK_PERMUTATIONS", 100)
+RANKING_NULL_CHECK_SECONDS = env_int("RANKING_NULL_CHECK_SECONDS", 30)
 
 LOGGING = {
     "version": 1,

@@ -82,8 +82,9 @@ class RankingRun(BackgroundJob):
     repetitions = models.PositiveIntegerField(
         default=DEFAULT_REPETITIONS,
         validators=[MinValueValidator(MIN_REPETITIONS), MaxValueValidator(MAX_REPETITIONS)],
-        help_text="times the TrueSkill run is repeated with other random draws, or"
-        " Bradley-Terry's bootstrap resamples (R); WMT's view does not resample",
+        help_text="times the TrueSkill run is repeated with other random draws, the"
+        " resamples of the items, or the calibrated verdict's permutations (R); WMT's view"
+        " does not resample",
     )
     seed = models.BigIntegerField(default=0)
     progress = models.PositiveIntegerField(default=0, help_text="repetitions done")
@@ -109,6 +110,16 @@ class RankingRun(BackgroundJob):
         blank=True,
         help_text="the fused judge's scores that the input includes (the fused view)",
     )
+    # Views whose claims hold for the whole table: every two ranked systems' difference,
+    # its standard error, t and whether it is claimed (engine.joint.PairStatistics.rows),
+    # and the critical |t| of the first step: the forecast and the published views' tabs
+    # read them. {} for the others.
+    pairs = models.JSONField(default=dict, blank=True)
+    # Published procedures: in how many of `null_permutations` relabellings of this
+    # campaign's design (labels permuted within items: identical systems) the procedure
+    # claimed an order (ranking/permutation_check.py).
+    null_permutations = models.PositiveIntegerField(default=0)
+    null_ordered = models.PositiveIntegerField(default=0)
 
     objects = RankingRunQuerySet.as_manager()
 
@@ -216,33 +227,3 @@ class SystemResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.position}. {self.system} {self.mu:.3f}"
-
-
-class ViewState(models.Model):
-    """The sufficient statistics of one view of a criterion's counted judgments (sums and
-    counts: ranking/incremental.py), as of the judgments it has added up: every counted
-    judgment whose id is at most `covers_judgment_id`, while the criterion's
-    `judgments_rewrites` is still `rewrites`. A submission adds judgments with larger ids,
-    so the next run reads those only; any other change starts the sums again."""
-
-    criterion = models.ForeignKey(
-        CampaignCriterion, on_delete=models.CASCADE, related_name="view_states"
-    )
-    protocol = models.CharField(max_length=10, validators=[validate_protocol])
-    covers_version = models.PositiveBigIntegerField(
-        help_text="the criterion's judgments version read before the judgments"
-    )
-    covers_judgment_id = models.BigIntegerField(help_text="the largest judgment id added up")
-    rewrites = models.PositiveBigIntegerField(help_text="the criterion's judgments_rewrites")
-    statistics = models.JSONField(default=dict)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(
-                fields=["criterion", "protocol"], name="view_state_once_per_protocol"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.criterion} {self.protocol} to judgment {self.covers_judgment_id}"

@@ -37,12 +37,16 @@ from ranking.engine.forecast import stable_since
 from ranking.engine.fusion import JudgeScores
 from ranking.engine.protocols import Progress, gpu, threads
 from ranking.judge_scores import FusedJudge, fused_judge_of
+from ranking.permutation_check import NullCheck, null_check
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named
 from ranking.protocols.fused import NO_JUDGE
 
 from .models import DEFAULT_REPETITIONS, NOTHING_TO_RANK, RankingRun, SystemResult
 
 log = logging.getLogger(__name__)
+
+
+NOT_CHECKED = NullCheck(0, 0)  # the platform's own views: no permutation check
 
 
 class NothingToRank(ValueError):
@@ -133,7 +137,7 @@ def ranking_input_from_rows(
     per_hit_items = np.array(items, dtype=np.int64) if len(items) == len(annotators) else None
     return RankingInput(
         systems=list(system_index),
-        comparisons=comparisons_from_hits(systems, scores),
+        comparisons=comparisons_from_hits(systems, scores, units=per_hit_items),
         scores=Judgments.from_hits(
             systems, scores, np.array(annotators, dtype=np.int64), per_hit_items
         ),
@@ -278,8 +282,8 @@ def queue_due_rankings() -> list[RankingRun]:
             )
             if criterion is None:
                 continue
-            # The views that recompute every TrueSkill run last, so the others are fresh
-            # sooner; those that add up what changed (summed) first, fresh in a moment.
+            # The calibrated verdict first, the views that recompute every TrueSkill run
+            # last, so the others are fresh sooner.
             due = sorted(due_protocols(criterion), key=queue_order)
             if due:
                 queued += request_rankings(criterion, due)
@@ -288,7 +292,7 @@ def queue_due_rankings() -> list[RankingRun]:
 
 def queue_order(protocol: str) -> tuple[bool, bool]:
     view = protocol_named(protocol)
-    return view.heavy, not view.summed
+    return view.heavy, view.name != DEFAULT
 
 
 def due_protocols(criterion: CampaignCriterion) -> list[str]:
@@ -442,12 +446,12 @@ def ranking_input_from_array(rows: np.ndarray) -> RankingInput[int]:
     _, annotators = numbered_by_first_appearance(rows["annotator"][starts])
     _, items = numbered_by_first_appearance(rows["item"][starts])
     scores = Judgments.from_hits(hit_systems, hit_scores, annotators, items)
-    if "output" in (rows.dtype.names or ()):  # the shared read's rows; the summed views' have none
+    if "output" in (rows.dtype.names or ()):  # the shared read's rows; a bundle's have none
         # from_hits keeps the scored slots in row order: the judged outputs, for the fused view.
         scores = replace(scores, output=rows["output"][~np.isnan(rows["score"])])
     return RankingInput(
         systems=systems.tolist(),
-        comparisons=comparisons_from_hits(hit_systems, hit_scores),
+        comparisons=comparisons_from_hits(hit_systems, hit_scores, units=items),
         scores=scores,
         judgments=len(rows),
         hits=len(starts),
@@ -527,13 +531,6 @@ def compute_and_store(
 
 
 def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: SharedRead) -> None:
-    # The views whose statistics are sums add up the judgments new since their last run,
-    # without the shared read (ranking/incremental.py, which builds on this module), and
-    # are given the agreement of the version by the first run that measures it.
-    from ranking.incremental import rank_and_store_summed, share_agreement  # noqa: PLC0415
-
-    if rank_and_store_summed(run, token, heartbeat):
-        return
     started = time.perf_counter()
     # Read before the judgments (with its version): the run then covers at least that one.
     criterion = CampaignCriterion.objects.get(pk=run.criterion_id)
@@ -559,15 +556,41 @@ def rank_and_store(run: RankingRun, token: str, heartbeat: Heartbeat, shared: Sh
             run.seed,
             progress=progress_writer(run, token, heartbeat),
         )
+    check = published_check(run, data, heartbeat)
     computed = time.perf_counter()
     # Agreement between the annotators, stored with the run so pages read it, not compute it;
     # once per version of the judgments, whichever protocol's run comes first.
     agreement = measure_once(criterion, run.seed, loaded.agreement_judgments)
-    store_results(run, token, data, ranking, read - started, computed - read, agreement)
-    share_agreement(run, criterion.judgments_version)
+    store_results(run, token, data, ranking, read - started, computed - read, agreement, check)
     if run.protocol == STABILITY_PROTOCOL:
         note_cluster_stability(criterion, run, data.hits)
     shared.ranked = True
+
+
+def published_check(run: RankingRun, data: RankingInput[int], heartbeat: Heartbeat) -> NullCheck:
+    """For a published procedure, how often it orders identical systems on this campaign's
+    design (ranking/permutation_check.py); nothing for the platform's own views."""
+    view = protocol_named(run.protocol)
+    if not view.published:
+        return NOT_CHECKED
+
+    def rows_of(permuted: RankingInput[int], seed: int) -> list:
+        try:
+            return result_rows(
+                permuted, rank_input(permuted, run.protocol, run.repetitions, seed), run.protocol
+            )
+        except NothingToRank:
+            return []
+
+    with threads(settings.RANKING_PROCESSES):
+        return null_check(
+            data,
+            rows_of,
+            settings.RANKING_NULL_CHECK_PERMUTATIONS,
+            settings.RANKING_NULL_CHECK_SECONDS,
+            run.seed,
+            progress=lambda done, most: heartbeat.check(),
+        )
 
 
 def with_judge_scores(
@@ -627,13 +650,14 @@ def rank_input(
     progress: Progress | None = None,
 ) -> AnyRanking:
     """Rank what `data` holds: a stored run and its re-ranking from a bundle both call this."""
-    if len(data.systems) < 2 or len(data.comparisons.winner) == 0:
+    view = protocol_named(protocol)
+    compares = len(data.comparisons.winner) > 0 or (not view.needs_comparisons and lone(data))
+    if len(data.systems) < 2 or not compares:
         # Said so that a campaign whose judgments were all left out is not read as empty.
         raise NothingToRank(
             "no comparisons yet; a ranking needs judgments of at least two systems that count"
             " (in HITs not flagged, by annotators not excluded)"
         )
-    view = protocol_named(protocol)
     ranking = view.rank(
         data.comparisons, len(data.systems), data.scores, repetitions, seed, progress
     )
@@ -641,6 +665,12 @@ def rank_input(
     if why:
         raise NothingToRank(why)
     return ranking
+
+
+def lone(data: RankingInput) -> bool:
+    """Whether the input has scores to rank without comparisons: pages of one output each
+    (a direct assessment or error-span page of one), which compare nothing on the page."""
+    return len(data.scores) > 0 and data.scores.choices is None
 
 
 def progress_writer(run: RankingRun, token: str, heartbeat: Heartbeat):
@@ -660,6 +690,7 @@ def store_results(
     load_seconds: float,
     compute_seconds: float,
     agreement: Measured | MeasuredBefore,
+    check: NullCheck = NOT_CHECKED,
 ) -> None:
     """Mark the run done and write its results, together, and only while this worker holds
     the claim: a late finisher whose run was taken over writes nothing."""
@@ -675,10 +706,26 @@ def store_results(
         compute_seconds=compute_seconds,
         error="",
         note=view.note(ranking),
+        pairs=pair_claims(data, ranking),
+        null_permutations=check.permutations,
+        null_ordered=check.ordered,
     )
     rows = result_rows(data, ranking, run.protocol)
     SystemResult.objects.bulk_create(SystemResult(run=run, **stored_fields(row)) for row in rows)
     store_agreement(run, agreement)
+
+
+def pair_claims(data: RankingInput, ranking: AnyRanking) -> dict:
+    """What a view whose claims hold for the whole table says of every two systems, as
+    RankingRun.pairs stores it; {} for the others."""
+    pairs = getattr(ranking, "pairs", None)
+    if pairs is None:
+        return {}
+    critical = pairs.claims.critical
+    return {
+        "critical": critical if np.isfinite(critical) else None,
+        "rows": pairs.rows(data.systems),
+    }
 
 
 def result_rows(

@@ -1,6 +1,7 @@
+import itertools
+import math
 from dataclasses import dataclass
 
-import numpy as np
 from django.db import transaction
 from django.db.models import Avg, F
 from django.http import Http404, HttpResponse
@@ -15,13 +16,15 @@ from ranking.agreement.models import RunAgreement
 from ranking.automatic_metrics.views import metrics_section
 
 from .charts import interval_chart, judgment_chart, rank_chart, width_chart
-from .engine.forecast import PairForecast, forecast
+from .claims import claimed_pairs
+from .engine.forecast import PairForecast, claims_forecast
 from .error_spans import error_rate_rows
 from .export import write_csv
 from .forms import ProtocolForm, RecomputeForm
 from .judge_scores import fused_judge_of
 from .models import NOTHING_TO_RANK, RankingRun, SystemResult
-from .protocols import CHOICES, STABILITY_PROTOCOL, protocol_named
+from .permutation_check import wilson
+from .protocols import CHOICES, DEFAULT, STABILITY_PROTOCOL, protocol_named
 from .service import fitting_protocols, request_ranking
 
 
@@ -38,7 +41,7 @@ def _table_context(protocol: str, run: RankingRun | None) -> dict:
         "chart": rank_chart(rows, shown.rank_chart_title) if rows else None,
         "interval_chart": (
             interval_chart(rows, shown.interval_chart_title)
-            if rows and shown.interval_chart_title
+            if rows and shown.interval_chart_title and all(row.ci_lo is not None for row in rows)
             else None
         ),
         "judgments_scored": scored,
@@ -53,24 +56,111 @@ class ForecastRow:
     pair: PairForecast
 
 
-def _forecast_context(run: RankingRun | None, rows: list) -> dict:
-    """The forecast (ranking/engine/forecast.py) from the run's own table: its scores,
-    their spread over the runs (the fused view: their standard errors) and its clusters.
-    WMT's view has no spread: no forecast."""
-    if run is None or len(rows) < 2 or any(row.mu_std is None for row in rows):
+def _forecast_context(criterion: CampaignCriterion) -> dict:
+    """The forecast (ranking/engine/forecast.py) from the calibrated verdict's latest run,
+    whichever tab is shown: its neighbours in order, each pair's |t| and whether it is
+    claimed, against the critical |t| its claims need."""
+    run = RankingRun.objects.for_criterion(criterion, DEFAULT).latest_done()
+    if run is None or not run.pairs.get("rows") or run.pairs.get("critical") is None:
         return {"forecast": None}
-    predicted = forecast(
-        np.array([row.mu for row in rows]),
-        np.array([row.mu_std for row in rows]),
-        np.array([row.cluster for row in rows]),
-        run.hits,
+    rows = list(run.results.select_related("system"))
+    if len(rows) < 2:
+        return {"forecast": None}
+    by_pair = pair_rows(run)
+    neighbours = [
+        by_pair[(upper.system_id, lower.system_id)] for upper, lower in itertools.pairwise(rows)
+    ]
+    predicted = claims_forecast(
+        [(abs(row.t), row.claimed_above) for row in neighbours], run.pairs["critical"], run.hits
     )
     return {
         "forecast": predicted,
+        "forecast_run": run,
         "forecast_rows": [
             ForecastRow(str(rows[p.upper].system), str(rows[p.lower].system), p)
             for p in predicted.pairs
         ],
+    }
+
+
+@dataclass(frozen=True)
+class PairRow:
+    """A stored pair of RankingRun.pairs, seen from `above` (t and the difference positive
+    where `above` is ahead)."""
+
+    above: int
+    below: int
+    difference: float
+    se: float
+    t: float
+    claimed_above: bool  # `above` claimed better than `below`
+    claimed_below: bool
+
+
+def pair_rows(run: RankingRun) -> dict[tuple[int, int], PairRow]:
+    """Every stored pair of the run, both ways round."""
+    pairs = {}
+    for a, b, difference, se, stored_t, claimed in run.pairs.get("rows", []):
+        # None: a difference the data fix exactly (joint.finite_or_none)
+        t = math.copysign(math.inf, difference) if stored_t is None else stored_t
+        pairs[(a, b)] = PairRow(a, b, difference, se, t, claimed > 0, claimed < 0)
+        pairs[(b, a)] = PairRow(b, a, -difference, se, -t, claimed < 0, claimed > 0)
+    return pairs
+
+
+def _power_context(run: RankingRun | None) -> dict:
+    """What a view whose claims hold jointly could separate now: the pairs claimed and
+    still open, and the smallest difference it would claim for a typical pair (the first
+    step's critical |t| times the pairs' median standard error)."""
+    if run is None or not run.pairs.get("rows"):
+        return {"power": None}
+    rows = run.pairs["rows"]
+    claimed = sum(1 for row in rows if row[5] != 0)
+    critical = run.pairs.get("critical")
+    errors = sorted(row[3] for row in rows if row[3] > 0)
+    smallest = critical * errors[len(errors) // 2] if critical and errors else None
+    return {
+        "power": {
+            "pairs": len(rows),
+            "claimed": claimed,
+            "open": len(rows) - claimed,
+            "smallest": smallest,
+            "critical": critical,
+        }
+    }
+
+
+def _published_context(criterion: CampaignCriterion, protocol: str, run: RankingRun | None) -> dict:
+    """For a published procedure: how often it ordered identical systems on this design,
+    and the pairs it orders that the calibrated verdict does not (and the other way)."""
+    view = protocol_named(protocol)
+    if not view.published or run is None:
+        return {"published": view.published}
+    verdict = RankingRun.objects.for_criterion(criterion, DEFAULT).latest_done()
+    names = {row.system_id: str(row.system) for row in run.results.select_related("system")}
+    ordered = claimed_pairs(run.results.all())
+    verdict_pairs = set()
+    if verdict is not None:
+        verdict_pairs = {
+            (row.above, row.below) for row in pair_rows(verdict).values() if row.claimed_above
+        }
+
+    def named(pairs):
+        return sorted(f"{names.get(a, a)} › {names.get(b, b)}" for a, b in pairs)
+
+    low, high = wilson(run.null_ordered, run.null_permutations)
+    return {
+        "published": view.published,
+        "null_check": {
+            "ordered": run.null_ordered,
+            "permutations": run.null_permutations,
+            "percent": round(100 * run.null_ordered / max(run.null_permutations, 1)),
+            "low": round(100 * low),
+            "high": round(100 * high),
+        },
+        "verdict_run": verdict,
+        "only_published": named(ordered - verdict_pairs) if verdict else [],
+        "only_verdict": named(verdict_pairs - ordered) if verdict else [],
     }
 
 
@@ -114,6 +204,7 @@ def results(request, slug: str, criterion_name: str):
         "criterion": criterion,
         "campaign": criterion.campaign,
         "protocol": protocol,
+        "resample_word": protocol_named(protocol).resample_word,
         "run": run,
         **_table_context(protocol, run),
         "pending": pending,
@@ -132,7 +223,9 @@ def results(request, slug: str, criterion_name: str):
         "error_rates": error_rate_rows(criterion),
         **_composition_context(run),
     }
-    context.update(_forecast_context(run, context["rows"]))
+    context.update(_forecast_context(criterion))
+    context.update(_power_context(run))
+    context.update(_published_context(criterion, protocol, run))
     if run is not None and protocol_named(protocol).uses_judge:
         context["width_chart"] = _width_chart(criterion, protocol)
         context["fused_judge"] = fused_judge_of(criterion)

@@ -233,7 +233,7 @@ FORM = JudgmentForm(
     ),
     # TrueSkill and Bradley-Terry rank the order of a page's scores; WMT's z-scores the
     # scores themselves. Best-worst and the plain bootstrap are views of RankME's HITs.
-    protocols=("e2e", "bt", "wmt", "webnlg", "fused"),
+    protocols=("calibrated", "e2e", "bt", "wmt", "webnlg", "fused"),
     clean_settings=clean_settings,
     fewest_outputs=1,
     has_own_hits=lambda criterion: not asked_on_another_page(criterion),

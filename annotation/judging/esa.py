@@ -315,7 +315,7 @@ FORM = JudgmentForm(
     ),
     # TrueSkill and Bradley-Terry rank the order of a page's scores; WMT's z-scores the
     # scores themselves. The errors per 100 words come with the results page.
-    protocols=("e2e", "bt", "wmt", "fused"),
+    protocols=("calibrated", "e2e", "bt", "wmt", "fused"),
     clean_settings=clean_settings,
     fewest_outputs=1,
     # The 0-100 scores share one scale (and a page of one output has no order).

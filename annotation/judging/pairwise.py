@@ -334,7 +334,7 @@ FORM = JudgmentForm(
         collected="online, on the platform's pairwise-preference HIT pages",
     ),
     # The comparisons the choices imply (TrueSkill, Bradley-Terry) and best-worst scores.
-    protocols=("e2e", "bt", "bws"),
+    protocols=("calibrated", "e2e", "bt", "bws"),
     clean_settings=clean_settings,
     chooses=True,
     agreement_on="choices",

@@ -99,5 +99,5 @@ FORM = JudgmentForm(
         collected="online, on the platform's RankME HIT pages",
     ),
     # Every view: the comparisons a HIT's scores imply, and the raw scores.
-    protocols=("e2e", "bootstrap", "bt", "wmt", "bws", "fused"),
+    protocols=("calibrated", "e2e", "bootstrap", "bt", "wmt", "bws", "fused"),
 )

@@ -11,7 +11,7 @@ ReproHum reproductions):
   different. Where every system's values are constant the differences of means are exact:
   different means are significant, equal ones are not. The values being +1, -1 and 0,
   both tests are computed from each system's counts, with exact sums of squares: a ranking
-  kept up to date by adding up new judgments (ranking/incremental.py) equals one computed
+  kept up to date by adding up new judgments equals one computed
   afresh.
 - Systems are ordered by score; a cluster ends below a system significantly better than
   every system below it (the rule of WMT's tables); the rank range is the positions its

@@ -1,23 +1,30 @@
-"""Bradley-Terry strengths with bootstrap confidence intervals, as Chatbot Arena computes them.
+"""Bradley-Terry strengths, Chatbot Arena's model, with claims that hold for the whole table.
 
-Arena (FastChat's ``elo_analysis.py``, ``compute_elo_mle_with_tie`` and its bootstrap) fits
-P(i beats j) = 1 / (1 + 10 ** ((R_j - R_i) / 400)) by maximum likelihood to every comparison,
-a draw counting as half a win each way; reports each system's rating R from the fit to all
-comparisons, with the 2.5th and 97.5th percentiles of R over bootstrap resamples of the
-comparisons as its 95% interval; and ranks a system 1 + the number of systems whose lower
-bound lies above its upper bound, ordering the table by that rank, then by rating.
+The fit is Arena's (FastChat's ``elo_analysis.py``, ``compute_elo_mle_with_tie``):
+P(i beats j) = 1 / (1 + 10 ** ((R_j - R_i) / 400)) by maximum likelihood over every
+comparison, a draw counting as half a win each way; each system's rating R is the fit to
+all comparisons. What Arena does next claims too much for a campaign here, and is not kept:
+it resamples single comparisons, but the comparisons of one page share its outputs and
+every page of an input shares the input's (E2E judged each output three times), so its
+intervals come out narrow (on campaigns of identical systems they held the truth 64-75% of
+the time); and it reads every pair of intervals on its own, so with 21 systems some pair
+looks apart in most campaigns of identical systems.
 
-Here the same, fast: the comparisons are counted per pair outcome (i beat j, or i and j drew:
-at most 3 n (n - 1) / 2 cells), so a bootstrap resample of the N comparisons is one
-multinomial draw of N over those cells, and every resample is fitted at once by Newton's
+Here the resamples draw whole units (the items: ranking/engine/units.py), R times, and the
+claims come from each pair's difference over its spread across those resamples, with Holm's
+step-down over all pairs (ranking/engine/joint.py): a system's rank is 1 + the systems
+claimed better (Arena's rank, held for the whole table), its rank set and cluster follow
+from the claims, and its interval is a comparison interval, apart from another only where
+the pair is claimed.
+
+Fast: a unit's comparisons are counted per pair (its wins of a over b, draws half each way),
+so a resample's win matrix is the units' counts weighted by how often each was drawn (one
+sparse product per chunk of resamples), and every resample is fitted at once by Newton's
 method on n x n win matrices (the Hessian is a weighted graph Laplacian, solved in a batch).
 
-Where the data order nothing, nothing is claimed: bounds equal up to rounding do not make a
-system significantly better, ratings tied in a resample share the span of their ranks, and
-where the comparison graph falls into pieces (Comparisons.components) only systems of the
-same piece count towards Arena's rank or narrow a rank range (the virtual draws below tie
-the pieces together, but they are no evidence). On a connected graph without ties this is
-Arena's computation unchanged.
+Where the data order nothing, nothing is claimed: pairs in different pieces of the
+comparison graph (Comparisons.components) are never compared (the virtual draws below tie
+the pieces together, but they are no evidence).
 
 Gauge: ratings are shifted so that their mean is 1000 (mean log-strength 0). Arena's
 optimiser, started from zero, keeps that mean too (the gradient of the log-likelihood always
@@ -38,11 +45,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import minimize
+from scipy.sparse import csr_matrix
 from scipy.special import expit, log_expit
 
-from .clusters import TIE_TOLERANCE, rank_ranges
 from .comparisons import Comparisons
+from .joint import PairStatistics, resampled_claims
 from .protocols import Progress
+from .units import UnitPairs, bootstrap_weights, with_units
 
 # rating = RATING_MEAN + RATING_PER_NAT * log(strength): 400 points for odds of 10 to 1.
 RATING_PER_NAT = 400.0 / math.log(10.0)
@@ -86,29 +95,6 @@ class PairOutcomes:
         pair, drawn = np.divmod(keys, 2)
         return cls(pair // n_systems, pair % n_systems, drawn.astype(bool), count)
 
-    @classmethod
-    def of_counts(
-        cls,
-        winner: np.ndarray,
-        loser: np.ndarray,
-        draw: np.ndarray,
-        count: np.ndarray,
-        n_systems: int,
-    ) -> "PairOutcomes":
-        """From cells counted elsewhere (ranking/incremental.py adds them up judgment by
-        judgment), in count_of's form: a draw's pair smaller number first, the cells in
-        count_of's order, none empty. Two cells of one outcome are added together."""
-        winner, loser = np.asarray(winner, np.int64), np.asarray(loser, np.int64)
-        draw = np.asarray(draw, bool)
-        first = np.where(draw, np.minimum(winner, loser), winner)
-        second = np.where(draw, np.maximum(winner, loser), loser)
-        keys, where = np.unique((first * n_systems + second) * 2 + draw, return_inverse=True)
-        total = np.bincount(where.ravel(), np.asarray(count, np.int64), len(keys))
-        keep = total > 0
-        pair, drawn = np.divmod(keys[keep], 2)
-        counted = np.rint(total[keep]).astype(np.int64)
-        return cls(pair // n_systems, pair % n_systems, drawn.astype(bool), counted)
-
     def per_system(self, n_systems: int) -> np.ndarray:
         """int64[n]: the comparisons each system takes part in (Comparisons.per_system)."""
         weight = self.count.astype(np.float64)
@@ -127,10 +113,12 @@ class PairOutcomes:
 class BradleyTerryRanking:
     """Per-system results; every array is indexed by system number.
 
-    ``rating`` is the fit to all comparisons; ``rating_std``, ``ci_lo`` and ``ci_hi`` (the 95%
-    percentile interval) and ``rank_lo``/``rank_hi`` (95% rank range, trimmed as for
-    TrueSkill) come from the resamples. ``rank`` is Arena's: 1 + the number of systems
-    significantly better. ``order``: best first, by rank, then by rating.
+    ``rating`` is the fit to all comparisons; ``rating_std`` its spread over resamples of
+    whole units (items); the claims (ranking/engine/joint.py: Holm over every two systems'
+    studentized difference) give ``rank`` (1 + the systems claimed better, Arena's rank
+    held for the whole table), ``rank_lo``/``rank_hi`` (the rank sets), ``cluster`` and the
+    comparison intervals ``ci_lo``/``ci_hi`` (apart only for a claimed pair). ``order``: best
+    first, by rank, then by rating.
     """
 
     protocol: str
@@ -143,10 +131,12 @@ class BradleyTerryRanking:
     rank: np.ndarray  # int64[n]
     rank_lo: np.ndarray  # int64[n]
     rank_hi: np.ndarray  # int64[n]
+    cluster: np.ndarray  # int64[n]
     n_comparisons: np.ndarray  # int64[n]
     order: np.ndarray  # int64[n]
     augmented_rounds: int  # resamples that needed the virtual draws
     augmented_full_fit: bool
+    pairs: PairStatistics | None = None
 
 
 def bradley_terry_protocol(
@@ -157,33 +147,29 @@ def bradley_terry_protocol(
     progress: Progress | None = None,
     weigh: Weighing | None = None,
 ) -> BradleyTerryRanking:
-    """Fit all comparisons, then ``rounds`` bootstrap resamples of them; summarise as Arena.
-    ``weigh``, if given, reweighs every win matrix (the full one and each resample's) before
-    its fit."""
-    outcomes = PairOutcomes.count_of(comparisons, n_systems)
-    return bradley_terry_of_outcomes(outcomes, n_systems, rounds, seed, progress, weigh)
-
-
-def bradley_terry_of_outcomes(
-    outcomes: PairOutcomes,
-    n_systems: int,
-    rounds: int,
-    seed: int | np.random.Generator,
-    progress: Progress | None = None,
-    weigh: Weighing | None = None,
-) -> BradleyTerryRanking:
-    """bradley_terry_protocol of the comparisons counted per pair outcome: everything it
-    computes rests on those counts (the fits, the resamples, the graph's pieces, each
-    system's comparisons), so counts added up as judgments come give the same ranking."""
+    """Fit all comparisons, then ``rounds`` resamples of whole units (the items of
+    Comparisons.unit; without them each comparison is its own unit); claims from the
+    resamples. ``weigh``, if given, reweighs every win matrix before its fit."""
     if rounds < 1:
         raise ValueError("rounds must be at least 1")
+    pairs = UnitPairs.of(with_units(comparisons))
+    outcomes = PairOutcomes.count_of(comparisons, n_systems)
     wins = win_matrices(outcomes, outcomes.count[None], n_systems)
     full, augmented_full = fit_ratings(weigh(wins) if weigh else wins)
-    boot, augmented = bootstrap_ratings(outcomes, n_systems, rounds, seed, progress, weigh)
-    ci_lo, ci_hi = np.percentile(boot, [50 * (1 - CONFIDENCE), 50 * (1 + CONFIDENCE)], axis=0)
+    boot, augmented = unit_bootstrap_ratings(pairs, n_systems, rounds, seed, progress, weigh)
+    compared = outcomes.per_system(n_systems) > 0
     components = outcomes.components(n_systems)
-    rank = arena_rank(ci_lo, ci_hi, components)
-    rank_lo, rank_hi = rank_ranges(boot, CONFIDENCE, components)
+    comparable = (components[:, None] == components[None, :]) & compared[:, None] & compared
+    # Every system has a place: one never compared could be anywhere (its ranks span them
+    # all), and only comparable pairs are ever claimed.
+    everyone = np.ones(n_systems, dtype=bool)
+    statistics = resampled_claims(
+        full[0], boot, everyone, comparable, pairs.n_units, pairs.units_per_pair(n_systems)
+    )
+    claims = statistics.claims
+    covariance = np.cov(boot, rowvar=False) if rounds > 1 else np.zeros((n_systems,) * 2)
+    ci_lo, ci_hi = claims.comparison_interval(full[0], np.atleast_2d(covariance))
+    rank = claims.rank_lo
     return BradleyTerryRanking(
         protocol="bt",
         rounds=rounds,
@@ -193,43 +179,56 @@ def bradley_terry_of_outcomes(
         ci_lo=ci_lo,
         ci_hi=ci_hi,
         rank=rank,
-        rank_lo=rank_lo.astype(np.int64),
-        rank_hi=rank_hi.astype(np.int64),
+        rank_lo=claims.rank_lo,
+        rank_hi=claims.rank_hi,
+        cluster=claims.cluster,
         n_comparisons=outcomes.per_system(n_systems),
         order=np.lexsort((-full[0], rank)),
         augmented_rounds=augmented,
         augmented_full_fit=bool(augmented_full),
+        pairs=statistics,
     )
 
 
-def bootstrap_ratings(
-    outcomes: PairOutcomes,
+def unit_bootstrap_ratings(
+    pairs: UnitPairs,
     n_systems: int,
     rounds: int,
     seed: int | np.random.Generator,
     progress: Progress | None = None,
     weigh: Weighing | None = None,
 ) -> tuple[np.ndarray, int]:
-    """Ratings of ``rounds`` resamples (float64[rounds, n]) and how many were augmented.
-
-    Resampling N comparisons with replacement draws each pair outcome a multinomial number
-    of times, in proportion to how often it was observed: the same distribution as drawing
-    N rows, at the cost of the cells rather than the comparisons.
-    """
+    """Ratings of ``rounds`` resamples of the units (float64[rounds, n]) and how many needed
+    the virtual draws. A resample draws U units with replacement and takes every comparison
+    of each drawn unit as many times as it was drawn: the win matrices are the units'
+    weighted sums, one sparse product per chunk of resamples."""
     rng = np.random.default_rng(seed)
-    total = int(outcomes.count.sum())
-    probabilities = outcomes.count / total
+    per_unit = unit_win_matrix(pairs, n_systems)
     ratings = np.empty((rounds, n_systems))
     augmented = 0
     for start in range(0, rounds, _CHUNK):
         stop = min(start + _CHUNK, rounds)
-        counts = rng.multinomial(total, probabilities, size=stop - start)
-        wins = win_matrices(outcomes, counts, n_systems)
+        weights = bootstrap_weights(pairs.n_units, stop - start, rng)
+        wins = np.asarray((per_unit.T @ weights.T).T).reshape(-1, n_systems, n_systems)
         ratings[start:stop], needed = fit_ratings(weigh(wins) if weigh else wins)
         augmented += int(needed.sum())
         if progress is not None:
             progress(stop, rounds)
     return ratings, augmented
+
+
+def unit_win_matrix(pairs: UnitPairs, n_systems: int) -> csr_matrix:
+    """(U, n * n) sparse: each unit's wins of a over b at a * n + b, a draw half each way."""
+    won_first = 0.5 * (pairs.count + pairs.net)
+    won_second = 0.5 * (pairs.count - pairs.net)
+    rows = np.concatenate([pairs.unit, pairs.unit])
+    cells = np.concatenate(
+        [pairs.first * n_systems + pairs.second, pairs.second * n_systems + pairs.first]
+    )
+    return csr_matrix(
+        (np.concatenate([won_first, won_second]), (rows, cells)),
+        shape=(pairs.n_units, n_systems * n_systems),
+    )
 
 
 def win_matrices(outcomes: PairOutcomes, counts: np.ndarray, n_systems: int) -> np.ndarray:
@@ -296,21 +295,6 @@ def fit_log_strengths(wins: np.ndarray) -> np.ndarray:
         if longest.max() < _STEP_TOLERANCE:
             return theta - theta.mean(axis=1, keepdims=True)
     raise FloatingPointError("the Bradley-Terry fit did not converge")
-
-
-def arena_rank(
-    ci_lo: np.ndarray, ci_hi: np.ndarray, components: np.ndarray | None = None
-) -> np.ndarray:
-    """1 + the number of systems significantly better: whose lower bound is above this
-    system's upper bound (a system's own bounds never count: lo <= hi). Bounds that differ
-    by rounding only are equal. With ``components`` (Comparisons.components), only systems
-    of the same piece of the comparison graph count: across pieces the ratings rest on the
-    virtual draws alone, which order nothing."""
-    tolerance = TIE_TOLERANCE * max(1.0, float(np.abs(ci_hi).max(initial=0.0)))
-    better = ci_lo[None, :] > ci_hi[:, None] + tolerance
-    if components is not None:
-        better &= components[None, :] == components[:, None]
-    return 1 + better.sum(axis=1)
 
 
 def reference_ratings(comparisons: Comparisons, n_systems: int) -> np.ndarray:

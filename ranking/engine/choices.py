@@ -107,4 +107,5 @@ def comparisons_from_choices(choices: Choices) -> Comparisons:
         winner=np.concatenate([p[2] for p in parts])[order],
         loser=np.concatenate([p[3] for p in parts])[order],
         draw=np.concatenate([np.full(len(p[0]), p[4]) for p in parts])[order],
+        unit=choices.item[rows[order]],  # the item shown: the design's unit
     )

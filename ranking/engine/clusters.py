@@ -5,8 +5,11 @@ from fractions import Fraction
 
 import numpy as np
 
+from .comparisons import Comparisons
+from .joint import PairStatistics, resampled_claims
 from .protocols import RunsResult
 from .trueskill import TrueSkillParams
+from .units import UnitPairs, with_units
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,7 @@ class Ranking:
     cluster: np.ndarray  # int64[n], 1 = best
     n_comparisons: np.ndarray  # int64[n]
     order: np.ndarray  # int64[n], system numbers best first (by mean mu, stable)
+    pairs: PairStatistics | None = None  # the unit bootstrap's claims (summarise_claims)
 
 
 def ranks_per_run(mu_runs: np.ndarray) -> np.ndarray:
@@ -132,4 +136,35 @@ def summarise(
         cluster=clusters(mean_mu, rank_lo, rank_hi),
         n_comparisons=result.n_comparisons,
         order=np.argsort(-mean_mu, kind="stable"),
+    )
+
+
+def summarise_claims(result: RunsResult, comparisons: Comparisons, n_systems: int) -> Ranking:
+    """Mean mu, and rank sets and clusters from the claims that hold for the whole table
+    (joint.resampled_claims: Holm over every two systems' difference, studentized by its
+    spread over the runs), for runs that each resample whole units: the unit bootstrap."""
+    mean_mu = result.mu.mean(axis=0)
+    compared = result.n_comparisons > 0
+    components = comparisons.components(n_systems)
+    comparable = (components[:, None] == components[None, :]) & compared[:, None] & compared
+    cells = UnitPairs.of(with_units(comparisons))
+    everyone = np.ones(n_systems, dtype=bool)  # one never compared could be anywhere
+    pairs = resampled_claims(
+        mean_mu, result.mu, everyone, comparable, cells.n_units, cells.units_per_pair(n_systems)
+    )
+    claims = pairs.claims
+    return Ranking(
+        protocol=result.protocol,
+        params=result.params,
+        runs=result.runs,
+        seed=result.seed,
+        mean_mu=mean_mu,
+        mean_sigma=result.sigma.mean(axis=0),
+        std_mu=result.mu.std(axis=0),
+        rank_lo=claims.rank_lo,
+        rank_hi=claims.rank_hi,
+        cluster=claims.cluster,
+        n_comparisons=result.n_comparisons,
+        order=np.argsort(-mean_mu, kind="stable"),
+        pairs=pairs,
     )

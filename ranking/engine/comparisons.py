@@ -17,6 +17,10 @@ class Comparisons:
     winner: np.ndarray  # int32[n]
     loser: np.ndarray  # int32[n]
     draw: np.ndarray  # bool[n]
+    # int64[n]: the design's independent unit each comparison came from (the item of its
+    # page: every page of an input shares its outputs), for views that resample or permute
+    # whole units; None where not known.
+    unit: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         # Normalise dtypes once here so the compiled kernels see one signature.
@@ -28,6 +32,10 @@ class Comparisons:
             raise ValueError("winner, loser and draw must be 1-d arrays of equal length")
         if np.any(self.winner == self.loser):
             raise ValueError("a system cannot be compared with itself")
+        if self.unit is not None:
+            object.__setattr__(self, "unit", np.ascontiguousarray(self.unit, dtype=np.int64))
+            if self.unit.shape != (n,):
+                raise ValueError("unit must be a 1-d array as long as the comparisons")
 
     def __len__(self) -> int:
         return len(self.winner)
@@ -50,13 +58,17 @@ class Comparisons:
 
 
 def comparisons_from_hits(
-    systems: np.ndarray, scores: np.ndarray, mask: np.ndarray | None = None
+    systems: np.ndarray,
+    scores: np.ndarray,
+    mask: np.ndarray | None = None,
+    units: np.ndarray | None = None,
 ) -> Comparisons:
     """All k(k-1)/2 pairs of every HIT: higher score wins, equal scores draw.
 
     ``systems`` and ``scores`` are (H, k). A score that is NaN, or whose ``mask`` entry is
     False, is missing and its pairs are skipped; so are pairs where both positions hold the
     same system. Output order: HIT by HIT, pairs (0, 1), (0, 2), ..., (k-2, k-1) within a HIT.
+    ``units`` (H), if given, is each HIT's unit (its item), carried to its comparisons.
     """
     systems = np.asarray(systems)
     scores = np.asarray(scores, dtype=np.float64)
@@ -71,8 +83,12 @@ def comparisons_from_hits(
     keep = (present[:, first] & present[:, second]).ravel() & (sys_a != sys_b)
     sys_a, sys_b, score_a, score_b = sys_a[keep], sys_b[keep], score_a[keep], score_b[keep]
     b_wins = score_b > score_a
+    unit = None
+    if units is not None:
+        unit = np.repeat(np.asarray(units, dtype=np.int64), len(first))[keep]
     return Comparisons(
         winner=np.where(b_wins, sys_b, sys_a),
         loser=np.where(b_wins, sys_a, sys_b),
         draw=score_a == score_b,
+        unit=unit,
     )

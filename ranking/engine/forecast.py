@@ -97,3 +97,25 @@ def stable_since(hits: int, same_as_previous: bool, previous_hits: int, since: i
     if not same_as_previous:
         return hits
     return since if 0 < since <= previous_hits else previous_hits
+
+
+def claims_forecast(neighbours: list[tuple[float, bool]], critical: float, hits: int) -> Forecast:
+    """The forecast of a view whose claims hold for the whole table, for its neighbours in
+    order: each pair's |t| and whether it is claimed. The |t| grows as sqrt(HITs); a pair
+    is claimed at about the first step's critical |t| (ranking/engine/joint.py), so the HITs
+    needed are HITs * (critical / |t|)^2."""
+    pairs = []
+    for i, (t, claimed) in enumerate(neighbours):
+        z = abs(t)
+        needed = 0 if claimed else more_hits_to(z, critical, hits)
+        pairs.append(PairForecast(i, i + 1, claimed, z, needed))
+    return Forecast(hits, pairs)
+
+
+def more_hits_to(z: float, critical: float, hits: int) -> int | None:
+    if z <= 0 or hits <= 0 or not math.isfinite(critical):
+        return None
+    needed = hits * (critical / z) ** 2
+    if needed > (1 + TIED_AFTER) * hits:
+        return None
+    return max(1, math.ceil(needed - hits))

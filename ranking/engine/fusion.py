@@ -48,6 +48,10 @@ quality ratings that costs less than the raw scores' skew does (most scores are 
 the few typed-in magnitudes far above the slider (111,111) are capped, which the caller
 does (they would swing their annotator's every z-score).
 
+The intervals hold for the whole table at once (Bonferroni over the pairs of ranked systems:
+each at 1 - 0.05 / P for P pairs), so that two intervals apart, which every reader reads as
+an order, are a false claim in at most 5% of campaigns whatever the number of systems (with
+95% intervals each, 21 identical systems would show some pair apart in most campaigns).
 Rank ranges come from the intervals, claiming no order where they overlap: a system's best
 rank is 1 plus the systems whose interval lies wholly above its own, its worst rank N minus
 those wholly below; clusters follow from the ranges as for every other view
@@ -187,6 +191,15 @@ def quantile(labelled: np.ndarray, confidence: float = 0.95) -> np.ndarray:
     return student.ppf(0.5 + confidence / 2, np.where(df >= 1, df, np.nan))
 
 
+def each_pair(confidence: float, ranked: int) -> float:
+    """The confidence of each interval such that no two of `ranked` systems' intervals are
+    apart by chance, for the whole table at `confidence` (Bonferroni over the pairs: two
+    intervals are apart only where the difference exceeds the half-widths' sum, which is at
+    least the difference's own quantile times its standard error)."""
+    pairs = max(ranked * (ranked - 1) // 2, 1)
+    return 1 - (1 - confidence) / pairs
+
+
 def interval_ranks(lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best and worst rank (1 = top) of each system whose interval is [lower, upper]: it
     is below every system whose interval lies wholly above its own, above every one wholly
@@ -217,7 +230,7 @@ def fused_ranking(
     m = ppi_means(output_system, judge, human, n_systems, clip, pooled)
     judgments = np.bincount(output_system, per_output, minlength=n_systems).astype(np.int64)
     ranked = m["labelled"] >= MIN_LABELLED
-    z = quantile(m["labelled"], confidence)
+    z = quantile(m["labelled"], each_pair(confidence, int(ranked.sum())))
     se = np.where(ranked, np.sqrt(m["variance"]), np.nan)
     estimate = np.where(ranked, m["estimate"], np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):

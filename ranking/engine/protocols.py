@@ -302,19 +302,21 @@ def _e2e_runs(
 def bootstrap_run(
     state: np.uint64,
     games: np.ndarray,
-    n_updates: int,
+    unit_starts: np.ndarray,
     mu: np.ndarray,
     var: np.ndarray,
     constants: KernelParams,
 ) -> bool:
-    """One run of the plain bootstrap; like `e2e_run`, shared by the CPU and GPU paths."""
+    """One run of the unit bootstrap: U units drawn with replacement, each drawn unit's
+    comparisons applied in their order (`games` grouped by unit, unit u's rows
+    unit_starts[u]:unit_starts[u + 1]). Like `e2e_run`, shared by the CPU and GPU paths."""
     _start(mu, var, constants)
     ok = True
-    if games.shape[0] == 0:
-        return ok
-    for _ in range(n_updates):
-        state, j = next_index(state, games.shape[0])
-        ok &= _apply(games, j, mu, var, constants)
+    units = unit_starts.shape[0] - 1
+    for _ in range(units):
+        state, u = next_index(state, units)
+        for j in range(unit_starts[u], unit_starts[u + 1]):
+            ok &= _apply(games, j, mu, var, constants)
     return ok
 
 
@@ -322,14 +324,14 @@ def bootstrap_run(
 def _bootstrap_runs(
     seeds: np.ndarray,
     games: np.ndarray,
-    n_updates: int,
+    unit_starts: np.ndarray,
     mu: np.ndarray,
     var: np.ndarray,
     constants: KernelParams,
 ) -> np.ndarray:
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
-        ok[r] = bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], constants)
+        ok[r] = bootstrap_run(seeds[r], games, unit_starts, mu[r], var[r], constants)
     return ok
 
 
@@ -379,24 +381,30 @@ def bootstrap_protocol(
     backend: Backend = "package",
     chunk_runs: int | None = None,
 ) -> RunsResult:
-    """Plain bootstrap: each run applies N = len(comparisons) + 1 comparisons drawn
-    uniformly with replacement from all of them (so each pair in proportion to how often
-    it was observed), in the order drawn, with the E2E protocol's TrueSkill constants.
-    """
+    """The unit bootstrap: each run draws as many units (Comparisons.unit, the items; each
+    comparison its own unit where none are known) as there are, with replacement, and
+    applies the comparisons of each drawn unit, unit by unit, with the E2E protocol's
+    TrueSkill constants. Drawing whole items keeps together what shares outputs: a run
+    then varies as much as a new campaign of the same design would."""
     _check(comparisons, n_systems, runs)
     params = e2e_params(len(comparisons), backend)
-    n_updates, constants = len(comparisons) + 1, _kernel_params(params)
-    all_games = games(comparisons)
+    constants = _kernel_params(params)
+    units = comparisons.unit if comparisons.unit is not None else np.arange(len(comparisons))
+    by_unit = np.argsort(units, kind="stable")
+    grouped = np.ascontiguousarray(games(comparisons)[by_unit])
+    _, sizes = np.unique(units, return_counts=True)
+    unit_starts = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
 
     def on_cpu(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        return _bootstrap_runs(seeds, all_games, n_updates, mu, var, constants)
+        return _bootstrap_runs(seeds, grouped, unit_starts, mu, var, constants)
 
     def on_gpu(cuda_runs: ModuleType) -> RunsKernel:
-        return cuda_runs.bootstrap_kernel(all_games, n_updates, constants)
+        return cuda_runs.bootstrap_kernel(grouped, unit_starts, constants)
 
     kernel, chunk_runs = _placed(on_cpu, on_gpu, runs, chunk_runs)
     mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
     per_system = comparisons.per_system(n_systems)
+    n_updates = len(comparisons)
     return RunsResult("bootstrap", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
 
 

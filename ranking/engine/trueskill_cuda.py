@@ -48,12 +48,15 @@ def e2e_kernel(
     return kernel
 
 
-def bootstrap_kernel(games: np.ndarray, n_updates: int, constants: KernelParams) -> RunsKernel:
-    """The plain bootstrap's runs as `protocols._bootstrap_runs` makes them, on the GPU."""
+def bootstrap_kernel(
+    games: np.ndarray, unit_starts: np.ndarray, constants: KernelParams
+) -> RunsKernel:
+    """The unit bootstrap's runs as `protocols._bootstrap_runs` makes them, on the GPU."""
     on_device = cuda.to_device(np.ascontiguousarray(games))
+    starts_on_device = cuda.to_device(np.ascontiguousarray(unit_starts))
 
     def kernel(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        return _launch(_bootstrap_runs, seeds, mu, var, on_device, n_updates, constants)
+        return _launch(_bootstrap_runs, seeds, mu, var, on_device, starts_on_device, constants)
 
     return kernel
 
@@ -95,7 +98,7 @@ def _e2e_runs(  # type: ignore[no-untyped-def]
 
 
 @cuda.jit
-def _bootstrap_runs(seeds, mu, var, ok, games, n_updates, k):  # type: ignore[no-untyped-def]
+def _bootstrap_runs(seeds, mu, var, ok, games, unit_starts, k):  # type: ignore[no-untyped-def]
     r: int = cuda.grid(1)  # type: ignore[call-arg]
     if r < seeds.shape[0]:
-        ok[r] = bootstrap_run(seeds[r], games, n_updates, mu[r], var[r], k)
+        ok[r] = bootstrap_run(seeds[r], games, unit_starts, mu[r], var[r], k)

@@ -7,14 +7,15 @@ nrc-cnrc/WMT-Stability ``scripts/get_ranking.py``, computes it):
   standard deviation (sample, ddof=1), both over all the annotator's judgments here. An
   annotator with a single judgment, or with every score equal, has no standard deviation to
   divide by; WMT leaves their scores out, and so does this.
-- A system's score is the mean z of its judgments (WMT's "Ave z"). WMT first averages
-  repeated judgments of one segment by a system; here each judgment counts once, as RankME
-  rarely judges an output twice in a criterion.
+- A system's score is the mean z of its judgments (WMT's "Ave z").
 - Systems are ordered by that score. System A is significantly better than B when a
-  one-sided Wilcoxon rank-sum (Mann-Whitney U) test of A's z-scores against B's gives
-  p < 0.05 (normal approximation with tie and continuity correction, as scipy computed it
-  for WMT; WMT's scipy, before 1.7, reported the smaller one-sided p whatever the
-  direction, this tests the direction of the order).
+  one-sided Wilcoxon rank-sum (Mann-Whitney U) test of A's outputs' z-scores against B's
+  gives p < 0.05 (normal approximation with tie and continuity correction, as scipy
+  computed it for WMT; WMT's scipy, before 1.7, reported the smaller one-sided p whatever
+  the direction, this tests the direction of the order).
+- The tests compare outputs, not judgments: WMT averages repeated judgments of one segment
+  by a system first, and so does this (an output's judgments share the output; E2E judged
+  each three times, and testing them as independent ordered systems that are the same).
 - A cluster boundary falls below a system that is significantly better than every system
   below it: the lines of WMT's tables, by the rule of the replication above, which gives
   back the findings' clusters. Only the last system above a line is tested against every
@@ -146,7 +147,8 @@ def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
         mean_raw = raw / n_judgments
     ranked = np.flatnonzero(n_judgments > 0)
     order = ranked[np.argsort(-mean_z[ranked], kind="stable")]
-    in_order = clusters_in_order([per_system[s] for s in order])
+    tested = output_means(judgments, z, n_systems)
+    in_order = clusters_in_order([tested[s] for s in order])
     cluster = np.zeros(n_systems, dtype=np.int64)
     cluster[order] = in_order
     rank_lo, rank_hi = np.zeros_like(cluster), np.zeros_like(cluster)
@@ -162,6 +164,23 @@ def wmt_protocol(judgments: Judgments, n_systems: int) -> WmtRanking:
         left_out=int((~kept).sum()),
         mean_raw=mean_raw,
     )
+
+
+def output_means(judgments: Judgments, z: np.ndarray, n_systems: int) -> list[np.ndarray]:
+    """Per system, the mean z of each of its outputs (an item's output of the system): what
+    the rank-sum tests compare, as WMT averages repeated judgments of a segment first. The
+    judgments of one output share it, so they are not independent of each other; without
+    the items each judgment stands alone."""
+    kept = ~np.isnan(z)
+    system = judgments.system[kept].astype(np.int64)
+    if judgments.item is None:
+        key = np.arange(int(kept.sum()))
+    else:
+        key = judgments.item[kept] * n_systems + system
+    outputs, where = np.unique(key, return_inverse=True)
+    means = np.bincount(where, z[kept]) / np.bincount(where)
+    output_system = outputs % n_systems if judgments.item is not None else system
+    return [means[output_system == s] for s in range(n_systems)]
 
 
 def significantly_better(upper: np.ndarray, lower: np.ndarray) -> bool:

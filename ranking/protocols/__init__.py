@@ -2,10 +2,11 @@
 computes, the results page shows, the CSV writes, bundles record and the datasheet
 describes. Adding one is a module beside these and a line in REGISTERED."""
 
-from . import best_worst, bradley_terry, fused, trueskill, webnlg, wmt
+from . import best_worst, bradley_terry, calibrated, fused, trueskill, webnlg, wmt
 from .base import RankingProtocol
 
 REGISTERED: tuple[RankingProtocol, ...] = (
+    calibrated.PROTOCOL,
     trueskill.E2E,
     trueskill.BOOTSTRAP,
     bradley_terry.PROTOCOL,
@@ -18,10 +19,11 @@ REGISTERED: tuple[RankingProtocol, ...] = (
 PROTOCOLS: dict[str, RankingProtocol] = {protocol.name: protocol for protocol in REGISTERED}
 NAMES: list[str] = list(PROTOCOLS)
 CHOICES: list[tuple[str, str]] = [(protocol.name, protocol.label) for protocol in REGISTERED]
-# The view a results page opens on, and the one whose clusters may close a criterion when
-# they stay the same (ranking.service.note_cluster_stability).
-DEFAULT = trueskill.E2E.name
-STABILITY_PROTOCOL = trueskill.E2E.name
+# The view a results page, the API, the CSV and the rank command open on, and the one whose
+# clusters may close a criterion when they stay the same (ranking.service's
+# note_cluster_stability) and whose claims the forecast reads: the calibrated verdict.
+DEFAULT = calibrated.PROTOCOL.name
+STABILITY_PROTOCOL = calibrated.PROTOCOL.name
 
 
 def protocol_named(name: str) -> RankingProtocol:

@@ -76,9 +76,6 @@ class RankingProtocol:
     # its cost grows with the judgments times the repetitions: the sweep queues such views
     # after a change's others, which are then fresh sooner.
     heavy: bool = False
-    # Whether what it ranks is sums over the judgments that a run brings up to date by
-    # adding the new ones (ranking/incremental.py); the sweep queues such views first.
-    summed: bool = False
     resample_word: str = "runs"
     # Why a finished ranking has nothing to show ("" when it has): the service then ends
     # the run as "nothing to rank" rather than storing an empty table.
@@ -88,6 +85,15 @@ class RankingProtocol:
     # Whether the view ranks an automatic judge's scores with the judgments (the fused
     # view): it fits only a criterion with a fused judge, and its runs store which scores.
     uses_judge: bool = False
+    # The published procedure the view keeps to the letter, for reproduction (E2E 2018,
+    # WebNLG 2020, WMT's, ...), "" for the platform's own. A published view claims what
+    # its procedure claims, calibrated or not: its runs measure how often it orders
+    # identical systems on the campaign's own design (ranking/permutation_check.py).
+    published: str = ""
+    # Whether it ranks only the pairwise comparisons within pages: with pages of one output
+    # each (nothing compared on a page) it has nothing to rank. Views of the scores
+    # themselves (WMT's, WebNLG's, the fused one) and the calibrated one rank those too.
+    needs_comparisons: bool = True
 
     def repetitions_text(self, repetitions: int, seed: int) -> str:
         if not self.resamples:

@@ -47,6 +47,7 @@ def note(ranking: BestWorstRanking) -> str:
 PROTOCOL = RankingProtocol(
     name="bws",
     label="Best-worst scaling with Tukey HSD clusters",
+    published="best-worst scaling as Puduppully and Lapata (2021) report it",
     presentation=Presentation(
         "Best-worst scaling: the outputs chosen best and worst (pairwise or best-worst"
         " judgments) or, for scores, in each HIT the highest-scored outputs and the lowest;"
@@ -83,5 +84,4 @@ PROTOCOL = RankingProtocol(
     resamples=False,
     score_name="best-worst score",
     note=note,
-    summed=True,
 )

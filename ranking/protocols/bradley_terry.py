@@ -1,12 +1,12 @@
-"""Bradley-Terry as Chatbot Arena: maximum-likelihood ratings from the pairwise comparisons,
-95% intervals from bootstrap resamples, and Arena's rank."""
+"""Bradley-Terry ratings (Chatbot Arena's model and scale) from the pairwise comparisons,
+their spread over resamples of whole items, and only the claims that hold for the whole
+table (ranking/engine/bradley_terry.py)."""
 
 from typing import Any
 
 from ranking.engine import BradleyTerryRanking, bradley_terry_protocol
 
 from .base import (
-    NO_ORDER_WITHOUT_EVIDENCE,
     Datasheet,
     Presentation,
     RankingProtocol,
@@ -19,7 +19,7 @@ from .trueskill import PAIRS
 
 def result_fields(ranking: BradleyTerryRanking, index: int) -> dict[str, Any]:
     return {
-        "cluster": int(ranking.rank[index]),
+        "cluster": int(ranking.cluster[index]),
         "mu": float(ranking.rating[index]),
         "mu_std": float(ranking.rating_std[index]),
         "ci_lo": float(ranking.ci_lo[index]),
@@ -61,29 +61,30 @@ def note(ranking: BradleyTerryRanking) -> str:
 
 PROTOCOL = RankingProtocol(
     name="bt",
-    label="Bradley-Terry with bootstrap intervals (as Chatbot Arena)",
+    label="Bradley-Terry over resampled items (claims that hold for the whole table)",
     presentation=Presentation(
-        "Bradley-Terry as Chatbot Arena: maximum-likelihood ratings from the pairwise"
-        " comparisons with 95% bootstrap intervals; a system's rank is 1 + the number of"
-        " systems significantly better.",
+        "Bradley-Terry ratings on Chatbot Arena's scale, their spread over resamples of whole"
+        " items, and an order claimed only where it holds for the whole table at 95%: a"
+        " system's rank is 1 + the systems claimed better.",
         "ranking/table_bt.html",
         "BT rating",
-        "95% rank range of each system over the bootstrap resamples, in Arena's order;"
-        " shaded bands are systems of one rank",
-        "Bradley-Terry rating of each system with its 95% bootstrap interval",
+        "Ranks each system can hold, all at once at 95%; shaded bands are clusters",
+        "Bradley-Terry rating of each system; two intervals apart are a claimed difference",
     ),
     datasheet=Datasheet(
         aggregation=f"{PAIRS}; Bradley-Terry ratings fit to them (a draw half a win each way),"
         " on Chatbot Arena's scale",
-        significance="95% intervals of the rating from R bootstrap resamples; Arena's rank: 1 +"
-        " the number of systems whose interval lies wholly above, among those compared with it"
-        " directly or through others; 95% rank ranges over the resamples, where"
-        f" {NO_ORDER_WITHOUT_EVIDENCE}",
+        significance="R resamples of whole items (every comparison of a drawn item, as often"
+        " as it was drawn); every two systems' difference over its spread across them,"
+        " Student's t with U - 1 degrees of freedom (U items), Holm's step-down over all pairs"
+        " compared directly or through others (the whole table's chance of any false claim"
+        " at most 5%); rank: 1 + the systems claimed better; rank sets and clusters from the"
+        " claims; intervals that are apart only for a claimed pair",
     ),
     rank=ranks_comparisons(bradley_terry_protocol),
     result_fields=result_fields,
     csv_columns=(
-        "rank",
+        "cluster",
         "system",
         "rating",
         "ci_lo",
@@ -94,9 +95,8 @@ PROTOCOL = RankingProtocol(
         "comparisons",
     ),
     csv_cells=csv_cells,
-    table_headers=("rank", "rating"),
+    table_headers=("cluster", "rating"),
     score_name="Bradley-Terry rating",
-    resample_word="bootstrap resamples",
+    resample_word="resamples of the items",
     note=note,
-    summed=True,
 )

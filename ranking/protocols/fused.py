@@ -136,6 +136,7 @@ def note(view: FusedView) -> str:
 
 PROTOCOL = RankingProtocol(
     name=NAME,
+    needs_comparisons=False,
     label="Humans + judge (PPI++)",
     presentation=Presentation(
         "The crowd's scores fused with an automatic judge's by prediction-powered inference"

@@ -6,6 +6,7 @@ from typing import Any
 
 from ranking.charts import RANK_CHART_TITLE
 from ranking.engine import Comparisons, Ranking, RunsResult, summarise
+from ranking.engine.clusters import summarise_claims
 from ranking.engine.protocols import Progress, bootstrap_protocol, e2e_protocol
 
 from .base import (
@@ -56,8 +57,8 @@ def csv_cells(name: str, row: ResultLine) -> list:
 def summarised(
     engine: Callable[..., RunsResult],
 ) -> Callable[[Comparisons, int, int, int, Progress | None], Ranking]:
-    """R TrueSkill runs summarised: mean mu, rank ranges and clusters, where systems in
-    pieces of the comparison graph are not ordered across pieces."""
+    """R TrueSkill runs summarised as E2E: mean mu, trimmed rank ranges and clusters, where
+    systems in pieces of the comparison graph are not ordered across pieces."""
 
     def rank(
         comparisons: Comparisons,
@@ -72,13 +73,42 @@ def summarised(
     return rank
 
 
-def trueskill_protocol(name: str, label: str, summary: str, aggregation: str, engine):
+def claimed(
+    engine: Callable[..., RunsResult],
+) -> Callable[[Comparisons, int, int, int, Progress | None], Ranking]:
+    """R runs of the unit bootstrap summarised by the claims that hold for the whole table."""
+
+    def rank(
+        comparisons: Comparisons,
+        n_systems: int,
+        repetitions: int,
+        seed: int,
+        progress: Progress | None,
+    ) -> Ranking:
+        runs = engine(comparisons, n_systems, repetitions, seed, progress)
+        return summarise_claims(runs, comparisons, n_systems)
+
+    return rank
+
+
+def trueskill_protocol(
+    name: str,
+    label: str,
+    summary: str,
+    aggregation: str,
+    rank: Callable[..., Ranking],
+    significance: str,
+    published: str = "",
+    template: str = "ranking/table_trueskill.html",
+    chart_title: str = RANK_CHART_TITLE,
+):
     return RankingProtocol(
         name=name,
         label=label,
-        presentation=Presentation(summary, "ranking/table_trueskill.html", "μ", RANK_CHART_TITLE),
-        datasheet=Datasheet(aggregation=aggregation, significance=CLUSTERS),
-        rank=ranks_comparisons(summarised(engine)),
+        presentation=Presentation(summary, template, "μ", chart_title),
+        datasheet=Datasheet(aggregation=aggregation, significance=significance),
+        rank=ranks_comparisons(rank),
+        published=published,
         result_fields=result_fields,
         # mu_std, the spread of mu over the runs, as the page shows it beside mu. TrueSkill's
         # own sigma is not exported: under the E2E protocol its beta grows with the
@@ -93,19 +123,29 @@ def trueskill_protocol(name: str, label: str, summary: str, aggregation: str, en
 E2E = trueskill_protocol(
     "e2e",
     "E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)",
-    "TrueSkill as E2E Table 11: each update takes the least certain system and an opponent"
-    " of similar μ; repeated runs give rank ranges and clusters.",
+    "The published procedure of the E2E NLG Challenge (2018), to the letter, for"
+    " reproduction: TrueSkill where each update takes the least certain system and an"
+    " opponent of similar μ; repeated runs give rank ranges and clusters.",
     f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. 2014: each "
     "update takes the system with the largest sigma and a near opponent); systems by mean mu",
-    e2e_protocol,
+    summarised(e2e_protocol),
+    CLUSTERS,
+    published="E2E NLG Challenge 2018 (Dušek et al. 2020, Table 11)",
 )
 
 BOOTSTRAP = trueskill_protocol(
     "bootstrap",
-    "Plain bootstrap (comparisons resampled as observed)",
-    "TrueSkill over comparisons drawn with replacement as often as they were observed;"
-    " repeated runs give rank ranges and clusters.",
-    f"{PAIRS}; TrueSkill over them, R runs over comparisons resampled as observed; systems "
-    "by mean mu",
-    bootstrap_protocol,
+    "TrueSkill over resampled items (claims that hold for the whole table)",
+    "TrueSkill over whole items drawn with replacement (the comparisons of an input's pages"
+    " stay together); repeated runs give each system's spread, and an order is claimed"
+    " only where it holds for the whole table at 95%.",
+    f"{PAIRS}; TrueSkill over them, R runs, each over the comparisons of U items drawn with"
+    " replacement (U the items judged); systems by mean mu",
+    claimed(bootstrap_protocol),
+    "every two systems' difference in mean mu over its spread across the runs, Student's t"
+    " with U - 1 degrees of freedom, Holm's step-down over all pairs (the whole table's"
+    " chance of any false claim at most 5%); rank sets from the claims, clusters where"
+    " every system above is claimed better than every system below",
+    template="ranking/table_bootstrap.html",
+    chart_title="Ranks each system can hold, all at once at 95%; shaded bands are clusters",
 )

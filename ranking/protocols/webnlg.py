@@ -41,7 +41,9 @@ def note(ranking: ZScoreRanking) -> str:
 
 PROTOCOL = RankingProtocol(
     name="webnlg",
+    needs_comparisons=False,
     label="WebNLG+ 2020 z-scores with Wilcoxon rank-sum clusters",
+    published="WebNLG+ 2020 (Castro Ferreira et al. 2020)",
     presentation=Presentation(
         WEBNLG.describe(),
         "ranking/table_webnlg.html",

@@ -50,7 +50,9 @@ def nothing_to_rank(ranking: WmtRanking) -> str:
 
 PROTOCOL = RankingProtocol(
     name="wmt",
+    needs_comparisons=False,
     label="WMT z-scores with Wilcoxon rank-sum clusters",
+    published="WMT 2017-2019 findings (Bojar et al.; Barrault et al.)",
     presentation=Presentation(
         "WMT's view: each annotator's scores standardised (z), a system's mean z, and"
         " clusters by one-sided Wilcoxon rank-sum tests between systems.",

@@ -466,28 +466,38 @@ def test_ranking_shows_each_fitting_views_latest_run(
     quality = campaign.criteria.get(name=QUALITY)
     assert [view["protocol"] for view in shown["views"]] == fitting_protocols(quality)
     views = {view["protocol"]: view for view in shown["views"]}
-    e2e = views["e2e"]["run"]
-    assert e2e["id"] == run.pk
-    assert [row["system"] for row in e2e["systems"]] == ["sys1", "sys2", "sys3"]
-    assert {"cluster", "rank_lo", "rank_hi", "mu", "key"} <= set(e2e["systems"][0])
+    # The calibrated verdict is the view to read first; the published procedures say so.
+    assert shown["default_view"] == "calibrated" == shown["views"][0]["protocol"]
+    assert views["calibrated"]["published"] == ""
+    assert views["e2e"]["published"].startswith("E2E NLG Challenge 2018")
+    verdict = views["calibrated"]["run"]
+    assert verdict["id"] == run.pk and verdict["null_permutations"] == 0
+    assert [row["system"] for row in verdict["systems"]] == ["sys1", "sys2", "sys3"]
+    assert {"cluster", "rank_lo", "rank_hi", "mu", "key"} <= set(verdict["systems"][0])
     # The protocol's CSV, by column: as the results page's download writes it.
-    assert e2e["columns"] == list(PROTOCOLS["e2e"].csv_columns)
+    assert verdict["columns"] == list(PROTOCOLS["calibrated"].csv_columns)
     out = io.StringIO()
     write_csv(out, run)
     lines = list(csv.reader(io.StringIO(out.getvalue())))
-    assert lines[0] == e2e["columns"]
-    table = [[row[c] for c in e2e["columns"]] for row in e2e["table"]]
+    assert lines[0] == verdict["columns"]
+    table = [[row[c] for c in verdict["columns"]] for row in verdict["table"]]
     assert [row[1] for row in table] == [line[1] for line in lines[1:]]
     assert [[float(v) for v in row[2:]] for row in table] == [
         [float(v) for v in line[2:]] for line in lines[1:]
     ]
-    assert views["bt"]["run"] is None
+    assert views["e2e"]["run"] is None
 
 
 def test_a_da_criterion_ranks_with_the_views_of_its_form_only(changer, campaign):
     CampaignCriterion.objects.create(campaign=campaign, name="fluency", question="?", form="da")
     shown = changer.call("GET", f"/campaigns/{campaign.slug}/criteria/fluency/ranking/").json()
-    assert [view["protocol"] for view in shown["views"]] == ["e2e", "bt", "wmt", "webnlg"]
+    assert [view["protocol"] for view in shown["views"]] == [
+        "calibrated",
+        "e2e",
+        "bt",
+        "wmt",
+        "webnlg",
+    ]
     assert shown["form"] == "da" and all(view["run"] is None for view in shown["views"])
 
 

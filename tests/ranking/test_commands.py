@@ -71,7 +71,7 @@ def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, ca
     )
     out = tmp_path / "bt.csv"
     call_command("rank", "e2e", "--runs", "1000", "--protocol", "bt", "--csv", str(out))
-    assert "   rank  rating   range  system" in capsys.readouterr().out
+    assert "cluster  rating   range  system" in capsys.readouterr().out
     data = load_ranking_input(CampaignCriterion.objects.get(name="quality"))
     reference = reference_ratings(data.comparisons, len(data.systems))
     run = RankingRun.objects.get(protocol="bt")
@@ -87,6 +87,31 @@ def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, ca
     assert sum(run.results.values_list("comparisons", flat=True)) == 14_895 - 1_100
     last = run.results.filter(cluster=run.results.order_by("-cluster")[0].cluster)
     assert sorted(last.values_list("system__name", flat=True)) == ["chen", "sheff2"]
+
+
+def test_rank_without_a_protocol_gives_the_calibrated_verdict(e2e_data, tmp_path, capsys):
+    """E2E's quality ratings: the verdict claims less than Table 11's five clusters (the
+    bottom two apart, tuda and slug in the top ranks, many ranks still open), every claim
+    holding for the whole table."""
+    call_command(
+        "import_ratings",
+        "e2e",
+        str(e2e_data / "human_ratings" / "quality.csv"),
+        "--create-campaign",
+    )
+    out = tmp_path / "verdict.csv"
+    call_command("rank", "e2e", "--criterion", "quality", "--csv", str(out))
+    printed = capsys.readouterr().out
+    assert "cluster strength   range  system" in printed
+    run = RankingRun.objects.get()
+    assert (run.protocol, run.status, run.hits) == ("calibrated", "done", 2979)
+    rows = list(csv.DictReader(out.open()))
+    assert list(rows[0])[:4] == ["cluster", "system", "strength", "strength_se"]
+    ranks = {row["system"]: (int(row["rank_lo"]), int(row["rank_hi"])) for row in rows}
+    assert ranks["chen"][0] >= 20 and ranks["sheff2"][0] >= 20  # last two, told apart
+    assert ranks["tuda"][0] == 1 and ranks["slug"][0] == 1  # either could be first
+    assert max(hi - lo for lo, hi in ranks.values()) >= 5  # Table 11 claims far more
+    assert len(run.pairs["rows"]) == 210 and run.pairs["critical"] > 3
 
 
 def test_rank_unknown_campaign_is_an_error():

@@ -19,7 +19,11 @@ def test_write_csv_quotes_system_names_a_spreadsheet_would_run():
     for item in items:
         make_judged_hit(list(item.outputs.order_by("system__name")), [50, 100, 300])
     run = RankingRun.objects.create(
-        campaign=campaign, criterion=campaign.criteria.get(name="quality"), repetitions=10, seed=1
+        campaign=campaign,
+        criterion=campaign.criteria.get(name="quality"),
+        protocol="e2e",
+        repetitions=10,
+        seed=1,
     )
     execute_run(run)
     out = io.StringIO()
@@ -56,7 +60,7 @@ def test_write_csv_of_each_view_names_its_columns_and_leaves_no_empty_cells():
         assert all(not cell.startswith("'") for row in rows for cell in row)  # numbers stay
     assert headers == {
         "bt": [
-            "rank",
+            "cluster",
             "system",
             "rating",
             "ci_lo",

@@ -40,7 +40,9 @@ def test_protocol_is_complete(protocol):
 
 
 def test_protocol_named_refuses_an_unknown_one_naming_the_known():
-    with pytest.raises(ValueError, match="unknown protocol 'elo': use one of e2e, bootstrap"):
+    with pytest.raises(
+        ValueError, match="unknown protocol 'elo': use one of calibrated, e2e, bootstrap"
+    ):
         protocol_named("elo")
 
 

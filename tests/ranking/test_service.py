@@ -113,7 +113,7 @@ def test_load_ranking_input_leaves_out_flagged_and_excluded():
 
 def test_execute_run_stores_results_best_first():
     campaign, systems = judged_campaign()
-    run = quality_run(campaign, repetitions=50, seed=3)
+    run = quality_run(campaign, protocol="e2e", repetitions=50, seed=3)
     assert execute_run(run)
     run.refresh_from_db()
     assert run.status == "done" and run.progress == 50
@@ -144,17 +144,28 @@ def results_of(run: RankingRun) -> list[tuple]:
     )
 
 
-def test_execute_run_bradley_terry_stores_arena_ranks_and_intervals():
+def test_execute_run_bradley_terry_stores_joint_claims_and_intervals():
     run = quality_run(known_order_campaign(), protocol="bt", repetitions=200)
     assert execute_run(run)
     run.refresh_from_db()
     assert (run.status, run.progress, run.comparisons) == ("done", 200, 144)
     assert results_of(run) == [
         ("sys1", 1, 1, 1, 72),
-        ("sys2", 2, 2, 3, 72),  # Arena's rank 2 for both: neither is significantly better
+        ("sys2", 2, 2, 3, 72),  # neither claimed better than the other: ranks 2 to 3 both
         ("sys3", 2, 2, 3, 72),
-        ("sys4", 4, 4, 4, 72),
+        ("sys4", 3, 4, 4, 72),
     ]
+    # The pairs stored: sys1 above every other, sys4 below every other, sys2-sys3 open.
+    names = dict(run.results.values_list("system_id", "system__name"))
+    claimed = {
+        (names[a], names[b]) if c > 0 else (names[b], names[a])
+        for a, b, _, _, _, c in run.pairs["rows"]
+        if c
+    }
+    assert claimed == {("sys1", s) for s in ("sys2", "sys3", "sys4")} | {
+        ("sys2", "sys4"),
+        ("sys3", "sys4"),
+    }
     for row in run.results.all():
         assert row.ci_lo < row.mu < row.ci_hi and row.mu_std > 0 and row.sigma is None
     assert sum(row.mu for row in run.results.all()) == pytest.approx(4000.0)
@@ -282,10 +293,10 @@ def test_sweep_queues_one_run_per_protocol_for_changed_judgments(
         ("quality", protocol) for protocol in RANKME_VIEWS
     )
     # One message for all, once committed: its worker reads the judgments once for every
-    # view. The views that add up what changed (summed) come first, those that repeat
-    # TrueSkill over every comparison last.
+    # view. The calibrated verdict comes first, those that repeat TrueSkill over every
+    # comparison last.
     assert len(sent) == 1
-    assert [r.protocol for r in queued] == ["bt", "bws", "wmt", "e2e", "bootstrap"]
+    assert [r.protocol for r in queued] == ["calibrated", "bt", "wmt", "bws", "e2e", "bootstrap"]
     assert queue_due_rankings() == []  # they are waiting: nothing more
 
 
@@ -308,7 +319,7 @@ def test_sweep_leaves_out_the_protocols_whose_run_is_waiting():
     RankingRun.objects.update(queued_at=long_ago)
     # The abandoned WMT run is not waiting: its worker is gone, so a new run is queued.
     due = due_protocols(campaign.criteria.get(name="quality"))
-    assert due == ["e2e", "bootstrap", "wmt", "bws"]
+    assert due == ["calibrated", "e2e", "bootstrap", "wmt", "bws"]
 
 
 def test_sweep_waits_out_the_debounce_then_queues_for_newer_judgments(settings):
@@ -376,8 +387,8 @@ def add_judged_hits(campaign, systems, scores: list[int], hits: int) -> None:
         make_judged_hit(outputs, scores)
 
 
-def e2e_run_of(campaign) -> RankingRun:
-    run = quality_run(campaign, protocol="e2e", repetitions=50, seed=5)
+def verdict_of(campaign) -> RankingRun:
+    run = quality_run(campaign, protocol="calibrated", repetitions=200, seed=5)
     assert execute_run(run)
     run.refresh_from_db()
     return run
@@ -389,14 +400,14 @@ def test_a_criterion_closes_once_its_clusters_stay_the_same_for_its_hits():
     criterion.close_when_stable_for = 20
     criterion.save(update_fields=["close_when_stable_for"])
     add_judged_hits(campaign, systems, [120, 100, 40], 30)
-    first = e2e_run_of(campaign)
+    first = verdict_of(campaign)
     assert sorted(clusters_of(first).values()) == [1, 2, 3]
     add_judged_hits(campaign, systems, [120, 100, 40], 10)
-    e2e_run_of(campaign)
+    verdict_of(campaign)
     criterion.refresh_from_db()
     assert (criterion.clusters_stable_since, criterion.is_open) == (30, True)  # 10 of 20
     add_judged_hits(campaign, systems, [120, 100, 40], 10)
-    e2e_run_of(campaign)
+    verdict_of(campaign)
     criterion.refresh_from_db()
     assert (criterion.clusters_stable_since, criterion.is_open) == (30, False)
     assert criterion.closed_as_stable_since == 30
@@ -405,7 +416,7 @@ def test_a_criterion_closes_once_its_clusters_stay_the_same_for_its_hits():
     criterion.is_open = True
     criterion.save(update_fields=["is_open"])
     add_judged_hits(campaign, systems, [120, 100, 40], 10)
-    e2e_run_of(campaign)
+    verdict_of(campaign)
     criterion.refresh_from_db()
     assert (criterion.clusters_stable_since, criterion.is_open) == (30, True)
 
@@ -416,14 +427,14 @@ def test_clusters_that_change_start_the_count_again_and_other_protocols_do_not_c
     criterion.close_when_stable_for = 20
     criterion.save(update_fields=["close_when_stable_for"])
     add_judged_hits(campaign, systems, [120, 100, 100], 20)  # sys2 and sys3 tie
-    assert sorted(clusters_of(e2e_run_of(campaign)).values()) == [1, 2, 2]
+    assert sorted(clusters_of(verdict_of(campaign)).values()) == [1, 2, 2]
     add_judged_hits(campaign, systems, [120, 100, 40], 40)  # now sys2 is ahead of sys3
-    changed = e2e_run_of(campaign)
+    changed = verdict_of(campaign)
     assert sorted(clusters_of(changed).values()) == [1, 2, 3]
     criterion.refresh_from_db()
     assert (criterion.clusters_stable_since, criterion.is_open) == (60, True)
-    bradley_terry = quality_run(campaign, protocol="bt", repetitions=50)
-    assert execute_run(bradley_terry)
+    published = quality_run(campaign, protocol="e2e", repetitions=50)
+    assert execute_run(published)
     criterion.refresh_from_db()
     assert criterion.clusters_stable_since == 60
 
@@ -459,9 +470,6 @@ def stored_rows(run: RankingRun) -> list[tuple]:
 
 
 def test_execute_queued_runs_reads_the_judgments_once_for_every_view(settings):
-    # The summed views read what is new to them on their own (tests/ranking/
-    # test_incremental.py): here every view ranks from the shared read.
-    settings.RANKING_INCREMENTAL = False
     judged_campaign(hits=12)
     first, *others = queue_due_rankings()
     with CaptureQueriesContext(connection) as every_view:

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from ranking.agreement.models import RunAgreement
 from ranking.models import RankingRun
-from ranking.protocols import NAMES, protocol_named
+from ranking.protocols import NAMES
 from ranking.service import execute_run, fitting_protocols
 from tests.client import forms_on
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
@@ -22,7 +22,7 @@ from tests.factories import make_annotator, make_campaign, make_judged_hit, make
 pytestmark = pytest.mark.django_db
 
 
-def ranked_campaign(repetitions: int = 20, protocol: str = "e2e"):
+def ranked_campaign(repetitions: int = 20, protocol: str = "calibrated"):
     campaign, systems, items = make_system_set(systems=3, items=6)
     for item in items:
         outputs = list(item.outputs.order_by("system__name"))
@@ -35,6 +35,7 @@ def ranked_campaign(repetitions: int = 20, protocol: str = "e2e"):
         protocol=protocol,
     )
     execute_run(run)
+    run.refresh_from_db()
     return campaign, run
 
 
@@ -48,19 +49,45 @@ def recompute(person, campaign, data, **extra):
     return person.submit(page, data, action=results_url(campaign, name="recompute"), **extra)
 
 
-def test_results_page_shows_table_chart_and_counts(organiser):
+def test_results_page_opens_on_the_calibrated_verdict(organiser):
     campaign, run = ranked_campaign()
     page = organiser.get(results_url(campaign)).content.decode()
+    assert "18 judgments in 6 HITs" in page and "20 permutations, seed 1" in page
+    assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
+    assert "Calibrated verdict (claims that hold for the whole table)" in page
+    assert '<a href="?protocol=calibrated" class="current" aria-current="page">' in page
+    assert '?protocol=calibrated" class="current" aria-current="page">Quality</a>' in page
+    assert page.count('<p class="tabs">') == 2
+    first = run.results.get(position=1)
+    assert f'{first.mu:.3f} <span class="muted">± {first.mu_std:.3f}</span>' in page
+    # What it could tell apart now, from the pairs the run stored.
+    claimed = sum(1 for row in run.pairs["rows"] if row[5])
+    assert f"{claimed} of 3 pairs of systems are told apart" in page
+    assert "Published procedure" not in page
+
+
+def test_results_page_shows_the_e2e_view_as_the_published_procedure(organiser):
+    campaign, run = ranked_campaign(protocol="e2e")
+    ranked_campaign_verdict = RankingRun.objects.create(
+        campaign=campaign, criterion=run.criterion, repetitions=20, seed=1
+    )
+    execute_run(ranked_campaign_verdict)
+    run.refresh_from_db()
+    page = organiser.get(results_url(campaign), {"protocol": "e2e"}).content.decode()
     assert "18 judgments in 6 HITs, giving 18" in page
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
     assert "<svg" in page and "ranks 1–1" in page
     assert "E2E protocol (Sakaguchi" in page
-    # The protocol and the criterion shown, each on its own line of tabs, marked as current.
     assert '<a href="?protocol=e2e" class="current" aria-current="page">' in page
-    assert '?protocol=e2e" class="current" aria-current="page">Quality</a>' in page
-    assert page.count('<p class="tabs">') == 2
     spread = run.results.get(position=1).mu_std
     assert f"± {spread:.3f}" in page  # the spread of mu over runs, not TrueSkill's sigma
+    # Labelled as the published procedure, with how often it orders identical systems on
+    # this campaign's design, measured when the run was computed.
+    assert "<strong>Published procedure:</strong> E2E NLG Challenge 2018" in page
+    assert run.null_permutations >= 1
+    percent = round(100 * run.null_ordered / run.null_permutations)
+    assert f"orders identical systems in\n    <strong>{percent}%</strong>" in page
+    assert f"of\n    {run.null_permutations} permutations" in page
 
 
 def test_results_page_says_how_many_annotators_did_and_failed_attention_checks(organiser):
@@ -90,22 +117,22 @@ def test_results_page_offers_every_protocol_that_fits_and_says_what_it_is(organi
         offered = f'href="?protocol={protocol}"' in page
         assert offered == (protocol in fitting_protocols(criterion))
     assert "webnlg" not in fitting_protocols(criterion)
-    assert "Bradley-Terry with bootstrap intervals (as Chatbot Arena)" in page
+    assert "Bradley-Terry over resampled items (claims that hold for the whole table)" in page
     assert "WMT z-scores with Wilcoxon rank-sum clusters" in page
-    assert "TrueSkill as E2E Table 11" in page  # the view shown, in a sentence
+    assert "The platform&#x27;s verdict: who was preferred within each page" in page
 
 
 def test_results_page_shows_the_bradley_terry_view(organiser):
     campaign, run = ranked_campaign(protocol="bt")
     page = organiser.get(results_url(campaign), {"protocol": "bt"}).content.decode()
-    assert "Bradley-Terry as Chatbot Arena: maximum-likelihood ratings" in page
-    assert "<th>BT rating [95% CI]</th>" in page and "What this view is" in page
-    assert "20 bootstrap resamples, seed 1" in page
+    assert "Bradley-Terry ratings on Chatbot Arena&#x27;s scale" in page
+    assert ">BT rating [interval]</th>" in page and "What this view is" in page
+    assert "20 resamples of the items, seed 1" in page
     first = run.results.get(position=1)
     assert f"{first.mu:.1f} [{first.ci_lo:.1f}, {first.ci_hi:.1f}]" in page
     assert page.index(">sys1<") < page.index(">sys2<") < page.index(">sys3<")
-    assert "Bradley-Terry rating of each system with its 95% bootstrap interval" in page
-    assert "over the bootstrap resamples, in Arena&#x27;s order" in page  # rank chart
+    assert "Bradley-Terry rating of each system; two intervals apart" in page
+    assert "Ranks each system can hold, all at once at 95%" in page  # rank chart
     assert "TrueSkill (mean μ)" not in page
     # sys1 won every comparison: no finite maximum, and the page says so.
     assert "In the comparisons themselves and in all 20 resamples" in page
@@ -200,16 +227,26 @@ def test_results_csv_has_header_and_rows_best_first(organiser):
     response = organiser.get(results_url(campaign, name="csv"))
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.reader(io.StringIO(response.content.decode())))
-    assert rows[0] == ["cluster", "system", "mu", "mu_std", "rank_lo", "rank_hi", "comparisons"]
+    assert rows[0] == [
+        "cluster",
+        "system",
+        "strength",
+        "strength_se",
+        "ci_lo",
+        "ci_hi",
+        "rank_lo",
+        "rank_hi",
+        "comparisons",
+    ]
     assert [r[1] for r in rows[1:]] == ["sys1", "sys2", "sys3"]
     assert float(rows[1][2]) > float(rows[2][2]) > float(rows[3][2])
-    assert rows[1][6] == "12"
+    assert rows[1][8] == "6"  # the calibrated verdict counts each system's judgments
 
 
 @pytest.mark.parametrize(
     ("protocol", "header"),
     [
-        ("bt", ["rank", "system", "rating", "ci_lo", "ci_hi", "rating_std", "rank_lo", "rank_hi"]),
+        ("bt", ["cluster", "system", "rating", "ci_lo", "ci_hi", "rating_std", "rank_lo"]),
         ("wmt", ["cluster", "system", "mean_raw", "mean_z", "rank_lo", "rank_hi", "judgments"]),
     ],
 )
@@ -412,8 +449,8 @@ def test_all_tied_judgments_are_one_cluster_or_nothing_to_rank_on_page_and_csv(o
     assert [(int(r[0]), int(r[-3]), int(r[-2])) for r in rows] == stored
     assert page.count('class="cluster-start"') == 1 or protocol == "bt"
     assert "The clusters look settled" not in page and ">yes</td>" not in page
-    if protocol_named(protocol).resamples:  # the views with a spread have a forecast
-        assert "No pair of neighbours is separated" in page
+    if protocol == "calibrated":  # the forecast reads the calibrated verdict
+        assert "No pair of neighbours is told apart" in page
 
 
 def test_results_page_shows_the_forecast_and_how_the_hits_were_composed(organiser):

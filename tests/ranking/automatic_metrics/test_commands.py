@@ -77,9 +77,7 @@ def test_metrics_writes_the_metrics_and_the_correlations_csv(monkeypatch, tmp_pa
     rows = list(csv.DictReader(metrics_out.open(encoding="utf-8")))
     assert list(rows[0]) == METRICS_CSV_COLUMNS and len(rows) == 3
     correlations = list(csv.DictReader(correlations_out.open(encoding="utf-8")))
-    assert {(row["protocol"], row["score"]) for row in correlations} == {
-        ("e2e", "TrueSkill mu (mean over runs)")
-    }
+    assert {(row["protocol"], row["score"]) for row in correlations} == {("calibrated", "strength")}
     assert capsys.readouterr().out.count("CSV written to") == 2
     assert MetricRun.objects.filter(campaign=campaign).count() == 2
 

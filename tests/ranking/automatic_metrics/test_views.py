@@ -71,7 +71,7 @@ def test_results_page_shows_metrics_correlations_and_scatter_plots(organiser):
     assert section.index(">sys1<") < section.index(">sys2<") < section.index(">sys3<")
     assert "meteor not computed: needs Java" in section
     assert "Correlation with the human ranking" in section
-    assert ", E2E protocol (Sakaguchi et al. 2014, as E2E Table 11)); p-values" in section
+    assert ", Calibrated verdict (claims that hold for the whole table)); p-values" in section
     assert section.count("<svg") == 8  # BLEU, NIST, chrF and the five slot measures
     assert "sys1: BLEU 1.0000" in section  # a dot's tooltip
     assert "Download metrics CSV" in section
@@ -191,9 +191,11 @@ def test_metrics_csv_leaves_slot_columns_empty_without_mr_items(organiser):
     assert all(row[header.index("ser")] == "" and row[1] != "" for row in rows)
 
 
-def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(organiser):
+def test_metrics_correlations_csv_uses_the_calibrated_verdict_whichever_finished_last(
+    organiser,
+):
     campaign = ranked_and_scored_campaign()
-    e2e = RankingRun.objects.get(campaign=campaign)
+    verdict = RankingRun.objects.get(campaign=campaign)
     # A Bradley-Terry run finishing later is not what the page shows first.
     execute_run(
         RankingRun.objects.create(
@@ -207,7 +209,7 @@ def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(
     header, *rows = read_csv(response)
     assert header[:5] == ["criterion", "ranking_run", "protocol", "score", "metric"]
     assert {(row[1], row[2], row[3]) for row in rows} == {
-        (str(e2e.pk), "e2e", "TrueSkill mu (mean over runs)")
+        (str(verdict.pk), "calibrated", "strength")
     }
     bleu = next(row for row in rows if row[4] == "bleu")
     assert bleu[0] == "quality" and bleu[5] == "3" and float(bleu[6]) == pytest.approx(1.0)
@@ -217,7 +219,7 @@ def test_metrics_correlations_csv_uses_the_e2e_protocol_whichever_finished_last(
     assert url in page.content.decode()
 
 
-def test_metrics_correlations_csv_without_an_e2e_run_has_only_its_header(organiser):
+def test_metrics_correlations_csv_without_a_verdict_has_only_its_header(organiser):
     campaign = ranked_and_scored_campaign()
     RankingRun.objects.filter(campaign=campaign).update(protocol="bt")
     url = reverse("metrics:correlations_csv", args=[campaign.slug])

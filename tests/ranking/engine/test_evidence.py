@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ranking.engine import Comparisons, Judgments, comparisons_from_hits, rank_systems
-from ranking.engine.bradley_terry import arena_rank
 from ranking.engine.clusters import rank_bounds_per_run, rank_ranges
 from ranking.engine.forecast import forecast
 from ranking.engine.fusion import JudgeScores
@@ -265,13 +264,6 @@ def test_comparisons_components_number_the_pieces_of_the_graph():
     assert comparisons.components(5).tolist() == [0, 0, 1, 1, 2]
 
 
-def test_arena_rank_counts_only_systems_of_the_same_piece_and_not_rounding():
-    lo, hi = np.array([1100.0, 900.0, 1100.0]), np.array([1200.0, 950.0, 1200.0])
-    assert arena_rank(lo, hi).tolist() == [1, 3, 1]
-    assert arena_rank(lo, hi, np.array([0, 0, 1])).tolist() == [1, 2, 1]
-    assert arena_rank(np.full(3, 1000.0), np.full(3, 1000.0) - 1e-10).tolist() == [1, 1, 1]
-
-
 def test_forecast_never_calls_a_pair_separated_without_a_gap():
     # Different clusters handed in, but no gap and no spread: zero evidence, a tie.
     predicted = forecast(np.zeros(3), np.zeros(3), np.array([1, 2, 3]), hits=40)
@@ -285,12 +277,12 @@ def test_pieces_of_the_comparison_graph_are_not_ordered_across_in_the_pairwise_v
     systems = np.array([[0, 1]] * 40 + [[2, 3]] * 40)
     scores = np.array([[90.0, 10.0]] * 40 + [[80.0, 20.0]] * 40)
     shown = views(systems, scores, np.zeros(80, dtype=np.int64), 4)
-    for protocol in ("e2e", "bootstrap", "bt"):
+    for protocol in ("e2e", "bootstrap", "bt", "calibrated"):
         view = shown[protocol]
         assert view is not None, protocol
-        # Arena's rank counts the systems significantly better: B's is A alone.
-        expected = [1, 2, 1, 2] if protocol == "bt" else [1, 1, 1, 1]
-        assert view.cluster.tolist() == expected, protocol
+        # No cluster boundary: a boundary needs every system above claimed better than
+        # every one below, and nothing is claimed across the pieces.
+        assert view.cluster.tolist() == [1, 1, 1, 1], protocol
         assert view.rank_lo.tolist() == [1, 2, 1, 2], protocol
         assert view.rank_hi.tolist() == [3, 4, 3, 4], protocol
 

@@ -27,7 +27,8 @@ def reference_z(annotators: list, scores: list) -> list:
 
 def reference(output_system, judge, judged_output, annotators, scores, n_systems, scale, pooled):
     """Per system: (estimate, standard error, lambda, effective judgments), by loops over a
-    dict of outputs, and the rank ranges from the 95% intervals."""
+    dict of outputs, and the rank ranges from intervals that hold for every pair at once at
+    95% (Bonferroni: each at 1 - 0.05 / pairs)."""
     values = reference_z(annotators, scores) if scale == "z" else list(scores)
     per_output: dict = {}
     for output, value in zip(judged_output, values, strict=True):
@@ -54,7 +55,8 @@ def reference(output_system, judge, judged_output, annotators, scores, n_systems
         theta = lam * f_all.mean() + (y - lam * f_lab).mean()
         var_h = np.var(y, ddof=1) / n
         var = var_h - (2 * lam * cov - lam**2 * var_f) * (1 / n - 1 / big_n)
-        half = student.ppf(0.975, n - 1) * np.sqrt(var)
+        pairs = n_systems * (n_systems - 1) / 2
+        half = student.ppf(1 - 0.025 / pairs, n - 1) * np.sqrt(var)
         results.append((theta, np.sqrt(var), lam, judgments * var_h / var, half))
     lo = [t - half for t, *_, half in results]
     hi = [t + half for t, *_, half in results]

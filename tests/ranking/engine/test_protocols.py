@@ -71,19 +71,49 @@ def test_protocol_accepts_generator(protocol):
     assert np.array_equal(result.mu, protocol(c, 6, 4, seed=5).mu)
 
 
-@pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_protocol_single_comparison_matches_package(protocol):
+def test_e2e_protocol_single_comparison_matches_package():
     # One comparison: every one of the N = 2 updates applies it, whatever the draws.
     c = Comparisons(np.array([1]), np.array([0]), np.array([False]))
-    result = protocol(c, 2, 3, seed=0)
-    p = e2e_params(1)
-    env = trueskill.TrueSkill(p.mu, p.sigma, p.beta, p.tau, p.draw_probability)
-    r0, r1 = env.create_rating(), env.create_rating()
-    for _ in range(2):
-        r1, r0 = trueskill.rate_1vs1(r1, r0, env=env)
+    result = e2e_protocol(c, 2, 3, seed=0)
+    r0, r1 = package_ratings_after(2)
     np.testing.assert_allclose(result.mu, [[r0.mu, r1.mu]] * 3, rtol=0, atol=1e-12)
     np.testing.assert_allclose(result.sigma, [[r0.sigma, r1.sigma]] * 3, rtol=0, atol=1e-12)
     assert result.n_updates == 2 and result.n_comparisons.tolist() == [1, 1]
+
+
+def test_unit_bootstrap_applies_each_drawn_units_comparisons_as_the_package():
+    # One unit of two comparisons: each run draws it once and applies both, in order.
+    c = Comparisons(np.array([1, 1]), np.array([0, 0]), np.array([False, False]), unit=[7, 7])
+    result = bootstrap_protocol(c, 2, 3, seed=0)
+    r0, r1 = package_ratings_after(2, comparisons=2)
+    np.testing.assert_allclose(result.mu, [[r0.mu, r1.mu]] * 3, rtol=0, atol=1e-12)
+    assert result.n_comparisons.tolist() == [2, 2]
+
+
+def test_unit_bootstrap_draws_whole_units():
+    # Two units: in one system 1 always wins, in the other system 0. A run that drew single
+    # comparisons would mix them; drawing units, each run applies a unit's comparisons
+    # whole, so a run's mu moves in steps of whole units.
+    c = Comparisons(
+        np.array([1, 1, 1, 0, 0, 0]),
+        np.array([0, 0, 0, 1, 1, 1]),
+        np.zeros(6, bool),
+        unit=[0, 0, 0, 1, 1, 1],
+    )
+    result = bootstrap_protocol(c, 2, 64, seed=1)
+    # Each run draws two units: (0, 0), (1, 1) or one of each; the first two push mu one
+    # way or the other all the way, so some runs end far from 0 both ways.
+    assert result.mu[:, 1].max() > 0.1 and result.mu[:, 1].min() < -0.1
+    assert np.isclose(result.mu.sum(axis=1), 0).all()
+
+
+def package_ratings_after(updates: int, comparisons: int = 1):
+    p = e2e_params(comparisons)
+    env = trueskill.TrueSkill(p.mu, p.sigma, p.beta, p.tau, p.draw_probability)
+    r0, r1 = env.create_rating(), env.create_rating()
+    for _ in range(updates):
+        r1, r0 = trueskill.rate_1vs1(r1, r0, env=env)
+    return r0, r1
 
 
 def test_e2e_protocol_leaves_system_without_comparisons_alone():

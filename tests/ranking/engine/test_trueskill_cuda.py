@@ -92,7 +92,7 @@ k = numba.typeof(KernelParams(0.0, 0.25, 1.0, 0.0, 0.1, False))
 u8, f8, i8, i4, b1 = numba.uint64, numba.float64, numba.int64, numba.int32, numba.boolean
 runs = (u8[::1], f8[:, ::1], f8[:, ::1], b1[::1])
 e2e = (*runs, i8[:, ::1], f8[:, ::1], i8[:, ::1], i4[:, ::1], b1[::1], i8, f8[:, :, ::1], k)
-bootstrap = (*runs, i4[:, ::1], i8, k)
+bootstrap = (*runs, i4[:, ::1], i8[::1], k)
 for kernel, signature in ((trueskill_cuda._e2e_runs, e2e),
                           (trueskill_cuda._bootstrap_runs, bootstrap)):
     ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))

@@ -1,0 +1,260 @@
+"""Claims that hold for the whole table at once: which system is better than which, the rank
+sets and the clusters that follow, from studentized pairwise differences and their
+distribution where nothing differs (permutations or resamples of the design's units).
+
+Step-down by the largest |t| (Westfall and Young 1993; Romano and Wolf 2005): the pairs in
+decreasing |t|; the k-th is claimed, in the direction of its difference, while its |t| is
+beyond the (1 - alpha) point of the largest |t*| over the pairs not yet claimed, the
+p-value counted as (1 + exceedances) / (B + 1) so that B draws never claim too much; the
+first pair not claimed ends the claims. The chance that any claim is false is then at most
+alpha for the whole table.
+
+What a reader may read follows from the claims and from nothing else:
+- rank sets (Mogstad, Romano, Shaikh and Wilhelm 2024): a system's best rank is 1 + the
+  systems claimed better, its worst the ranked systems less those claimed worse;
+- clusters: a boundary falls between two neighbours in the order where every system above
+  is claimed better than every system below;
+- comparison intervals: half-widths (c / 2) max_b se_ab, c the first step's critical value,
+  so two intervals apart are a claimed pair (|d_ab| > c se_ab).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import t as student
+
+
+def pair_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs a < b of n systems in the order every array of pairs here uses."""
+    return np.triu_indices(n, k=1)
+
+
+@dataclass(frozen=True)
+class JointClaims:
+    """What the table claims; arrays indexed by system number. Systems without a place
+    (``ranked`` False) have cluster 0 and rank 0."""
+
+    better: np.ndarray  # bool[n, n]: better[a, b] where a is claimed better than b
+    ranked: np.ndarray  # bool[n]
+    rank_lo: np.ndarray  # int64[n]
+    rank_hi: np.ndarray  # int64[n]
+    cluster: np.ndarray  # int64[n], 1 = best
+    critical: float  # the first step's critical |t| (inf: too few draws to claim anything)
+    alpha: float
+
+    @property
+    def claimed_pairs(self) -> int:
+        return int(self.better.sum())
+
+    def comparison_interval(
+        self, estimate: np.ndarray, covariance: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi) per system: apart only for claimed pairs. NaN where there is no place or
+        no critical value, and for every system where the graph has more than one piece
+        (intervals across pieces would show an order that nothing measured)."""
+        n = len(estimate)
+        variance = np.diag(covariance)[:, None] + np.diag(covariance)[None, :] - 2 * covariance
+        se = np.sqrt(np.maximum(variance, 0.0))
+        usable = self.ranked[:, None] & self.ranked[None, :] & ~np.eye(n, dtype=bool)
+        widest = np.where(usable, se, 0.0).max(axis=1, initial=0.0)
+        half = 0.5 * self.critical * widest
+        missing = ~self.ranked | ~np.isfinite(half)
+        return np.where(missing, np.nan, estimate - half), np.where(
+            missing, np.nan, estimate + half
+        )
+
+
+@dataclass(frozen=True)
+class PairStatistics:
+    """Every two systems a < b, in pair_indices order: the difference of their estimates,
+    its standard error, their t (0 where the data cannot order them) and the claims."""
+
+    difference: np.ndarray  # float64[P]
+    se: np.ndarray  # float64[P]
+    t: np.ndarray  # float64[P]
+    claims: JointClaims
+
+    def rows(self, systems: list) -> list[list]:
+        """[a, b, difference, se, t, claimed] per pair of ranked systems, systems by their
+        keys in `systems`; claimed 1 where a is claimed above b, -1 below, 0 neither."""
+        ranked = self.claims.ranked
+        first, second = pair_indices(len(ranked))
+        better = self.claims.better
+        return [
+            [
+                systems[a],
+                systems[b],
+                float(self.difference[k]),
+                float(self.se[k]),
+                finite_or_none(float(self.t[k])),
+                int(better[a, b]) - int(better[b, a]),
+            ]
+            for k, (a, b) in enumerate(zip(first.tolist(), second.tolist(), strict=True))
+            if ranked[a] and ranked[b]
+        ]
+
+
+def finite_or_none(value: float) -> float | None:
+    """A number JSON can carry: an infinite t (a difference the data fix exactly) as None."""
+    return value if np.isfinite(value) else None
+
+
+def joint_claims(
+    estimate: np.ndarray,
+    t: np.ndarray,
+    null_t: np.ndarray,
+    ranked: np.ndarray,
+    alpha: float = 0.05,
+) -> JointClaims:
+    """Claims from the pairs' studentized differences `t` (float64[P], pair_indices order,
+    0 for a pair the data cannot order) and their null draws `null_t` (float64[B, P])."""
+    n = len(estimate)
+    rejected = step_down(t, null_t, alpha)
+    first, second = pair_indices(n)
+    better = np.zeros((n, n), dtype=bool)
+    up = rejected & (t > 0)
+    down = rejected & (t < 0)
+    better[first[up], second[up]] = True
+    better[second[down], first[down]] = True
+    ranked = np.asarray(ranked, dtype=bool)
+    better &= ranked[:, None] & ranked[None, :]
+    rank_lo, rank_hi = rank_sets(better, ranked)
+    return JointClaims(
+        better=better,
+        ranked=ranked,
+        rank_lo=rank_lo,
+        rank_hi=rank_hi,
+        cluster=clusters_of_claims(better, estimate, ranked),
+        critical=critical_value(null_t, alpha),
+        alpha=alpha,
+    )
+
+
+def step_down(t: np.ndarray, null_t: np.ndarray, alpha: float) -> np.ndarray:
+    """bool[P]: the pairs claimed (see the module's docstring)."""
+    size = np.abs(t)
+    order = np.argsort(-size, kind="stable")
+    draws = np.abs(null_t)[:, order]
+    # Largest |t*| over the pairs from step k on: a suffix maximum over the sorted pairs.
+    remaining_max = np.maximum.accumulate(draws[:, ::-1], axis=1)[:, ::-1]
+    rejected = np.zeros(len(t), dtype=bool)
+    b = draws.shape[0]
+    for k, pair in enumerate(order):
+        if size[pair] == 0:
+            break
+        p_value = (1 + np.count_nonzero(remaining_max[:, k] >= size[pair])) / (b + 1)
+        if p_value > alpha:
+            break
+        rejected[pair] = True
+    return rejected
+
+
+def critical_value(null_t: np.ndarray, alpha: float) -> float:
+    """The smallest |t| the first step claims beyond: |t| above the (K+1)-th largest
+    max |t*| has at most K exceedances, K = floor(alpha (B + 1)) - 1."""
+    if null_t.shape[1] == 0:
+        return float("inf")
+    maxima = np.sort(np.abs(null_t).max(axis=1))[::-1]
+    allowed = int(np.floor(alpha * (len(maxima) + 1) + 1e-9)) - 1
+    if allowed < 0:
+        return float("inf")
+    return float(maxima[allowed]) if allowed < len(maxima) else 0.0
+
+
+def rank_sets(better: np.ndarray, ranked: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Best and worst rank of each ranked system among the ranked ones: all ranks held at
+    once wherever every claim is true."""
+    places = int(ranked.sum())
+    rank_lo = np.where(ranked, 1 + better.sum(axis=0), 0)
+    rank_hi = np.where(ranked, places - better.sum(axis=1), 0)
+    return rank_lo.astype(np.int64), rank_hi.astype(np.int64)
+
+
+def clusters_of_claims(better: np.ndarray, estimate: np.ndarray, ranked: np.ndarray) -> np.ndarray:
+    """Cluster per system (1 = best, 0 without a place): the ranked systems by estimate; a
+    boundary below position i where every system at or above i is claimed better than
+    every system below."""
+    places = np.flatnonzero(ranked)
+    order = places[np.argsort(-estimate[places], kind="stable")]
+    inside = better[np.ix_(order, order)]
+    ends = [bool(inside[: i + 1, i + 1 :].all()) for i in range(len(order) - 1)]
+    cluster = np.zeros(len(estimate), dtype=np.int64)
+    cluster[order] = 1 + np.concatenate(([0], np.cumsum(ends, dtype=np.int64)))[: len(order)]
+    return cluster
+
+
+def resampled_claims(
+    estimate: np.ndarray,
+    replicates: np.ndarray,
+    ranked: np.ndarray,
+    comparable: np.ndarray,
+    units: int,
+    units_per_pair: np.ndarray,
+    alpha: float = 0.05,
+) -> PairStatistics:
+    """Claims of a view whose spread comes from resampling whole units (`replicates`,
+    float64[R, n], one row per resample): each difference studentized by its spread over
+    the resamples, Student's t with U - 1 degrees of freedom (U units), and Holm's step-down
+    over the comparable pairs (Holm 1979), which holds for the whole table whatever the
+    pairs' dependence.
+
+    A difference with no spread at all (every unit that compares the pair says the same,
+    so every resample does) is judged by those units alone: with u of them all one way, a
+    sign test's p = 2^(1 - u) (30 comparisons all won: a claim; 3: none).
+    `units_per_pair`: int[P], the units in which each pair was compared.
+
+    A resampling view cannot do what the calibrated view does (its statistic is too costly
+    to recompute under hundreds of permutations), and the far tail of a bootstrap's maximum
+    over many pairs is where a few hundred resamples say least: Holm needs only each pair's
+    own spread."""
+    n = len(estimate)
+    first, second = pair_indices(n)
+    difference = replicates[:, first] - replicates[:, second]
+    spread = difference.std(axis=0, ddof=1) if len(replicates) > 1 else np.zeros(len(first))
+    gap = estimate[first] - estimate[second]
+    scale = max(1.0, float(np.abs(estimate).max(initial=0.0)))
+    varied = spread > 1e-12 * scale
+    fixed = ~varied & (np.abs(gap) > 1e-9 * scale)  # the same in every resample
+    usable = comparable[first, second] & (varied | fixed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(varied, gap / np.where(varied, spread, 1.0), np.copysign(np.inf, gap))
+    t = np.where(usable, t, 0.0)
+    degrees = max(units - 1, 1)
+    p_value = np.where(
+        varied,
+        2 * student.sf(np.abs(np.where(varied, t, 0.0)), degrees),
+        np.minimum(1.0, 2.0 ** (1.0 - np.asarray(units_per_pair, dtype=np.float64))),
+    )
+    rejected = np.zeros(len(t), dtype=bool)
+    rejected[usable] = holm(p_value[usable], alpha)
+    tested = max(int(usable.sum()), 1)
+    critical = float(student.isf(alpha / (2 * tested), degrees))
+    better = np.zeros((n, n), dtype=bool)
+    up, down = rejected & (t > 0), rejected & (t < 0)
+    better[first[up], second[up]] = True
+    better[second[down], first[down]] = True
+    ranked = np.asarray(ranked, dtype=bool)
+    better &= ranked[:, None] & ranked[None, :]
+    rank_lo, rank_hi = rank_sets(better, ranked)
+    claims = JointClaims(
+        better=better,
+        ranked=ranked,
+        rank_lo=rank_lo,
+        rank_hi=rank_hi,
+        cluster=clusters_of_claims(better, estimate, ranked),
+        critical=critical,
+        alpha=alpha,
+    )
+    return PairStatistics(gap, spread, t, claims)
+
+
+def holm(p_value: np.ndarray, alpha: float) -> np.ndarray:
+    """bool: Holm's step-down rejections at familywise level alpha."""
+    order = np.argsort(p_value, kind="stable")
+    m = len(p_value)
+    rejected = np.zeros(m, dtype=bool)
+    for k, index in enumerate(order):
+        if p_value[index] > alpha / (m - k):
+            break
+        rejected[index] = True
+    return rejected
