@@ -16,7 +16,7 @@ from . import (
     admin_uploads,
     admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
 )
-from .admin_base import AnnotationAdmin, RecountAfterEdits, count_of
+from .admin_base import AnnotationAdmin, CampaignObjectAdmin, RecountAfterEdits, count_of
 from .datafiles.exporters import ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
@@ -419,7 +419,7 @@ def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
 
 
 @admin.register(Item)
-class ItemAdmin(RecountAfterEdits):
+class ItemAdmin(CampaignObjectAdmin, RecountAfterEdits):
     fixed_on_change = ("campaign",)
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
@@ -443,7 +443,7 @@ class ItemAdmin(RecountAfterEdits):
 
 
 @admin.register(System)
-class SystemAdmin(RecountAfterEdits):
+class SystemAdmin(CampaignObjectAdmin, RecountAfterEdits):
     fixed_on_change = ("campaign",)
     recorded_counting_fields = ("is_active",)
     list_display = [
@@ -489,7 +489,7 @@ class SystemAdmin(RecountAfterEdits):
 
 
 @admin.register(Output)
-class OutputAdmin(RecountAfterEdits):
+class OutputAdmin(CampaignObjectAdmin, RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "item__campaign"
@@ -505,7 +505,7 @@ class OutputAdmin(RecountAfterEdits):
 
 
 @admin.register(DataFile)
-class DataFileAdmin(AnnotationAdmin):
+class DataFileAdmin(CampaignObjectAdmin, AnnotationAdmin):
     list_display = ["name", "campaign", "kind", "system", "rows", "imported_at", "imported_by"]
     list_filter = ["campaign", "kind"]
     readonly_fields = [

@@ -8,6 +8,7 @@ from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from .models import CampaignCriterion, criterion_label
+from .permissions import Action, may
 from .removal import delete_counted_rows
 
 
@@ -56,6 +57,33 @@ class ListFromTheAddressBar(admin.ModelAdmin):
             return super().get_changelist_instance(request)
         except IncorrectLookupParameters as error:
             raise BadRequest(f"Invalid filter: {error}") from error
+
+
+class CampaignObjectAdmin(ListFromTheAddressBar):
+    """The admin of a campaign's objects (its items, annotators, judges, hosted systems,
+    webhooks, Prolific hook, bonuses, API tokens, jobs and runs): each page asks for the
+    campaign's permission as well as the model's, as the campaign's own pages do
+    (permissions.py): to see one, the permission to view campaigns; to add, change or
+    delete one, the permission to change them (`edit_needs`). Without it, a permission on
+    webhooks showed their secrets, and one to add them made a webhook that sent out a
+    campaign whose results were 403 to its maker (issue 39). tests/evalsite/test_urls.py
+    walks every page of these admins to hold them to it."""
+
+    edit_needs: Action = "change"
+
+    def has_view_permission(self, request, obj=None):
+        return may(request.user, "view") and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request):
+        return may(request.user, self.edit_needs) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        allowed = super().has_change_permission(request, obj)
+        return may(request.user, self.edit_needs) and allowed
+
+    def has_delete_permission(self, request, obj=None):
+        allowed = super().has_delete_permission(request, obj)
+        return may(request.user, self.edit_needs) and allowed
 
 
 class AnnotationAdmin(ListFromTheAddressBar):
