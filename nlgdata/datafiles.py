@@ -25,6 +25,9 @@ CHUNK_BYTES = 1024 * 1024
 MAX_LINE_BYTES = 16 * 1024 * 1024
 # The deepest input kind (boxscore: line > input > players > player > stats) needs 5.
 MAX_JSON_DEPTH = 32
+# Each array or object parsed costs 56 bytes or more whatever its text's size ("[]" is two
+# characters): bounded, so a file of tiny containers stays small too. test_lm.json: 16,000.
+MAX_JSON_CONTAINERS = 1_000_000
 # Larger integers are refused before int() (Python's 4300-digit limit) and fit 64 bits.
 MAX_INT_DIGITS = 18
 # PostgreSQL text and jsonb refuse NUL; a lone surrogate cannot be encoded as UTF-8.
@@ -307,6 +310,36 @@ def deep_field(raw: str) -> str:
         else:
             last_string = text
     return key
+
+
+# Strings (their escapes skipped, an unterminated one taken to the end, so the scan is one
+# pass) and brackets. Only the brackets are counted.
+JSON_SCAN = re.compile(r'"(?:[^"\\]++|\\.)*+"?|(?P<open>[\[{])|(?P<close>[\]}])')
+
+
+def check_json_shape(
+    text: str,
+    file_name: str,
+    *,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_containers: int = MAX_JSON_CONTAINERS,
+) -> None:
+    """Refuse JSON nested deeper than `max_depth` or holding more than `max_containers`
+    arrays and objects, in one pass over the text, before parsing: DataFileError."""
+    depth = containers = 0
+    for token in JSON_SCAN.finditer(text):
+        if token.lastgroup == "open":
+            depth += 1
+            containers += 1
+            if depth > max_depth:
+                line = text.count("\n", 0, token.start()) + 1
+                message = f"nested deeper than {max_depth} levels"
+                raise DataFileError(file_name, message, line)
+            if containers > max_containers:
+                message = f"more than {max_containers:,} arrays and objects"
+                raise DataFileError(file_name, message)
+        elif token.lastgroup == "close":
+            depth -= 1
 
 
 def is_json_lines(file_name: str, text: str) -> bool:

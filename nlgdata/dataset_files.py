@@ -13,25 +13,24 @@ never its contents.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .datafiles import DECODER, MAX_JSON_DEPTH, DataFileError, find_problem, format_path
+from .datafiles import (
+    DECODER,
+    MAX_JSON_DEPTH,
+    DataFileError,
+    check_json_shape,
+    find_problem,
+    format_path,
+)
 
 # The largest file of the published datasets is LogicNLG's test_lm.json, 1.1 MB. A file
 # read whole is refused above this, before a byte of it is read: parsing JSON takes several
 # times its size in memory (a 300 MB test_lm.json took 850 MB).
 MAX_FILE_BYTES = 32 * 1024 * 1024
-# Each array or object parsed costs 56 bytes or more whatever its text's size ("[]" is two
-# characters): bounded, so a file of tiny containers stays small too. test_lm.json: 16,000.
-MAX_JSON_CONTAINERS = 1_000_000
 # Names given by the data are shown in messages at most this long.
 SHOWN_NAME = 80
-
-# Strings (their escapes skipped, an unterminated one taken to the end, so the scan is one
-# pass) and brackets. Only the brackets are counted.
-JSON_SCAN = re.compile(r'"(?:[^"\\]++|\\.)*+"?|(?P<open>[\[{])|(?P<close>[\]}])')
 
 
 def shown(name: str) -> str:
@@ -144,22 +143,3 @@ def load_json(path: Path, max_bytes: int = MAX_FILE_BYTES) -> Any:
     if problem is not None:
         raise DataFileError(path.name, problem[1], column=format_path(problem[0]))
     return value
-
-
-def check_json_shape(text: str, file_name: str) -> None:
-    """Refuse JSON nested deeper than MAX_JSON_DEPTH or holding more than
-    MAX_JSON_CONTAINERS arrays and objects, in one pass over the text, before parsing."""
-    depth = containers = 0
-    for token in JSON_SCAN.finditer(text):
-        if token.lastgroup == "open":
-            depth += 1
-            containers += 1
-            if depth > MAX_JSON_DEPTH:
-                line = text.count("\n", 0, token.start()) + 1
-                message = f"nested deeper than {MAX_JSON_DEPTH} levels"
-                raise DataFileError(file_name, message, line)
-            if containers > MAX_JSON_CONTAINERS:
-                message = f"more than {MAX_JSON_CONTAINERS:,} arrays and objects"
-                raise DataFileError(file_name, message)
-        elif token.lastgroup == "close":
-            depth -= 1

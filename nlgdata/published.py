@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .datafiles import DataFileError, parse_json_line
+from .datafiles import DataFileError, check_json_shape, parse_json_line
 from .dataset_files import (
-    check_json_shape,
     file_inside,
     files_inside,
     folder_inside,
