@@ -13,8 +13,8 @@ see).
 import pytest
 from django.apps import apps
 from django.contrib import admin
-from django.contrib.auth.models import Permission, User
 from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.models import Permission, User
 from django.http import HttpResponse
 from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, path, reverse
