@@ -13,6 +13,7 @@ never its contents.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -73,14 +74,16 @@ def relative_name(part: str) -> bool:
 
 def inside(root: Path, *parts: str) -> Path | None:
     """`root`/`parts` with every link followed, if that is `root` or below it; None if it
-    leads elsewhere or cannot be resolved (a loop of links). The one test of "inside" that
-    every reader of a dataset's folder, and the unpacking of archives, make."""
+    leads elsewhere. The one test of "inside" that every reader of a dataset's folder, and
+    the unpacking of archives, make. (os.path, not pathlib: a third of the time, for
+    LogicNLG's 862 tables.)"""
     try:
-        base = root.resolve()
-        found = base.joinpath(*parts).resolve()
-    except (OSError, RuntimeError):
+        base = os.path.realpath(root)
+        found = os.path.realpath(os.path.join(base, *parts))
+    except (OSError, ValueError):  # ValueError: a NUL, which relative_name refuses first
         return None
-    return found if found.is_relative_to(base) else None
+    below = base.rstrip(os.sep) + os.sep
+    return Path(found) if found == base or found.startswith(below) else None
 
 
 def folder_inside(root: Path, *parts: str) -> Path | None:
@@ -102,23 +105,20 @@ def files_inside(root: Path, folder: str, pattern: str) -> list[Path]:
     ]
 
 
-def check_size(path: Path, max_bytes: int = MAX_FILE_BYTES) -> None:
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise DataFileError(path.name, f"{size:,} bytes; the limit is {max_bytes:,}")
-
-
 def read_text(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
     """A file of `file_inside`, as UTF-8 text, refused by its size before it is read."""
-    check_size(path, max_bytes)
     try:
-        # Read no more than the limit, whatever the size was a moment ago.
         with path.open("rb") as file:
-            raw = file.read(max_bytes + 1)
+            size = os.fstat(file.fileno()).st_size
+            if size > max_bytes:
+                raise DataFileError(path.name, f"{size:,} bytes; the limit is {max_bytes:,}")
+            # No more than that size, should the file grow meanwhile (read(n) sets n
+            # bytes aside at once: the limit itself would cost 32 MiB for a 1 kB file).
+            raw = file.read(size + 1)
     except OSError as error:
         raise DataFileError(path.name, f"cannot be read ({error.strerror})") from None
-    if len(raw) > max_bytes:
-        raise DataFileError(path.name, f"over the limit of {max_bytes:,} bytes")
+    if len(raw) > size:
+        raise DataFileError(path.name, "grew while it was read: refused")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as error:
