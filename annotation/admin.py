@@ -1,5 +1,4 @@
 from django.contrib import admin, messages
-from django.contrib.auth import get_permission_codename
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.forms.models import BaseInlineFormSet
@@ -16,7 +15,13 @@ from . import (
     admin_uploads,
     admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
 )
-from .admin_base import AnnotationAdmin, RecountAfterEdits, count_of
+from .admin_base import (
+    AnnotationAdmin,
+    CampaignObjectAdmin,
+    RecountAfterEdits,
+    count_of,
+    may_delete_kind,
+)
 from .datafiles.exporters import ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
@@ -157,7 +162,7 @@ class CampaignAdmin(RecountAfterEdits):
         """What deleting the campaigns deletes, as a count per kind of row. Django lists
         every row: for E2E's campaign (100,000 judgments) that took longer than a request
         may, and on PostgreSQL failed outright (a query of over 65,535 parameters).
-        Permissions are checked, as Django does, for the kinds the admin shows."""
+        Permissions are checked as for a campaign's other rows (`may_delete_kind`)."""
         summary: list = []
         totals: dict[str, int] = {}
         perms_needed: set[str] = set()
@@ -167,15 +172,9 @@ class CampaignAdmin(RecountAfterEdits):
             for opts, n in counts:
                 kind = str(opts.verbose_name_plural)
                 totals[kind] = totals.get(kind, 0) + n
-                if not self._may_delete(request, opts):
+                if not may_delete_kind(request, self.admin_site, opts.model):
                     perms_needed.add(str(opts.verbose_name))
         return summary, totals, perms_needed, []
-
-    def _may_delete(self, request, opts) -> bool:
-        if opts.model not in self.admin_site._registry:
-            return True
-        codename = get_permission_codename("delete", opts)
-        return request.user.has_perm(f"{opts.app_label}.{codename}")
 
     def delete_model(self, request, obj):
         delete_campaign(obj)
@@ -419,7 +418,7 @@ def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
 
 
 @admin.register(Item)
-class ItemAdmin(RecountAfterEdits):
+class ItemAdmin(CampaignObjectAdmin, RecountAfterEdits):
     fixed_on_change = ("campaign",)
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
@@ -443,7 +442,7 @@ class ItemAdmin(RecountAfterEdits):
 
 
 @admin.register(System)
-class SystemAdmin(RecountAfterEdits):
+class SystemAdmin(CampaignObjectAdmin, RecountAfterEdits):
     fixed_on_change = ("campaign",)
     recorded_counting_fields = ("is_active",)
     list_display = [
@@ -489,7 +488,7 @@ class SystemAdmin(RecountAfterEdits):
 
 
 @admin.register(Output)
-class OutputAdmin(RecountAfterEdits):
+class OutputAdmin(CampaignObjectAdmin, RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "item__campaign"
@@ -505,7 +504,7 @@ class OutputAdmin(RecountAfterEdits):
 
 
 @admin.register(DataFile)
-class DataFileAdmin(AnnotationAdmin):
+class DataFileAdmin(CampaignObjectAdmin, AnnotationAdmin):
     list_display = ["name", "campaign", "kind", "system", "rows", "imported_at", "imported_by"]
     list_filter = ["campaign", "kind"]
     readonly_fields = [

@@ -1,13 +1,18 @@
 """What every annotation admin shares: checked list filters, counts by subquery, and the
 one door for deletions and edits that change what rankings count (removal.py)."""
 
+from typing import cast
+
 from django.contrib import admin
 from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.auth import get_permission_codename
 from django.core.exceptions import BadRequest
+from django.db import models
 from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from .models import CampaignCriterion, criterion_label
+from .permissions import Action, may
 from .removal import delete_counted_rows
 
 
@@ -58,6 +63,33 @@ class ListFromTheAddressBar(admin.ModelAdmin):
             raise BadRequest(f"Invalid filter: {error}") from error
 
 
+class CampaignObjectAdmin(ListFromTheAddressBar):
+    """The admin of a campaign's objects (its items, annotators, judges, hosted systems,
+    webhooks, Prolific hook, bonuses, API tokens, jobs and runs): each page asks for the
+    campaign's permission as well as the model's, as the campaign's own pages do
+    (permissions.py): to see one, the permission to view campaigns; to add, change or
+    delete one, the permission to change them (`edit_needs`). Without it, a permission on
+    webhooks showed their secrets, and one to add them made a webhook that sent out a
+    campaign whose results were 403 to its maker (issue 39). tests/evalsite/test_urls.py
+    walks every page of these admins to hold them to it."""
+
+    edit_needs: Action = "change"
+
+    def has_view_permission(self, request, obj=None):
+        return may(request.user, "view") and super().has_view_permission(request, obj)
+
+    def has_add_permission(self, request):
+        return may(request.user, self.edit_needs) and super().has_add_permission(request)
+
+    def has_change_permission(self, request, obj=None):
+        allowed = super().has_change_permission(request, obj)
+        return may(request.user, self.edit_needs) and allowed
+
+    def has_delete_permission(self, request, obj=None):
+        allowed = super().has_delete_permission(request, obj)
+        return may(request.user, self.edit_needs) and allowed
+
+
 class AnnotationAdmin(ListFromTheAddressBar):
     # Fields whose change on the change page save_model records as a change of counted
     # judgments (tests/annotation/test_admin_counting.py checks that every field which
@@ -76,11 +108,78 @@ class ReadOnlyOnChange(AnnotationAdmin):
         return [*super().get_readonly_fields(request, obj), *fixed]
 
 
+def may_delete_kind(request, admin_site: admin.AdminSite, model: type[models.Model]) -> bool:
+    """Whether the user may delete the rows of `model` that a deletion takes with it: the
+    model's delete permission where the admin shows the model, as Django asks, but not
+    that admin's has_delete_permission, which some refuse to every hand-made deletion (a
+    ranking's measured agreement per annotator): nobody could delete the rows such records
+    rest on then, a superuser included (an annotator, issue 39)."""
+    if model not in admin_site._registry:
+        return True
+    codename = get_permission_codename("delete", model._meta)
+    return request.user.has_perm(f"{model._meta.app_label}.{codename}")
+
+
+# How far deletions cascade (the project's longest chain, a campaign to an error span, is
+# 4), and how many of the rows chosen the confirmation names.
+MAX_CASCADE = 6
+SHOWN_NAMES = 20
+
+
+def deleted_rows(rows: QuerySet, depth: int = 0) -> dict[type[models.Model], QuerySet]:
+    """The rows of each kind that deleting `rows` deletes, `rows` among them, following
+    the relations that cascade, each kind as one query (subqueries, no rows read)."""
+    reached: dict[type[models.Model], QuerySet] = {rows.model: rows}
+    if depth >= MAX_CASCADE:
+        return reached
+    for relation in rows.model._meta.get_fields(include_hidden=True):
+        # The relations Django's deletion follows, those named "+" included (an annotator's
+        # agreement rows); SET_NULL and the like delete nothing.
+        if not (relation.auto_created and not relation.concrete):
+            continue
+        if not (relation.one_to_many or relation.one_to_one):
+            continue
+        if relation.on_delete is not models.CASCADE:
+            continue
+        name = cast(models.Field, relation.field).name
+        related = relation.related_model._base_manager.filter(**{f"{name}__in": rows})
+        for model, more in deleted_rows(related, depth + 1).items():
+            # A kind reached twice (a HIT's judgments, by its assignments and its slots).
+            reached[model] = reached[model] | more if model in reached else more
+    return reached
+
+
+def kind_of(model: type[models.Model], n: int) -> str:
+    return str(model._meta.verbose_name if n == 1 else model._meta.verbose_name_plural)
+
+
 class DeletesThroughRemoval(ReadOnlyOnChange):
     """Deleting these rows may take judgments, or assignments the hand-out balances on,
     with them: one row or many, the deletion records the change (removal.py)."""
 
     campaign_lookup = "campaign"
+
+    def get_deleted_objects(self, objs, request):
+        """What deleting `objs` deletes, as a count per kind (Django lists every row, an
+        annotator's thousands of judgments included), each kind's permission asked by
+        `may_delete_kind`."""
+        chosen = list(objs)
+        rows = self.model._base_manager.filter(pk__in=[obj.pk for obj in chosen])
+        counts = {model: found.count() for model, found in deleted_rows(rows).items()}
+        kinds = {model: kind_of(model, n) for model, n in counts.items() if n}
+        names = ", ".join(str(obj) for obj in chosen[:SHOWN_NAMES])
+        if len(chosen) > SHOWN_NAMES:
+            names += f" and {len(chosen) - SHOWN_NAMES:,} more"
+        taken = [
+            f"{counts[model]:,} {kind}" for model, kind in kinds.items() if model is not self.model
+        ]
+        totals = {str(model._meta.verbose_name_plural): counts[model] for model in kinds}
+        perms_needed = {
+            str(model._meta.verbose_name)
+            for model in kinds
+            if not may_delete_kind(request, self.admin_site, model)
+        }
+        return [names, taken], totals, perms_needed, []
 
     def delete_model(self, request, obj):
         delete_counted_rows(type(obj).objects.filter(pk=obj.pk), self.campaign_lookup)

@@ -33,7 +33,9 @@ class MultipleFileField(forms.FileField):
 
     def clean(self, data, initial=None):
         files = data if isinstance(data, list | tuple) else [data]
-        return [super(MultipleFileField, self).clean(file, initial) for file in files]
+        # No file at all is an empty list, which a loop over it would pass as valid: it
+        # made a job of nothing that said "done" (issue 39). Cleaned as one missing file.
+        return [super(MultipleFileField, self).clean(file, initial) for file in files or [None]]
 
 
 class UploadForm(forms.Form):

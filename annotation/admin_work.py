@@ -11,14 +11,20 @@ from django.contrib import admin
 
 from nlgdata.attention import describe_verdict
 
-from .admin_base import DeletesThroughRemoval, RecountAfterEdits, count_of, criterion_filter
+from .admin_base import (
+    CampaignObjectAdmin,
+    DeletesThroughRemoval,
+    RecountAfterEdits,
+    count_of,
+    criterion_filter,
+)
 from .handout.submission import clear_flags
 from .identity import set_excluded
 from .models import Annotator, Assignment, Hit, HitOutput, Judgment
 
 
 @admin.register(Annotator)
-class AnnotatorAdmin(DeletesThroughRemoval):
+class AnnotatorAdmin(CampaignObjectAdmin, DeletesThroughRemoval):
     list_display = [
         "__str__",
         "campaign",
@@ -116,7 +122,7 @@ class HitOutputInline(admin.TabularInline):
 
 
 @admin.register(Hit)
-class HitAdmin(RecountAfterEdits):
+class HitAdmin(CampaignObjectAdmin, RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     list_display = ["id", "campaign", "criterion_label", "item", "external_id", "created_at"]
@@ -157,7 +163,7 @@ class JudgmentInline(admin.TabularInline):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(RecountAfterEdits):
+class AssignmentAdmin(CampaignObjectAdmin, RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "hit__campaign"
@@ -197,7 +203,7 @@ class AssignmentAdmin(RecountAfterEdits):
 
 
 @admin.register(Judgment)
-class JudgmentAdmin(DeletesThroughRemoval):
+class JudgmentAdmin(CampaignObjectAdmin, DeletesThroughRemoval):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "assignment__hit__campaign"

@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import transaction
 
 from nlgdata.datafiles import DataFileError, batches
+from nlgdata.dataset_files import file_inside, files_inside
 from nlgdata.inputs import InputError, check_input, input_key
 from nlgdata.published import READERS, Dataset, PublishedItem, PublishedSystem
 
@@ -232,11 +233,9 @@ def load_e2e(
     """The E2E test set (testset_w_refs.csv) and every outputs/<system>.tsv, through
     import_items and import_outputs; files imported before are left alone."""
     progress = progress or (lambda message: None)
-    items_path = folder / "testset_w_refs.csv"
-    output_paths = sorted((folder / "outputs").glob("*.tsv"))
-    for path in [items_path, *output_paths]:
-        if not path.is_file():
-            raise DataFileError(str(path), "no such file")
+    # Only files inside the folder, links that lead out refused (nlgdata/dataset_files.py).
+    items_path = file_inside(folder, "testset_w_refs.csv")
+    output_paths = files_inside(folder, "outputs", "*.tsv")
     dataset = Dataset(
         name="e2e",
         title="E2E NLG Challenge test set: restaurant descriptions",
@@ -271,7 +270,9 @@ def load_e2e(
 def import_once(campaign, kind: str, path: Path, summary: LoadSummary, progress) -> bool:
     """Whether the file still has to be imported (the importers refuse a repeat with an
     error; a repeat load skips it instead)."""
-    if already_loaded(campaign, kind, hashlib.sha256(path.read_bytes()).hexdigest()):
+    with path.open("rb") as file:  # in chunks: the importer bounds the size, not this
+        sha256 = hashlib.file_digest(file, "sha256").hexdigest()
+    if already_loaded(campaign, kind, sha256):
         summary.skipped.append(path.name)
         return False
     progress(f"{kind}: {path.name}")

@@ -8,7 +8,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from annotation.admin_base import ListFromTheAddressBar
+from annotation.admin_base import CampaignObjectAdmin
 from annotation.permissions import may
 from annotation.prolific import ProlificError
 
@@ -26,7 +26,10 @@ from .models import (
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(ListFromTheAddressBar):
+class ApiTokenAdmin(CampaignObjectAdmin):
+    # A token is its maker's own key, which acts with their permissions (api/access.py):
+    # making one asks to view campaigns, not to change them.
+    edit_needs = "view"
     list_display = ["name", "hint", "user", "level", "created_at", "last_used_at", "revoked_at"]
     list_filter = ["level"]
     search_fields = ["name", "user__username"]
@@ -71,17 +74,30 @@ class ApiTokenAdmin(ListFromTheAddressBar):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(ListFromTheAddressBar):
+class WebhookEndpointAdmin(CampaignObjectAdmin):
+    """The secret is made with the endpoint and shown once, on the page after it is added;
+    to replace a lost one, delete the endpoint and add it again."""
+
     list_display = ["url", "campaign", "is_active", "created_at"]
     list_filter = ["is_active"]
     search_fields = ["url", "campaign__slug"]
-    fields = ["campaign", "url", "events", "secret", "is_active"]
-    readonly_fields = ["secret"]
+    fields = ["campaign", "url", "events", "is_active"]
     list_select_related = ["campaign"]
+
+    def response_add(self, request, obj, post_url_continue=None):
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Webhook endpoint added",
+            "endpoint": obj,
+            "secret": obj.secret,
+        }
+        # The admin's views are never cached: the page with the secret is not kept either.
+        return TemplateResponse(request, "admin/api/webhook_created.html", context)
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(ListFromTheAddressBar):
+class WebhookDeliveryAdmin(CampaignObjectAdmin):
     """The record of what was sent and answered; made by the sweep, never by hand."""
 
     list_display = ["event", "endpoint", "status", "attempts", "response_code", "created_at"]
@@ -96,14 +112,46 @@ class WebhookDeliveryAdmin(ListFromTheAddressBar):
         return False
 
 
+class ProlificHookForm(forms.ModelForm):
+    """The hook's secret is written, never shown: on a hook's page the field is empty, and
+    left empty it keeps the secret as it is."""
+
+    new_secret = forms.CharField(
+        label="Secret",
+        required=False,
+        max_length=200,
+        strip=True,
+        widget=forms.PasswordInput(render_value=False),
+        help_text=ProlificHook._meta.get_field("secret").help_text
+        + " Kept hidden: type it again to replace it.",
+    )
+
+    class Meta:
+        model = ProlificHook
+        fields = ["campaign"]
+
+    def clean_new_secret(self) -> str:
+        secret = self.cleaned_data["new_secret"]
+        if not secret and not self.instance.secret:
+            raise forms.ValidationError("Give the workspace's hook secret.")
+        return secret
+
+    def save(self, commit=True):
+        if self.cleaned_data["new_secret"]:
+            self.instance.secret = self.cleaned_data["new_secret"]
+        return super().save(commit)
+
+
 @admin.register(ProlificHook)
-class ProlificHookAdmin(ListFromTheAddressBar):
+class ProlificHookAdmin(CampaignObjectAdmin):
     list_display = ["campaign", "created_at"]
     list_select_related = ["campaign"]
+    form = ProlificHookForm
+    fields = ["campaign", "new_secret"]
 
 
 @admin.register(ProlificEvent)
-class ProlificEventAdmin(ListFromTheAddressBar):
+class ProlificEventAdmin(CampaignObjectAdmin):
     """What Prolific sent and what was done: written by the endpoint, read here."""
 
     list_display = ["event_type", "status", "participant_id", "outcome", "received_at"]
@@ -118,7 +166,7 @@ class ProlificEventAdmin(ListFromTheAddressBar):
 
 
 @admin.register(BonusRule)
-class BonusRuleAdmin(ListFromTheAddressBar):
+class BonusRuleAdmin(CampaignObjectAdmin):
     list_display = ["campaign", "per_counted_hit", "for_passing_checks", "review_link"]
     list_select_related = ["campaign"]
 

@@ -232,5 +232,9 @@ class WebhookOut(Schema):
     id: int
     url: str
     events: list[str]
-    secret: str = Field(..., description="signs the deliveries (Standard Webhooks)")
+    secret: str | None = Field(
+        None,
+        description="signs the deliveries (Standard Webhooks); only in the answer that adds"
+        " the endpoint, never again",
+    )
     is_active: bool

@@ -325,14 +325,17 @@ def generation_progress(request, slug: str, job_id: int):
 # Webhooks ---------------------------------------------------------------------------------
 
 
-def webhook_out(endpoint: WebhookEndpoint) -> dict:
-    fields = ("id", "url", "events", "secret", "is_active")
-    return {f: getattr(endpoint, f) for f in fields}
+def webhook_out(endpoint: WebhookEndpoint, *, with_secret: bool = False) -> dict:
+    """The endpoint; its secret only in the answer that adds it (shown once, issue 39)."""
+    fields = ("id", "url", "events", "is_active")
+    shown = {f: getattr(endpoint, f) for f in fields}
+    return {**shown, "secret": endpoint.secret if with_secret else None}
 
 
 @api.get("/campaigns/{slug}/webhooks/", response={200: list[WebhookOut], **ERRORS})
 def list_webhooks(request, slug: str):
-    campaign = campaign_for(token(request), slug, "change")  # the secrets sign for the campaign
+    # Where the campaign's events go: for those who may change it. No secret in the list.
+    campaign = campaign_for(token(request), slug, "change")
     return [webhook_out(e) for e in WebhookEndpoint.objects.filter(campaign=campaign)[:100]]
 
 
@@ -349,7 +352,7 @@ def add_webhook(request, slug: str, payload: WebhookIn):
         field, messages = next(iter(error.message_dict.items()))
         return Status(422, {"detail": f"{field}: {' '.join(messages)}", "field": field})
     endpoint.save()
-    return Status(201, webhook_out(endpoint))
+    return Status(201, webhook_out(endpoint, with_secret=True))
 
 
 # Prolific's events ----------------------------------------------------------------------------

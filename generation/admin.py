@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.db import transaction
 
-from annotation.admin_base import ListFromTheAddressBar
+from annotation.admin_base import CampaignObjectAdmin
 from jobs.admin import progress_html
 
 from .models import GenerationJob, HostedSystem
@@ -9,7 +9,7 @@ from .service import missing_items_count, output_count, request_generation
 
 
 @admin.register(HostedSystem)
-class HostedSystemAdmin(ListFromTheAddressBar):
+class HostedSystemAdmin(CampaignObjectAdmin):
     list_display = ["system", "campaign", "backend", "batch_size", "outputs", "missing"]
     list_filter = ["backend", "system__campaign"]
     search_fields = ["system__name"]
@@ -44,7 +44,7 @@ class HostedSystemAdmin(ListFromTheAddressBar):
 
 
 @admin.register(GenerationJob)
-class GenerationJobAdmin(ListFromTheAddressBar):
+class GenerationJobAdmin(CampaignObjectAdmin):
     list_display = [
         "id",
         "hosted",

@@ -11,7 +11,7 @@ from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET
 
-from annotation.admin_base import ListFromTheAddressBar
+from annotation.admin_base import CampaignObjectAdmin
 from jobs.admin import progress_html
 from ranking.service import request_judged_rankings
 
@@ -21,7 +21,7 @@ from .service import request_judging, unscored_outputs
 
 
 @admin.register(Judge)
-class JudgeAdmin(ListFromTheAddressBar):
+class JudgeAdmin(CampaignObjectAdmin):
     """An automatic judge of a criterion: added here, run with the action; its page shows
     its agreement with the crowd (figures with bootstrap intervals, bias per system; as CSV
     from the page's link or the list's action) and the fused ranking beside the humans-only
@@ -207,7 +207,7 @@ def _agreement_csv(judges, filename: str) -> HttpResponse:
 
 
 @admin.register(JudgeJob)
-class JudgeJobAdmin(ListFromTheAddressBar):
+class JudgeJobAdmin(CampaignObjectAdmin):
     list_display = ["id", "judge", "status", "progress_bar", "outputs_failed", "seconds"]
     list_filter = ["status", "judge__kind"]
     readonly_fields = [

@@ -14,10 +14,14 @@ import zipfile
 from pathlib import Path, PurePosixPath
 
 from .datafiles import DataFileError
+from .dataset_files import inside, relative_name, shown
 
 CHUNK = 1 << 16
 # Folders and files that archivers add and no dataset needs (macOS's resource forks).
 IGNORED = ("__MACOSX/",)
+# A member's name: the datasets' deepest path is logicnlg/tables/<file>, 60 characters.
+MAX_NAME_CHARS = 1024
+MAX_DEPTH = 32
 
 
 def unpack_zip(archive: Path, target: Path, *, name: str, max_bytes: int, max_files: int) -> Path:
@@ -59,19 +63,16 @@ def check_members(
 def member_path(info: zipfile.ZipInfo, name: str) -> PurePosixPath:
     """The member's path inside the folder; an error for a name that could leave it."""
     raw = info.filename
-    path = PurePosixPath(raw)
-    unsafe = (
-        "\0" in raw
-        or "\\" in raw
-        or path.is_absolute()
-        or ".." in path.parts
-        or (path.parts and ":" in path.parts[0])  # a Windows drive: C:
-    )
-    if unsafe:
-        raise DataFileError(name, f"entry {raw!r} points outside the archive's folder")
+    if not relative_name(raw):
+        raise DataFileError(name, f"entry {shown(raw)!r} points outside the archive's folder")
+    if len(raw) > MAX_NAME_CHARS or raw.count("/") > MAX_DEPTH:
+        # Before the file system's own limits turn it into an OSError mid-unpacking.
+        message = f"entry {shown(raw)!r} is nested too deep or named too long"
+        raise DataFileError(name, message)
     if stat.S_ISLNK(info.external_attr >> 16):
-        raise DataFileError(name, f"entry {raw!r} is a link; the archive must hold files only")
-    return path
+        message = f"entry {shown(raw)!r} is a link; the archive must hold files only"
+        raise DataFileError(name, message)
+    return PurePosixPath(raw)
 
 
 def unpack_member(
@@ -84,9 +85,11 @@ def unpack_member(
 ) -> int:
     """Write one member under `target`; the bytes written so far, this member's included.
     The count is of the bytes really unpacked, not of the sizes the archive declares."""
-    destination = target.joinpath(*member_path(info, name).parts)
-    if not destination.resolve().is_relative_to(target.resolve()):
-        raise DataFileError(name, f"entry {info.filename!r} points outside the archive's folder")
+    parts = member_path(info, name).parts
+    destination = inside(target, *parts)
+    if destination is None:
+        message = f"entry {shown(info.filename)!r} points outside the archive's folder"
+        raise DataFileError(name, message)
     if info.is_dir():
         destination.mkdir(parents=True, exist_ok=True)
         return written

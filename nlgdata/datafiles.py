@@ -25,6 +25,9 @@ CHUNK_BYTES = 1024 * 1024
 MAX_LINE_BYTES = 16 * 1024 * 1024
 # The deepest input kind (boxscore: line > input > players > player > stats) needs 5.
 MAX_JSON_DEPTH = 32
+# Each array or object parsed costs 56 bytes or more whatever its text's size ("[]" is two
+# characters): bounded, so a file of tiny containers stays small too. test_lm.json: 16,000.
+MAX_JSON_CONTAINERS = 1_000_000
 # Larger integers are refused before int() (Python's 4300-digit limit) and fit 64 bits.
 MAX_INT_DIGITS = 18
 # PostgreSQL text and jsonb refuse NUL; a lone surrogate cannot be encoded as UTF-8.
@@ -307,6 +310,48 @@ def deep_field(raw: str) -> str:
         else:
             last_string = text
     return key
+
+
+# A JSON string, its escapes skipped; an unterminated one is taken to the end of the text,
+# so that no text makes the scan go back over itself.
+JSON_STRING = re.compile(r'"(?:[^"\\]++|\\.)*+"?')
+BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+BYTE_STEP = {ord(bracket): step for bracket, step in BRACKET_STEP.items()}
+NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in BYTE_STEP)
+JSON_TOKENS = re.compile(JSON_STRING.pattern + r"|(?P<bracket>[\[\]{}])")
+
+
+def check_json_shape(
+    text: str,
+    file_name: str,
+    *,
+    max_depth: int = MAX_JSON_DEPTH,
+    max_containers: int = MAX_JSON_CONTAINERS,
+) -> None:
+    """Refuse JSON nested deeper than `max_depth` or holding more than `max_containers`
+    arrays and objects before it is parsed: DataFileError naming the line. The brackets
+    outside strings are counted by the regular expression engine, not a Python loop: 1 MB
+    of test_lm.json takes milliseconds."""
+    outside_strings = JSON_STRING.sub("", text)
+    containers = outside_strings.count("[") + outside_strings.count("{")
+    if containers > max_containers:
+        raise DataFileError(file_name, f"more than {max_containers:,} arrays and objects")
+    # As bytes (UTF-8 never uses a bracket's byte inside another character), all else gone.
+    brackets = outside_strings.encode(errors="surrogatepass").translate(None, NOT_BRACKETS)
+    if max(itertools.accumulate(map(BYTE_STEP.__getitem__, brackets)), default=0) > max_depth:
+        message = f"nested deeper than {max_depth} levels"
+        raise DataFileError(file_name, message, line_too_deep(text, max_depth))
+
+
+def line_too_deep(text: str, max_depth: int) -> int:
+    """The line where `text` first goes deeper than `max_depth` (an error's slow path)."""
+    depth = 0
+    for token in JSON_TOKENS.finditer(text):
+        if token.lastgroup == "bracket":
+            depth += BRACKET_STEP[token.group()]
+            if depth > max_depth:
+                return text.count("\n", 0, token.start()) + 1
+    return 1
 
 
 def is_json_lines(file_name: str, text: str) -> bool:

@@ -19,14 +19,21 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .datafiles import DataFileError
+from .datafiles import DataFileError, check_json_shape, parse_json_line
+from .dataset_files import (
+    file_inside,
+    files_inside,
+    folder_inside,
+    load_json,
+    read_text,
+    shown,
+)
 
 
 @dataclass
@@ -72,17 +79,6 @@ def file_digest(*paths: Path, salt: str = "") -> str:
     return digest.hexdigest()
 
 
-def load_json(path: Path) -> Any:
-    if not path.is_file():
-        raise DataFileError(str(path), "no such file")
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise DataFileError(path.name, "not UTF-8 text") from None
-    except json.JSONDecodeError as error:
-        raise DataFileError(path.name, f"not JSON: {error.msg}", error.lineno) from None
-
-
 def expect(condition: bool, file_name: str, message: str, where: str = "") -> None:
     if not condition:
         raise DataFileError(file_name, message, column=where)
@@ -98,18 +94,19 @@ LOGICNLG_SYSTEMS = (  # file, slug, the paper's name (Table 2)
 
 
 def read_logicnlg(folder: Path) -> Dataset:
-    entries_path = folder / "data" / "test_lm.json"
+    entries_path = file_inside(folder, "data", "test_lm.json")
     entries = load_json(entries_path)
     expect(isinstance(entries, dict), entries_path.name, "must map table ids to entries")
     items: list[PublishedItem] = []
     table_paths: list[Path] = []
     for table_id, table_entries in entries.items():
-        table_path = folder / "tables" / table_id
+        # The table's file is named by the data: it must be a file of `folder` (issue 39).
+        table_path = file_inside(folder, "tables", table_id, what="table file")
         table_paths.append(table_path)
         header, rows = read_logicnlg_table(table_path)
         items += logicnlg_items(table_id, table_entries, header, rows, entries_path.name)
     systems = [
-        logicnlg_system(folder / "outputs" / file, slug, label, entries)
+        logicnlg_system(file_inside(folder, "outputs", file), slug, label, entries)
         for file, slug, label in LOGICNLG_SYSTEMS
     ]
     return Dataset(
@@ -134,9 +131,7 @@ def read_logicnlg(folder: Path) -> Dataset:
 
 
 def read_logicnlg_table(path: Path) -> tuple[list[str], list[list[str]]]:
-    if not path.is_file():
-        raise DataFileError(str(path), "no such table file")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_text(path).splitlines()
     expect(bool(lines), path.name, "empty table")
     header = lines[0].split("#")
     rows = [line.split("#") for line in lines[1:]]
@@ -260,9 +255,9 @@ ROTOWIRE_STANDARD = (
 
 
 def read_rotowire(folder: Path) -> Dataset:
-    games_folder = folder / "games" if (folder / "games").is_dir() else folder
-    files = sorted(games_folder.glob("*.jsonl"))
-    expect(bool(files), str(games_folder), "no games/*.jsonl files")
+    games_folder = "games" if folder_inside(folder, "games") else ""
+    files = files_inside(folder, games_folder, "*.jsonl")
+    expect(bool(files), games_folder or folder.name, "no games/*.jsonl files")
     items: list[PublishedItem] = []
     human: dict[str, str] = {}
     neural: dict[str, str] = {}
@@ -333,16 +328,13 @@ def same_as_human(human: dict[str, str], neural: dict[str, str]) -> list[str]:
 
 
 def rotowire_games(path: Path) -> Iterator[tuple[int, dict]]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                game = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise DataFileError(path.name, f"not JSON: {error.msg}", number) from None
-            expect(isinstance(game, dict), path.name, f"line {number} must be a JSON object")
-            yield number, game
+    text = read_text(path)
+    check_json_shape(text, path.name)
+    # Lines end at "\n" only: a JSON string may hold U+2028, which splitlines() splits at.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        yield number, parse_json_line(line, path.name, number)
 
 
 def rotowire_item(game: dict, source: str) -> PublishedItem:
@@ -428,14 +420,14 @@ WEBNLG_LABELS = {  # file stem -> the team name the challenge's overview paper u
 
 
 def read_webnlg2020(folder: Path) -> Dataset:
-    triples_path = folder / "inputs" / "en_sampled_triples.json"
+    triples_path = file_inside(folder, "inputs", "en_sampled_triples.json")
     sampled = load_json(triples_path)
     expect(isinstance(sampled, dict) and bool(sampled), triples_path.name, "no sampled inputs")
     items = [
         webnlg_item(sample_id, triples, triples_path.name) for sample_id, triples in sampled.items()
     ]
-    files = sorted((folder / "outputs").glob("*.primary.en"))
-    expect(bool(files), str(folder / "outputs"), "no <system>.primary.en files")
+    files = files_inside(folder, "outputs", "*.primary.en")
+    expect(bool(files), "outputs", "no <system>.primary.en files")
     systems = [webnlg_system(path, [item.external_id for item in items]) for path in files]
     return Dataset(
         name="webnlg2020",
@@ -466,7 +458,13 @@ def read_webnlg2020(folder: Path) -> Dataset:
 
 
 def webnlg_item(sample_id: str, triples: Any, file_name: str) -> PublishedItem:
-    expect(sample_id.isdigit(), file_name, "sample ids must be whole numbers", sample_id)
+    # ASCII digits only, and few: int() refuses '²' (which isdigit() accepts) and 5,000 digits.
+    expect(
+        re.fullmatch(r"[0-9]{1,9}", sample_id) is not None,
+        file_name,
+        "sample ids must be whole numbers",
+        shown(sample_id),
+    )
     expect(
         isinstance(triples, list)
         and bool(triples)
@@ -481,7 +479,7 @@ def webnlg_item(sample_id: str, triples: Any, file_name: str) -> PublishedItem:
 
 def webnlg_system(path: Path, sample_ids: list[str]) -> PublishedSystem:
     stem = path.name.removesuffix(".primary.en")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = read_text(path).splitlines()
     outputs, missing = {}, []
     for sample_id in sample_ids:
         number = int(sample_id)

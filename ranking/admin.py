@@ -4,7 +4,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.admin_base import ListFromTheAddressBar, criterion_filter
+from annotation.admin_base import CampaignObjectAdmin, criterion_filter
 from annotation.models import CampaignCriterion
 from jobs.admin import progress_html
 from ranking.agreement.admin import RunAgreementInline
@@ -36,7 +36,7 @@ class SystemResultInline(admin.TabularInline):
 
 
 @admin.register(RankingRun)
-class RankingRunAdmin(ListFromTheAddressBar):
+class RankingRunAdmin(CampaignObjectAdmin):
     list_display = [
         "id",
         "campaign",

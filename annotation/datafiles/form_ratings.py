@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable
 from datetime import timedelta
 from typing import Any, Protocol
 
+from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from annotation.models import (
@@ -20,10 +21,7 @@ from annotation.models import (
     Output,
 )
 from nlgdata.datafiles import DataFileError
-
-# (the criterion about to be made, the line that names it first): raises DataFileError for
-# a criterion that may not be made.
-Clean = Callable[[CampaignCriterion, int], None]
+from nlgdata.dataset_files import shown
 
 
 def file_criteria(
@@ -34,14 +32,14 @@ def file_criteria(
     judged_as: str,
     question: str,
     file_name: str,
-    clean: Clean | None = None,
 ) -> tuple[dict[str, CampaignCriterion], list[str]]:
     """The criteria named in `lines` (name -> the line that names it first, in the file's
     order): found, judged with `form` (else an error naming the line), or made with it,
     closed to annotators. Returns them by name and the names of those made.
 
     The file does not say what was asked: `question` ({name} filled in) is one the organiser
-    may rewrite."""
+    may rewrite. A name a criterion may not have (the model's own rule) is an error naming
+    its line, before anything is made."""
     found = {c.name: c for c in campaign.criteria.filter(name__in=list(lines))}
     criteria: dict[str, CampaignCriterion] = {}
     made: list[str] = []
@@ -55,8 +53,7 @@ def file_criteria(
                 is_open=False,
                 question=question.format(name=name),
             )
-            if clean is not None:
-                clean(criterion, line)
+            check_new_criterion(criterion, file_name, line)
             criterion.save()
             made.append(name)
         elif criterion.form != form:
@@ -69,6 +66,17 @@ def file_criteria(
             )
         criteria[name] = criterion
     return criteria, made
+
+
+def check_new_criterion(criterion: CampaignCriterion, file_name: str, line: int) -> None:
+    """The criterion a file names, checked as the admin checks one before it is made: a
+    name like `<script>`, `Bad Name!` or one of 200 characters is refused (the DA import
+    made such criteria, or failed with a database error, issue 39)."""
+    try:
+        criterion.full_clean(exclude=["campaign"], validate_unique=False)
+    except ValidationError as error:
+        message = f"criterion {shown(criterion.name)!r}: {' '.join(error.messages)}"
+        raise DataFileError(file_name, message, line, "criterion") from None
 
 
 def made_note(what: str, made: list[str]) -> str:

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation.handout import sql
@@ -109,13 +108,6 @@ def esa_criteria(
     for j in judgments:
         lines.setdefault(j.criterion, j.line)
 
-    def clean(criterion: CampaignCriterion, line: int) -> None:
-        try:
-            criterion.full_clean(exclude=["campaign"])
-        except ValidationError as error:  # a name that is not a criterion's name
-            message = f"criterion {criterion.name!r}: {'; '.join(error.messages)}"
-            raise DataFileError(file_name, message, line, "criterion") from None
-
     return file_criteria(
         campaign,
         lines,
@@ -123,7 +115,6 @@ def esa_criteria(
         judged_as="error-span annotation",
         question="How good is the sentence's {name}? Mark its errors, then score it.",
         file_name=file_name,
-        clean=clean,
     )
 
 

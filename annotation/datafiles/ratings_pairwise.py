@@ -86,13 +86,6 @@ def file_criteria(
     for r in rows:
         lines.setdefault(r.criterion, r.line)
 
-    def clean(criterion: CampaignCriterion, line: int) -> None:
-        try:
-            criterion.full_clean()
-        except Exception as error:  # ValidationError: the name is not one a criterion has
-            message = "; ".join(getattr(error, "messages", [str(error)]))
-            raise DataFileError(file_name, message, line, "criterion") from None
-
     return form_ratings.file_criteria(
         campaign,
         lines,
@@ -100,7 +93,6 @@ def file_criteria(
         judged_as="pairwise preference",
         question="Which sentence is better for {name}?",
         file_name=file_name,
-        clean=clean,
     )
 
 

@@ -31,6 +31,7 @@ from annotation.forms import SubmissionKeyForm
 from annotation.handout import sql
 from annotation.handout.submission import Shown
 from annotation.models import CampaignCriterion, ErrorSpan, Judgment
+from nlgdata.datafiles import check_json_shape
 
 from .base import AttentionRule, FormDatasheet, JudgmentForm
 from .sliders import (
@@ -82,8 +83,11 @@ def parse_spans(value: str, text: str) -> list[Span]:
     if not value:
         return []
     try:
+        # A list of flat objects is 2 deep: deeper is refused before parsing, since 990
+        # levels reached Python's recursion limit (a 500, issue 39).
+        check_json_shape(value, "spans", max_depth=2)
         given = json.loads(value)
-    except ValueError:
+    except ValueError:  # DataFileError is one too
         raise ValidationError("The marked errors could not be read: mark them again.") from None
     if not isinstance(given, list):
         raise ValidationError("The marked errors could not be read: mark them again.")

@@ -6,7 +6,7 @@ from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.admin_base import ListFromTheAddressBar
+from annotation.admin_base import CampaignObjectAdmin
 from nlgdata.attention import describe_verdict
 
 from .models import AnnotatorAgreement, RunAgreement
@@ -36,7 +36,7 @@ class RunAgreementInline(admin.StackedInline):
 
 
 @admin.register(AnnotatorAgreement)
-class AnnotatorAgreementAdmin(ListFromTheAddressBar):
+class AnnotatorAgreementAdmin(CampaignObjectAdmin):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     list_display = [

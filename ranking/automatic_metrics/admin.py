@@ -6,7 +6,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils.html import format_html
 
-from annotation.admin_base import ListFromTheAddressBar
+from annotation.admin_base import CampaignObjectAdmin
 
 from .models import MetricResult, MetricRun
 from .service import request_metrics
@@ -23,7 +23,7 @@ class MetricResultInline(admin.TabularInline):
 
 
 @admin.register(MetricRun)
-class MetricRunAdmin(ListFromTheAddressBar):
+class MetricRunAdmin(CampaignObjectAdmin):
     list_display = ["id", "campaign", "status", "systems", "outputs", "compute_seconds"]
     list_display += ["queued_at", "results_link"]
     list_filter = ["status", "campaign"]

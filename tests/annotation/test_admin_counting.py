@@ -3,10 +3,12 @@ the criterion's judgments version moves past its last ranking's (so the sweep qu
 one, closed campaigns included) and the kept hand-out loads stay right. Fields that would
 change counting without them are read-only; the guard at the end fails when one is not."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.contrib import admin
+from django.contrib.auth.models import Permission
 from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
@@ -24,11 +26,13 @@ from annotation.models import (
     Output,
     System,
 )
+from ranking.agreement.models import AnnotatorAgreement
 from ranking.models import RankingRun
 from ranking.service import fitting_protocols, queue_due_rankings
 from tests.annotation.admin_forms import change_form_data
 from tests.factories import make_campaign, make_judged_hit, make_system_set
 from tests.handout import kept_loads
+from tests.world import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -249,9 +253,55 @@ def test_admin_deletion_records_the_change(organiser, judged, model):
     assert_recorded(criterion)
 
 
+def measured_agreement(criterion: CampaignCriterion, *assignments) -> None:
+    """What a ranking run stores for each annotator it measured (ranking/agreement)."""
+    run = RankingRun.objects.filter(criterion=criterion).first()
+    for assignment in assignments:
+        AnnotatorAgreement.objects.create(
+            run=run, annotator=assignment.annotator, hits=1, flagged=0, shared_units=0,
+            excluded=False,
+        )  # fmt: skip
+
+
+def test_admin_deletes_an_annotator_a_ranking_measured(organiser, judged):
+    """Issue 39: the annotator agreement rows a ranking keeps, which its admin lets nobody
+    delete by hand, stopped every deletion of an annotator, a superuser's included."""
+    criterion, first, second = judged
+    measured_agreement(criterion, first, second)
+    url = reverse("admin:annotation_annotator_delete", args=[first.annotator_id])
+    page = organiser.get(url)
+    text = " ".join(re.sub(r"<[^>]+>", " ", page.content.decode()).split())
+    assert "1 assignment" in text and "3 judgments" in text and "1 annotator agreement" in text
+    response = organiser.submit(page, {"post": "yes"}, action=url)
+    assert response.status_code == 302
+    assert not Annotator.objects.filter(pk=first.annotator_id).exists()
+    assert list(AnnotatorAgreement.objects.values_list("annotator", flat=True)) == [
+        second.annotator_id
+    ]
+    assert Judgment.objects.count() == 3  # the other annotator's
+    assert_recorded(criterion)
+
+
+def test_admin_annotator_deletion_asks_the_permission_of_each_kind_it_takes(judged):
+    """Staff who may delete annotators but not the agreement rows they take: refused, as
+    Django refuses a deletion that takes rows one may not delete."""
+    criterion, first, _ = judged
+    measured_agreement(criterion, first)
+    deleter = logged_in("deleter", is_staff=True)
+    wanted = ["change_campaign", "view_annotator", "delete_annotator", "delete_assignment",
+              "delete_judgment"]  # fmt: skip
+    deleter.user.user_permissions.add(*Permission.objects.filter(codename__in=wanted))
+    url = reverse("admin:annotation_annotator_delete", args=[first.annotator_id])
+    page = deleter.get(url)
+    assert page.status_code == 200 and "annotator agreement" in page.content.decode()
+    assert deleter.send("POST", url, {"post": "yes"}).status_code == 403
+    assert Annotator.objects.filter(pk=first.annotator_id).exists()
+
+
 def test_admin_bulk_deletion_records_the_change(organiser, judged):
     criterion, first, second = judged
     changelist = reverse("admin:annotation_annotator_changelist")
+    measured_agreement(criterion, first, second)
     chosen = {
         "action": "delete_selected",
         "_selected_action": [first.annotator_id, second.annotator_id],

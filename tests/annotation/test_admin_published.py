@@ -287,3 +287,108 @@ def test_archive_of_files_at_its_top_level_loads_too(organiser):
     job, _ = load_through_the_admin(organiser, archive=zipped(flat))
     assert job.status == "done", job.error
     assert Item.objects.count() == 2
+
+
+# Files the data names (issue 39) ----------------------------------------------------------------
+
+SECRET = "export SECRET_KEY=the-workers-own-secret"
+
+
+def logicnlg_files(table_id: str) -> dict[str, bytes]:
+    """A LogicNLG folder whose one table is named `table_id` in test_lm.json and in every
+    outputs file (a load checks that the outputs name the same tables)."""
+    files = {
+        "logicnlg/data/test_lm.json": json.dumps({table_id: [["s", [0], "title"]]}).encode(),
+        "logicnlg/tables/t.html.csv": b"a#b\n1#2\n",
+    }
+    for name in ("field_infusing.json", "GPT_gpt2_12.65.json", "GPT_gpt2_C2F_13.35.json"):
+        files[f"logicnlg/outputs/{name}"] = json.dumps({table_id: ["a statement"]}).encode()
+    return files
+
+
+@pytest.fixture
+def secret_file(tmp_path) -> Path:
+    """A file of the worker's, outside any dataset: a valid LogicNLG table, so that a load
+    which opened it would succeed and put its first line into the items."""
+    path = tmp_path / "worker" / "env.html.csv"
+    path.parent.mkdir()
+    path.write_text(f"{SECRET}#b\n1#2\n")
+    return path
+
+
+def nothing_of_the_secret_anywhere(page: str) -> None:
+    assert SECRET not in page
+    for item in Item.objects.all():
+        assert SECRET not in json.dumps(item.input_data)
+    assert not Item.objects.exists() and not Campaign.objects.filter(slug="logicnlg").exists()
+
+
+@pytest.mark.parametrize("table_id", ["{secret}", "../../../worker/env.html.csv"])
+def test_logicnlg_table_id_naming_a_file_outside_the_archive_is_refused(
+    organiser, secret_file, table_id
+):
+    table_id = table_id.format(secret=secret_file)
+    archive = zipped(logicnlg_files(table_id), name="logicnlg.zip")
+    job, page = load_through_the_admin(organiser, dataset="logicnlg", archive=archive)
+    assert job.status == "failed"
+    assert "not a table file name inside the dataset's folder" in job.error
+    assert "Nothing from this load was kept" in page
+    nothing_of_the_secret_anywhere(page)
+
+
+def test_logicnlg_table_id_of_proc_self_environ_shows_none_of_its_bytes(organiser):
+    archive = zipped(logicnlg_files("/proc/self/environ"), name="logicnlg.zip")
+    job, page = load_through_the_admin(organiser, dataset="logicnlg", archive=archive)
+    assert job.status == "failed"
+    assert (
+        job.error == "tables//proc/self/environ: not a table file name inside the dataset's folder"
+    )
+    environ = Path("/proc/self/environ").read_bytes().decode(errors="replace")
+    assert not any(part[:16] in page for part in environ.split("\0") if len(part) >= 16)
+
+
+def test_server_folder_table_linked_to_a_file_outside_is_refused(
+    organiser, settings, tmp_path, secret_file
+):
+    data = tmp_path / "data"
+    write_folder(data, logicnlg_files("t.html.csv"))
+    table = data / "logicnlg" / "tables" / "t.html.csv"
+    table.unlink()
+    table.symlink_to(secret_file)
+    settings.PUBLISHED_DATA_DIR = str(data)
+    job, page = load_through_the_admin(organiser, dataset="logicnlg", folder="logicnlg")
+    assert job.status == "failed"
+    assert job.error == "tables/t.html.csv: leads outside the dataset's folder: refused"
+    nothing_of_the_secret_anywhere(page)
+
+
+def test_server_folder_e2e_outputs_linked_outside_are_refused(
+    organiser, settings, tmp_path, secret_file
+):
+    data = tmp_path / "data"
+    write_folder(data, {"e2e/testset_w_refs.csv": b"mr,ref\n"})
+    (data / "e2e" / "outputs").mkdir()
+    (data / "e2e" / "outputs" / "tgen.tsv").symlink_to(secret_file)
+    settings.PUBLISHED_DATA_DIR = str(data)
+    job, page = load_through_the_admin(organiser, dataset="e2e", folder="e2e")
+    assert job.status == "failed"
+    assert job.error == "outputs/tgen.tsv: leads outside the dataset's folder: refused"
+    assert SECRET not in page and not System.objects.exists()
+
+
+def test_a_100000_deep_test_lm_json_fails_the_load_with_a_clear_error(organiser):
+    files = logicnlg_files("t.html.csv")
+    files["logicnlg/data/test_lm.json"] = b"[" * 100_000 + b"]" * 100_000
+    archive = zipped(files, name="logicnlg.zip")
+    job, page = load_through_the_admin(organiser, dataset="logicnlg", archive=archive)
+    assert (job.status, job.error) == (
+        "failed",
+        "test_lm.json, line 1: nested deeper than 32 levels",
+    )
+    assert "Traceback" not in page and "RecursionError" not in page
+
+
+def test_an_archive_entry_nested_past_the_limit_is_refused(organiser):
+    deep = "webnlg2020/" + "d/" * 40 + "x.txt"
+    job, _ = load_through_the_admin(organiser, archive=zipped({**webnlg_files(), deep: b"x"}))
+    assert job.status == "failed" and "is nested too deep or named too long" in job.error

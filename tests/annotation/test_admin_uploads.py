@@ -246,3 +246,13 @@ def test_datafile_list_shows_an_uploaded_file(organiser):
     rows = changelist_rows(organiser.get(reverse("admin:annotation_datafile_changelist")))
     shown = [(r["name"], r["campaign"], r["kind"], r["rows"], r["imported_by"]) for r in rows]
     assert shown == [("items.csv", campaign.name, "Items", "1", "organiser")]
+
+
+def test_upload_posted_without_a_file_is_a_form_error_and_no_job(organiser):
+    """Issue 39: the form took an upload of no file, and its job said "done"."""
+    campaign = make_campaign()
+    page = organiser.get(upload_url(campaign))
+    response = organiser.submit(page, {"kind": "items"}, action=upload_url(campaign))
+    assert response.status_code == 200
+    assert "This field is required." in text_of(response)
+    assert not UploadJob.objects.exists() and not Item.objects.exists()

@@ -264,3 +264,24 @@ def test_identical_outputs_shown_once_get_the_spans_each_in_its_own_text():
         for j in Judgment.objects.filter(assignment=assignment).select_related("slot__output")
     }
     assert found["Two  spaces here."] == [(5, 11)] and found["Two spaces here."] == [(4, 10)]
+
+
+@pytest.mark.parametrize("depth", [995, 1_500])
+def test_esa_spans_nested_past_pythons_limit_are_refused_not_a_500(depth):
+    """Issue 39: a spans field 990+ levels deep raised RecursionError (500)."""
+    campaign, _ = esa_campaign()
+    person, assignment = take_hit(campaign)
+    page = person.get(url(campaign, "hit", assignment.pk))
+    data = answers(assignment, [40, 50, 60])
+    data["spans_1"] = "[" * depth + "]" * depth
+    response = person.submit(page, data)
+    assert response.status_code == 200
+    assert "The marked errors could not be read: mark them again." in response.content.decode()
+    assert not Judgment.objects.exists() and not ErrorSpan.objects.exists()
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
+
+
+def test_parse_spans_refuses_spans_nested_deeper_than_a_list_of_objects():
+    with pytest.raises(ValidationError, match="could not be read"):
+        esa.parse_spans('[[{"start": 0, "end": 1, "severity": "minor"}]]', EMOJI_TEXT)

@@ -93,6 +93,28 @@ def test_import_refuses_an_item_system_pair_without_output_naming_its_line():
     assert not campaign.criteria.filter(name="c").exists()
 
 
+@pytest.mark.parametrize(
+    ("name", "shown", "why"),
+    [
+        ("<script>", "'<script>'", "Use lowercase letters, digits, '-' and '_' only"),
+        ("Bad Name!", "'Bad Name!'", "Use lowercase letters, digits, '-' and '_' only"),
+        ("c" * 200, f"'{'c' * 79}…'", "at most 40 characters (it has 200)"),
+    ],
+)
+def test_import_refuses_a_criterion_name_a_criterion_may_not_have(name, shown, why):
+    """Issue 39: the DA import made criteria named `<script>` or `Bad Name!`, and a name of
+    200 characters ended in a database error (PostgreSQL's varchar(40))."""
+    campaign = form_world()
+    text = f"item,system,annotator,criterion,score\ni1,alpha,w,c,50\ni1,beta,w,{name},40\n"
+    with pytest.raises(ratings_da.DataFileError) as raised:
+        imported(campaign, text)
+    message = str(raised.value)
+    assert message.startswith(f"da.csv, line 3, column criterion: criterion {shown}: ")
+    assert why in message
+    assert not campaign.criteria.exclude(name__in=["quality", "naturalness"]).exists()
+    assert not Judgment.objects.exists()
+
+
 def stored_scores(campaign: Campaign) -> list[tuple]:
     judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
     return sorted(

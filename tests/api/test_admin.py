@@ -3,7 +3,8 @@ import re
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from api.models import ApiToken, digest
+from api.models import ApiToken, ProlificHook, WebhookEndpoint, digest
+from api.tokens import create_token
 from tests.api.conftest import ApiClient
 
 ADD = reverse("admin:api_apitoken_add")
@@ -40,3 +41,90 @@ def test_clerk_cannot_reach_the_tokens(clerk):
     assert clerk.get(ADD).status_code == 403
     assert clerk.send("POST", ADD, {"name": "x", "level": "change"}).status_code == 403
     assert not ApiToken.objects.exists()
+
+
+# Webhooks and Prolific hooks: secrets shown once, the campaign's permission asked (issue 39)
+
+WEBHOOK_ADD = reverse("admin:api_webhookendpoint_add")
+HOOK_ADD = reverse("admin:api_prolifichook_add")
+
+
+def with_api_permissions(person, *codenames: str):
+    """`person` given every permission on the api app's models (or only `codenames`)."""
+    permissions = Permission.objects.filter(content_type__app_label="api")
+    if codenames:
+        permissions = permissions.filter(codename__in=codenames)
+    person.user.user_permissions.add(*permissions)
+    return person
+
+
+def add_webhook(person, campaign):
+    data = {"campaign": campaign.pk, "url": "http://127.0.0.1:9/hook", "events": '["ranking.done"]'}
+    data["is_active"] = "on"
+    return person.submit(person.get(WEBHOOK_ADD), data, action=WEBHOOK_ADD)
+
+
+def test_webhook_secret_is_shown_once_when_added_and_never_again(
+    organiser, viewer, campaign, settings
+):
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    page = add_webhook(organiser, campaign)
+    endpoint = WebhookEndpoint.objects.get()
+    shown = re.search(r'<code id="webhook-secret">([^<]+)</code>', page.content.decode())
+    assert shown.group(1) == endpoint.secret and endpoint.secret.startswith("whsec_")
+    with_api_permissions(viewer, "view_webhookendpoint")
+    change = reverse("admin:api_webhookendpoint_change", args=[endpoint.pk])
+    for person in (organiser, viewer):
+        for url in (change, reverse("admin:api_webhookendpoint_changelist")):
+            response = person.get(url)
+            assert response.status_code == 200
+            assert endpoint.secret not in response.content.decode()
+    api = ApiClient(create_token(organiser.user, "t", [campaign], change=True)[1])
+    listed = api.call("GET", f"/campaigns/{campaign.slug}/webhooks/").json()
+    assert [(e["id"], e["secret"]) for e in listed] == [(endpoint.pk, None)]
+
+
+def test_webhook_cannot_be_added_on_a_campaign_whose_results_are_403(
+    clerk, viewer, campaign, settings
+):
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    data = {"campaign": campaign.pk, "url": "http://127.0.0.1:9/", "events": '["ranking.done"]'}
+    for person in (with_api_permissions(clerk), with_api_permissions(viewer)):
+        # The clerk may not see the results; the viewer may, but not change the campaign.
+        assert person.get(WEBHOOK_ADD).status_code == 403
+        assert person.send("POST", WEBHOOK_ADD, data).status_code == 403
+    results = reverse("ranking:results", args=[campaign.slug, "quality"])
+    assert clerk.get(results).status_code == 403
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_prolific_hook_secret_is_written_never_shown(organiser, viewer, campaign):
+    page = organiser.submit(
+        organiser.get(HOOK_ADD),
+        {"campaign": campaign.pk, "new_secret": "hook-secret-1"},
+        action=HOOK_ADD,
+    )
+    assert page.status_code == 302
+    hook = ProlificHook.objects.get()
+    assert hook.secret == "hook-secret-1"
+    change = reverse("admin:api_prolifichook_change", args=[hook.pk])
+    with_api_permissions(viewer, "view_prolifichook")
+    for person in (organiser, viewer):
+        assert "hook-secret-1" not in person.get(change).content.decode()
+    # Left empty, the secret is kept; typed again, replaced.
+    for typed, stored in (("", "hook-secret-1"), ("hook-secret-2", "hook-secret-2")):
+        data = {"campaign": campaign.pk, "new_secret": typed}
+        assert organiser.submit(organiser.get(change), data, action=change).status_code == 302
+        hook.refresh_from_db()
+        assert hook.secret == stored
+    assert hook.secret == "hook-secret-2"
+    assert "hook-secret-2" not in organiser.get(change).content.decode()
+
+
+def test_prolific_hook_needs_a_secret_when_added(organiser, campaign):
+    page = organiser.submit(organiser.get(HOOK_ADD), {"campaign": campaign.pk}, action=HOOK_ADD)
+    assert (
+        page.status_code == 200
+        and "Give the workspace&#x27;s hook secret." in page.content.decode()
+    )
+    assert not ProlificHook.objects.exists()

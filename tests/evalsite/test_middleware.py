@@ -75,7 +75,7 @@ def test_upload_over_the_upload_limit_is_refused_unread_even_to_an_organiser(org
 def test_upload_larger_than_other_requests_goes_through_for_an_organiser(organiser, clerk):
     campaign = make_campaign()
     for person in (clerk, organiser):
-        data = {"kind": "items", "file": SimpleUploadedFile("items.csv", ITEMS)}
+        data = {"kind": "items", "data_files": SimpleUploadedFile("items.csv", ITEMS)}
         response = person.send("POST", upload_url(campaign), data)
         assert response.status_code == (302 if person is organiser else 413)
     # The organiser's file was taken: it waits, stored, for the worker that imports it.

@@ -1,4 +1,6 @@
-"""Every address of the site, walked as a staff member without any model permission.
+"""Every address of the site, walked as a staff member without any model permission, and
+as one with every model permission but the campaigns' (issue 39: a permission on webhooks
+showed their secrets to staff who may not see the campaign).
 
 Staff status lets a person into the admin; what they see there is what their model
 permissions allow. The walk takes every URL pattern from the project's resolver, so a new
@@ -10,13 +12,29 @@ see).
 
 import pytest
 from django.apps import apps
+from django.contrib import admin
 from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.models import Permission, User
 from django.http import HttpResponse
 from django.test import override_settings
 from django.urls import URLPattern, URLResolver, get_resolver, path, reverse
 
-from annotation.models import Campaign
+from annotation.models import Annotator, Campaign, DataFile
+from api.models import (
+    ApiToken,
+    BonusRule,
+    ProlificEvent,
+    ProlificHook,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+from generation.models import GenerationJob, HostedSystem
+from judges.models import Judge, JudgeJob
+from ranking.agreement.models import AnnotatorAgreement
+from ranking.automatic_metrics.models import MetricRun
+from ranking.models import RankingRun
 from tests.factories import make_judged_hit, make_system_set
+from tests.world import Person, logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -131,6 +149,59 @@ def test_every_organiser_url_refuses_staff_without_permissions(clerk):
     urls = organiser_urls(campaign)
     assert len(urls) > 60  # the admin's pages of every model, and ours
     assert answered_otherwise(clerk, urls) == {}
+    assert row_counts() == before
+
+
+def one_row_of_each_admin(campaign: Campaign, owner: User) -> None:
+    """A row for each admin of a campaign's objects that the campaign's data does not make,
+    so the walk opens every one's change, delete and history pages, not only its list (the
+    token is `owner`'s: staff see only their own)."""
+    criterion = campaign.criteria.get(name="quality")
+    system = campaign.systems.order_by("pk").first()
+    annotator = Annotator.objects.filter(campaign=campaign).first()
+    endpoint = WebhookEndpoint.objects.create(campaign=campaign, url="https://example.org/")
+    WebhookDelivery.objects.create(endpoint=endpoint, event="ranking.done", event_key="k",
+                                   message_id="msg_1", payload={})  # fmt: skip
+    hook = ProlificHook.objects.create(campaign=campaign, secret="prolific-hook-secret")
+    ProlificEvent.objects.create(hook=hook, event_id="e1", event_type="t", outcome="o")
+    BonusRule.objects.create(campaign=campaign)
+    ApiToken.objects.create(name="t", user=owner, secret_sha256="x")
+    judge = Judge.objects.create(criterion=criterion, name="j", kind="metric")
+    JudgeJob.objects.create(judge=judge)
+    hosted = HostedSystem.objects.create(system=system, backend="template")
+    GenerationJob.objects.create(hosted=hosted)
+    run = RankingRun.objects.create(campaign=campaign, criterion=criterion)
+    AnnotatorAgreement.objects.create(run=run, annotator=annotator, hits=1, flagged=0,
+                                      shared_units=0, excluded=False)  # fmt: skip
+    MetricRun.objects.create(campaign=campaign)
+    DataFile.objects.create(campaign=campaign, kind="items", name="f", sha256="0" * 64, rows=1)
+
+
+@pytest.fixture
+def keeper(db) -> Person:
+    """Staff with every permission on every model of the project but campaigns: on
+    webhooks, Prolific hooks, judges, API tokens, jobs, items... (and none of auth's)."""
+    person = logged_in("keeper", is_staff=True)
+    ours = Permission.objects.exclude(content_type__app_label__in=["auth", "contenttypes"])
+    person.user.user_permissions.add(*ours.exclude(content_type__model="campaign"))
+    return person
+
+
+def test_every_page_of_a_campaigns_objects_refuses_staff_without_campaign_permissions(keeper):
+    """A permission on a model of the campaign's (a webhook, a judge, a token) without the
+    campaign's own is no way in: 403 on every page of every admin, rows of each made."""
+    campaign, _, items = make_system_set(systems=3, items=2)
+    make_judged_hit(list(items[0].outputs.order_by("system__name")), [300, 100, 50])
+    one_row_of_each_admin(campaign, keeper.user)
+    before = row_counts()
+    urls = organiser_urls(campaign)
+    unwalked = {
+        admin_class.model._meta.label
+        for admin_class in admin.site._registry.values()
+        if not admin_class.model.objects.exists()
+    }
+    assert unwalked <= {"auth.Group"}  # every other admin's object pages are in `urls`
+    assert answered_otherwise(keeper, urls) == {}
     assert row_counts() == before
 
 
