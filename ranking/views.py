@@ -137,8 +137,9 @@ def _published_context(criterion: CampaignCriterion, protocol: str, run: Ranking
     if not view.published or run is None:
         return {"published": view.published}
     verdict = RankingRun.objects.for_criterion(criterion, DEFAULT).latest_done()
-    names = {row.system_id: str(row.system) for row in run.results.select_related("system")}
-    ordered = claimed_pairs(run.results.all())
+    rows = list(run.results.select_related("system"))
+    names = {row.system_id: str(row.system) for row in rows}
+    ordered = {(above.pk, below.pk) for above, below in claimed_pairs(rows)}
     verdict_pairs = set()
     if verdict is not None:
         verdict_pairs = {

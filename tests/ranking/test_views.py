@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ranking.agreement.models import RunAgreement
+from ranking.claims import claimed_pairs
 from ranking.models import RankingRun
 from ranking.protocols import NAMES
 from ranking.service import execute_run, fitting_protocols
@@ -72,6 +73,7 @@ def test_results_page_shows_the_e2e_view_as_the_published_procedure(organiser):
         campaign=campaign, criterion=run.criterion, repetitions=20, seed=1
     )
     execute_run(ranked_campaign_verdict)
+    ranked_campaign_verdict.refresh_from_db()
     run.refresh_from_db()
     page = organiser.get(results_url(campaign), {"protocol": "e2e"}).content.decode()
     assert "18 judgments in 6 HITs, giving 18" in page
@@ -88,6 +90,24 @@ def test_results_page_shows_the_e2e_view_as_the_published_procedure(organiser):
     percent = round(100 * run.null_ordered / run.null_permutations)
     assert f"orders identical systems in\n    <strong>{percent}%</strong>" in page
     assert f"of\n    {run.null_permutations} permutations" in page
+    # Where it and the verdict differ: the pairs one orders and the other does not, each once.
+    names = dict(run.results.values_list("system_id", "system__name"))
+    published = {
+        (names[above.pk], names[below.pk])
+        for above, below in claimed_pairs(run.results.select_related("system"))
+    }
+    verdict = {
+        (names[a], names[b]) if claimed > 0 else (names[b], names[a])
+        for a, b, _, _, _, claimed in ranked_campaign_verdict.pairs["rows"]
+        if claimed
+    }
+    listed = page[page.index('id="verdicts-differ"') :] if published != verdict else ""
+    for above, below in published - verdict:
+        assert f"{above} › {below}: ordered here, not by the calibrated verdict" in listed
+    for above, below in verdict - published:
+        assert f"{above} › {below}: ordered by the calibrated verdict, not here" in listed
+    for above, below in published & verdict:
+        assert f"{above} › {below}:" not in listed
 
 
 def test_results_page_says_how_many_annotators_did_and_failed_attention_checks(organiser):
