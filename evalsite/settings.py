@@ -275,6 +275,9 @@ WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 # after each failure (at most a day), before it is given up as failed.
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
 WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30)
+# API tokens end this many days after they are made (a rotation makes a new one for as long);
+# `api_token --days` may choose fewer (api/tokens.py).
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 # How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
