@@ -3,6 +3,7 @@ the people of the view tests (tests/world.py)."""
 
 import os
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,13 @@ def one_meteor_process():
     each start loads its paraphrase table, up to a minute on a loaded machine."""
     with coco.kept_meteor():
         yield
+
+
+@pytest.fixture(autouse=True)
+def own_rate_limits(settings):
+    """Each test counts its requests apart (annotation/rate_limits.py): the suite's requests
+    all come from 127.0.0.1, and one test's would otherwise use up the next one's limits."""
+    settings.RATE_LIMIT_NAMESPACE = f"{uuid.uuid4().hex[:12]}:"
 
 
 @pytest.fixture

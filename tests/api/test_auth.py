@@ -161,3 +161,23 @@ def test_rotate_api_token_command_prints_the_new_secret_once(organiser_user, cam
     with pytest.raises(CommandError, match="no API token"):
         call_command("rotate_api_token", "999999")
     assert ApiToken.objects.count() == 2
+
+
+# Rate limit per token ------------------------------------------------------------------------
+
+
+def test_token_beyond_its_rate_gets_429_with_retry_after(organiser_user, campaign, settings):
+    settings.RATE_LIMIT_API = (3, 60)
+    _, secret = create_token(organiser_user, "busy", [campaign])
+    _, other_secret = create_token(organiser_user, "calm", [campaign])
+    busy = ApiClient(secret)
+    statuses = [busy.call("GET", f"/campaigns/{campaign.slug}/").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    refused = busy.call("PATCH", f"/campaigns/{campaign.slug}/", {"name": "changed"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert "too many requests" in refused.json()["detail"]
+    campaign.refresh_from_db()
+    assert campaign.name != "changed"  # refused before the endpoint ran
+    # Per token: another token of the same user is not held back.
+    assert ApiClient(other_secret).call("GET", "/campaigns/").status_code == 200
