@@ -15,6 +15,8 @@ from annotation.handout.loads import recount_loads, sync_pool
 from annotation.identity import set_prolific_check
 from annotation.models import QUALITY, Assignment, ProlificCheck
 from api.models import ProlificEvent, ProlificHook
+from api.prolific_events import handle
+from tests.annotation.test_assignment import needs_postgres, run_together
 from tests.annotation.test_loads import counted_from_rows
 from tests.api.conftest import ApiClient
 from tests.factories import (
@@ -123,6 +125,21 @@ def test_a_signed_event_replayed_with_a_new_event_id_acts_no_more(study):
         "evt-1",
         "evt-2",
     ]
+
+
+@needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_replays_under_new_event_ids_at_once_act_once(study):
+    """Six deliveries of one change, each under its own event id, at the same moment: the
+    hook's row lock lets one act and the others find it done."""
+    hook = ProlificHook.objects.get(campaign=study)
+    calls = [
+        lambda n=n: handle(hook, f"evt-{n}", status_event("RETURNED")).repeated for n in range(6)
+    ]
+    assert sorted(run_together(*calls)) == [False, True, True, True, True, True]
+    outcomes = ProlificEvent.objects.values_list("outcome", flat=True)
+    assert sum(not outcome.startswith("repeated") for outcome in outcomes) == 1
+    assert Assignment.objects.get().status == Assignment.Status.EXPIRED
 
 
 def test_a_replayed_confirmation_does_not_undo_a_later_flag(study):
