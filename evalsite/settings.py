@@ -332,7 +332,12 @@ RATE_LIMIT_ENTRY = env_rate("RATE_LIMIT_ENTRY", "120/60")
 # Where a client's address is read from: REMOTE_ADDR unless named here. Behind a proxy every
 # request comes from the proxy's address, so name the header it appends the client's to
 # (HTTP_X_FORWARDED_FOR): its last address is the one the proxy saw, which no client writes.
-RATE_LIMIT_CLIENT_HEADER = env_str("RATE_LIMIT_CLIENT_HEADER", "REMOTE_ADDR")
+RATE_LIMIT_CLIENT_HEADER = env_str("RATE_LIMIT_CLIENT_HEADER").strip() or "REMOTE_ADDR"
+if RATE_LIMIT_CLIENT_HEADER != "REMOTE_ADDR" and not RATE_LIMIT_CLIENT_HEADER.startswith("HTTP_"):
+    raise ImproperlyConfigured(
+        f"RATE_LIMIT_CLIENT_HEADER={RATE_LIMIT_CLIENT_HEADER!r}: name the header as Django sees"
+        " it, e.g. HTTP_X_FORWARDED_FOR"
+    )
 # The tests give each test a namespace of its own, so one test's requests, all from
 # 127.0.0.1, never use up another's limits.
 RATE_LIMIT_NAMESPACE = ""

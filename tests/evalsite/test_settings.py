@@ -178,6 +178,7 @@ def test_settings_proxy_header_and_origins_come_from_the_environment(tmp_path):
         ("RATE_LIMIT_ENTRY", "0/60"),
         ("RATE_LIMIT_LOGIN_ACCOUNT", "10/100000"),
         ("CACHE_URL", "memcached://cache:11211"),
+        ("RATE_LIMIT_CLIENT_HEADER", "X-Forwarded-For"),
     ],
 )
 def test_settings_misspelt_values_are_refused(tmp_path, variable, value):
