@@ -91,10 +91,13 @@ def one_meteor_process():
 
 
 @pytest.fixture(autouse=True)
-def own_rate_limits(settings):
+def own_rate_limits():
     """Each test counts its requests apart (annotation/rate_limits.py): the suite's requests
-    all come from 127.0.0.1, and one test's would otherwise use up the next one's limits."""
-    settings.RATE_LIMIT_NAMESPACE = f"{uuid.uuid4().hex[:12]}:"
+    all come from 127.0.0.1, and one test's would otherwise use up the next one's limits.
+    (Not through pytest-django's `settings`: tests parametrized by a `settings` argument
+    would shadow it.)"""
+    with override_settings(RATE_LIMIT_NAMESPACE=f"{uuid.uuid4().hex[:12]}:"):
+        yield
 
 
 @pytest.fixture
