@@ -1,5 +1,6 @@
 """The site's front page: the one page that links to both the annotators' tasks and the
-organisers' results, so it belongs to the project rather than to either app."""
+organisers' results, so it belongs to the project rather than to either app; and the
+admin's login with its rate limits."""
 
 from django.conf import settings
 from django.contrib import admin
