@@ -139,6 +139,7 @@ class CampaignAdmin(RecountAfterEdits):
                     "failed_completion_code",
                     "prolific_study_id",
                     "prolific_token_env",
+                    "accepts_mturk",
                 ]
             },
         ),

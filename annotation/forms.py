@@ -55,6 +55,15 @@ class EntryForm(forms.Form):
     hitId = id_field()
     token = id_field()
 
+    def clean(self):
+        data = super().clean() or {}
+        mturk = data.get("workerId") and not (data.get("PROLIFIC_PID") or data.get("token"))
+        if mturk and data.get("assignmentId", MTURK_PREVIEW) in ("", MTURK_PREVIEW):
+            # The assignment id binds the worker id (identity.BINDING): one every preview
+            # shares, or none, would bind it to nothing.
+            self.add_error("assignmentId", "A Mechanical Turk link needs its assignment id.")
+        return data
+
     def link(self) -> Link | None:
         data = self.cleaned_data
         if data["token"]:

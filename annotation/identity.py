@@ -3,9 +3,11 @@
 Crowd workers arrive with their platform's query parameters (Prolific: PROLIFIC_PID,
 STUDY_ID, SESSION_ID; Mechanical Turk: workerId, assignmentId, hitId); invited annotators
 with their private token. The first visit finds or creates the Annotator row, and the
-browser session remembers it per campaign, so later pages need no parameters. A Prolific
+browser session remembers it per campaign, so later pages need no parameters. A crowd
 worker who comes back through the platform's link is the same row again only with the
-session id they first came with (any browser), or in the browser that holds them.
+value that bound their id on the first visit (Prolific's session id, Mechanical Turk's
+assignment id: any browser), or in the browser that holds them. Mechanical Turk closed on
+30 September 2026, so its links are refused unless the campaign accepts them.
 """
 
 from urllib.parse import quote
@@ -38,6 +40,23 @@ ANOTHER_SESSION = (
     "This Prolific ID has already started this study in another Prolific session. Please"
     " carry on in the browser where you started, or contact the researchers through Prolific."
 )
+ANOTHER_ASSIGNMENT = (
+    "This worker ID has already started this task in another Mechanical Turk assignment."
+    " Please carry on in the browser where you started, or contact the requester."
+)
+NO_MTURK = (
+    "This study does not take Mechanical Turk links. Please use the link the researchers gave you."
+)
+REFUSALS: dict[str, str] = {
+    Annotator.Source.PROLIFIC: ANOTHER_SESSION,
+    Annotator.Source.MTURK: ANOTHER_ASSIGNMENT,
+}
+# What binds a crowd id to its first entry: a value on the link that the platform gives
+# that participant alone (a worker id is public, shown to others and guessable).
+BINDING: dict[str, str] = {
+    Annotator.Source.PROLIFIC: "session_id",
+    Annotator.Source.MTURK: "assignment_id",
+}
 ANOTHER_STUDY = (
     "This link belongs to another Prolific study. Please start again from the study's page"
     " on Prolific."
@@ -54,19 +73,14 @@ def annotator_from_link(
     """The annotator a crowd platform's link names, created on the first visit with what the
     link says of their study (`study`), which no later entry changes.
 
-    A Prolific id is public, so it is a claim, not a credential: a later entry reaches the
-    annotator only with the session id of the first (the same participant on another
-    device), or from the browser session that holds them already (`remembered_id`); any
-    other raises EntryRefused. Where the campaign can ask Prolific, a new annotator's work
-    counts only once Prolific confirms them (prolific.py)."""
+    A worker id is public, so it is a claim, not a credential: a later entry reaches the
+    annotator only with the binding value of the first (BINDING: the same participant on
+    another device), or from the browser session that holds them already
+    (`remembered_id`); any other raises EntryRefused. Where the campaign can ask Prolific, a
+    new annotator's work counts only once Prolific confirms them (prolific.py)."""
     study = study or {}
     prolific = source == Annotator.Source.PROLIFIC
-    if (
-        prolific
-        and campaign.prolific_study_id
-        and study.get("study_id") != campaign.prolific_study_id
-    ):
-        raise EntryRefused(ANOTHER_STUDY)
+    refuse_link(campaign, source, study)
     check = (
         ProlificCheck.AWAITING if prolific and campaign.asks_prolific else ProlificCheck.NOT_ASKED
     )
@@ -76,11 +90,27 @@ def annotator_from_link(
         external_id=external_id,
         defaults={"study_data": study, "prolific_check": check},
     )
-    if created or not prolific or annotator.pk == remembered_id:
+    if created or annotator.pk == remembered_id or same_binding(annotator, study):
         return annotator
-    if annotator.study_data.get("session_id", "") == study.get("session_id", ""):
-        return annotator
-    raise EntryRefused(ANOTHER_SESSION)
+    raise EntryRefused(REFUSALS.get(source, ANOTHER_SESSION))
+
+
+def refuse_link(campaign: Campaign, source: str, study: dict) -> None:
+    """EntryRefused for a link the campaign does not take: Mechanical Turk's, unless it
+    accepts them; Prolific's of another study than the one it names."""
+    if source == Annotator.Source.MTURK and not campaign.accepts_mturk:
+        raise EntryRefused(NO_MTURK)
+    named = campaign.prolific_study_id
+    if source == Annotator.Source.PROLIFIC and named and study.get("study_id") != named:
+        raise EntryRefused(ANOTHER_STUDY)
+
+
+def same_binding(annotator: Annotator, study: dict) -> bool:
+    """Whether the link carries the value that bound the annotator's id on their first
+    entry; an id bound to nothing (a link without it) is reached from its browser only."""
+    key = BINDING.get(annotator.source)
+    bound = annotator.study_data.get(key, "") if key else ""
+    return bool(bound) and bound == study.get(key, "")
 
 
 def invited_annotator(campaign: Campaign, token: str) -> Annotator | None:

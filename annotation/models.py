@@ -112,6 +112,14 @@ class Campaign(models.Model):
         help_text="The environment variable that holds the Prolific API token (its name must"
         " start with the deployment's HOSTED_SECRET_ENV_PREFIX, EVAL_SECRET_ by default).",
     )
+    # Mechanical Turk closed on 30 September 2026: its links are refused unless a campaign
+    # takes them (an MTurk-compatible platform, or workers of a campaign from before).
+    accepts_mturk = models.BooleanField(
+        "accepts Mechanical Turk links",
+        default=False,
+        help_text="Whether the entry link takes Mechanical Turk's workerId, assignmentId and"
+        " hitId. A worker id is bound to the assignment id it first came with.",
+    )
     # When the sweep last asked Prolific which participants are in the study (prolific.py).
     prolific_polled_at = models.DateTimeField(null=True, blank=True, editable=False)
     failed_completion_code = models.CharField(

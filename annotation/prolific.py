@@ -22,6 +22,7 @@ from datetime import timedelta
 from urllib.parse import urljoin
 
 from django.conf import settings
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .handout.assignment import release
@@ -155,6 +156,22 @@ def transition_for(annotator: Annotator, submission_id: str | None) -> dict | No
     return None
 
 
+def confirmed_for_study(campaign: Campaign) -> QuerySet[Annotator]:
+    """The campaign's Prolific annotators whom Prolific confirmed as participants of the
+    study the campaign names now: a submission in it from the session their id is bound to
+    (check_participants, or a signed event), and an entry link that named that study. No
+    one without a study; an annotator who arrived before the campaign named it is one only
+    once Prolific has confirmed them."""
+    if not campaign.prolific_study_id:
+        return Annotator.objects.none()
+    return Annotator.objects.filter(
+        campaign=campaign,
+        source=Annotator.Source.PROLIFIC,
+        prolific_check=ProlificCheck.CONFIRMED,
+        study_data__study_id=campaign.prolific_study_id,
+    )
+
+
 def check_participants(campaign: Campaign, submissions: list[dict]) -> list[str]:
     """Confirm the campaign's Prolific annotators who have a submission in the study, so
     their work counts, and flag the others, whose work stops counting until a later check
@@ -185,13 +202,20 @@ def check_participants(campaign: Campaign, submissions: list[dict]) -> list[str]
 def poll_studies(now=None) -> int:
     """Ask Prolific which participants are in the study, for each open campaign with
     annotators awaiting its confirmation, at most once per PROLIFIC_POLL_SECONDS each; the
-    number of campaigns asked. An unreachable API is logged and asked again next time."""
+    number of campaigns asked. An unreachable API is logged and asked again next time.
+
+    Prolific annotators who arrived before the campaign named its study and token were not
+    asked about then: they are checked too, so theirs counts only once Prolific confirms them."""
     now = now or timezone.now()
     since = now - timedelta(seconds=settings.PROLIFIC_POLL_SECONDS)
+    unchecked = Q(annotators__prolific_check=ProlificCheck.AWAITING) | Q(
+        annotators__source=Annotator.Source.PROLIFIC,
+        annotators__prolific_check=ProlificCheck.NOT_ASKED,
+    )
     due = (
-        Campaign.objects.filter(
-            status=Campaign.Status.OPEN, annotators__prolific_check=ProlificCheck.AWAITING
-        )
+        Campaign.objects.filter(unchecked, status=Campaign.Status.OPEN)
+        .exclude(prolific_study_id="")
+        .exclude(prolific_token_env="")
         .exclude(prolific_polled_at__gt=since)
         .distinct()
     )

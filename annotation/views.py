@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from nlgdata.inputs import InputError, check_input
 
-from . import identity, screening
+from . import identity, rate_limits, screening
 from .forms import EntryForm, SubmissionKeyForm
 from .handout import flow
 from .handout.assignment import active_assignment, hits_submitted, hits_taken, next_assignment
@@ -27,6 +27,9 @@ NO_CRITERION = "No such campaign or criterion open to annotators."
 NO_ANNOTATOR = "No annotator known in this browser for this campaign."
 NO_ANNOTATOR_OR_CRITERION = f"{NO_CRITERION} Or: {NO_ANNOTATOR}"
 NO_HIT = "No such HIT of yours."
+
+# Said when one address has followed more entry links than RATE_LIMIT_ENTRY allows.
+TOO_MANY_ENTRIES = "This address has opened too many study links in a short time."
 
 # Where a Prolific worker with no code to bring goes back to, to return the study.
 PROLIFIC_HOME = "https://app.prolific.com/"
@@ -141,6 +144,11 @@ def entry(request, slug: str, criterion_name: str):
         return _notice(request, "This link is not valid", _errors_text(form), status=400)
     link = form.link()
     if link is not None:
+        try:
+            address = rate_limits.client_address(request)
+            rate_limits.count("entry", address, settings.RATE_LIMIT_ENTRY)
+        except rate_limits.RateLimited as limited:
+            return rate_limits.too_many_requests(request, limited, TOO_MANY_ENTRIES)
         if not _is_open(criterion) and not _is_known(criterion, link):
             return _not_open(request, form, "This study is closed")
         return _enter_with(request, criterion, link)

@@ -23,6 +23,7 @@ from .models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from .tokens import TokenEnded, rotate_token
 
 
 @admin.register(ApiToken)
@@ -30,12 +31,21 @@ class ApiTokenAdmin(CampaignObjectAdmin):
     # A token is its maker's own key, which acts with their permissions (api/access.py):
     # making one asks to view campaigns, not to change them.
     edit_needs = "view"
-    list_display = ["name", "hint", "user", "level", "created_at", "last_used_at", "revoked_at"]
+    list_display = [
+        "name",
+        "hint",
+        "user",
+        "level",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
     list_filter = ["level"]
     search_fields = ["name", "user__username"]
     filter_horizontal = ["campaigns"]
-    readonly_fields = ["hint", "created_at", "last_used_at", "revoked_at"]
-    actions = ["revoke"]
+    readonly_fields = ["hint", "created_at", "last_used_at", "expires_at", "revoked_at"]
+    actions = ["revoke", "rotate"]
 
     def get_queryset(self, request):
         tokens = super().get_queryset(request).select_related("user")
@@ -56,16 +66,37 @@ class ApiTokenAdmin(CampaignObjectAdmin):
         super().save_model(request, obj, form, change)
 
     def response_add(self, request, obj, post_url_continue=None):
+        return self._secret_page(request, obj, request._new_api_secret)
+
+    def _secret_page(self, request, token, secret, replaced=None):
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "title": "API token created",
-            "token": obj,
-            "secret": request._new_api_secret,
-            "campaigns": [c.slug for c in obj.campaigns.all()],
+            "token": token,
+            "secret": secret,
+            "replaced": replaced,
+            "campaigns": [c.slug for c in token.campaigns.all()],
         }
         # The admin's views are never cached: the page with the secret is not kept either.
         return TemplateResponse(request, "admin/api/token_created.html", context)
+
+    @admin.action(
+        description="Rotate the selected token (a new secret; the old one ends)",
+        permissions=["change"],
+    )
+    def rotate(self, request, queryset):
+        """One token at a time: its new secret is shown once, on the page this returns."""
+        if queryset.count() != 1:
+            self.message_user(request, "Rotate one token at a time.", messages.ERROR)
+            return None
+        old = queryset.get()
+        try:
+            new, secret = rotate_token(old)
+        except TokenEnded as error:
+            self.message_user(request, str(error), messages.ERROR)
+            return None
+        return self._secret_page(request, new, secret, replaced=old)
 
     @admin.action(description="Revoke the selected tokens", permissions=["change"])
     def revoke(self, request, queryset):

@@ -12,6 +12,12 @@ twice. So:
   again: an unpaid set-up costs nothing), SET_UP with Prolific's id, PAYING before the pay
   call, PAID after its answer. A pay call whose answer was lost (a timeout, a reset) leaves
   the batch PAYING: a retry pays that same batch id again, never a new one.
+
+Pay follows the rule of counting: a bonus goes only to an annotator Prolific confirmed for
+the campaign's study (annotation.prolific.confirmed_for_study) whose work counts and passes
+the checks. The ledger holds to it at each step: a proposal is made only for them, and an
+approval or a batch takes only those who still are (`payable`); the rest go back to
+proposed, which the next proposal drops if they are not due.
 """
 
 from collections.abc import Iterable
@@ -22,29 +28,36 @@ from django.db.models import Count, Sum
 
 from annotation.identity import passes_checks
 from annotation.models import Annotator, Assignment, Campaign
-from annotation.prolific import ProlificError, call, token_for
+from annotation.prolific import ProlificError, call, confirmed_for_study, token_for
 
 from .models import BonusBatch, BonusPayment, BonusRule
 
 
-def propose(campaign: Campaign) -> list[BonusPayment]:
-    """Bring the proposed bonuses up to date with the verdicts: per the campaign's rule, for
-    each Prolific annotator with counted HITs who passes the checks. Bonuses approved or
-    beyond are left as they are; the campaign's bonuses are returned."""
-    rule = BonusRule.objects.get(campaign=campaign)
+def payable(campaign: Campaign) -> dict[int, int]:
+    """The annotators a bonus may go to now, with their counted HITs: Prolific confirmed
+    them for the campaign's study, their work counts (counted HITs; not excluded) and passes
+    the checks."""
     counted = dict(
         Assignment.objects.counted()
-        .filter(annotator__campaign=campaign, annotator__source=Annotator.Source.PROLIFIC)
+        .filter(annotator__in=confirmed_for_study(campaign))
         .values("annotator")
         .annotate(n=Count("id"))
         .values_list("annotator", "n")
     )
+    passing = (a for a in Annotator.objects.filter(pk__in=counted) if passes_checks(a))
+    return {annotator.pk: counted[annotator.pk] for annotator in passing}
+
+
+def propose(campaign: Campaign) -> list[BonusPayment]:
+    """Bring the proposed bonuses up to date with the verdicts: per the campaign's rule, for
+    each payable annotator. Bonuses approved or beyond are left as they are; the campaign's
+    bonuses are returned."""
+    rule = BonusRule.objects.get(campaign=campaign)
     due = {}
-    for annotator in Annotator.objects.filter(pk__in=counted):
-        if passes_checks(annotator):
-            amount = rule.per_counted_hit * counted[annotator.pk] + rule.for_passing_checks
-            if amount > 0:
-                due[annotator.pk] = (counted[annotator.pk], amount)
+    for annotator_id, hits in payable(campaign).items():
+        amount = rule.per_counted_hit * hits + rule.for_passing_checks
+        if amount > 0:
+            due[annotator_id] = (hits, amount)
     with transaction.atomic():
         ledger = BonusPayment.objects.select_for_update().filter(campaign=campaign)
         existing = {p.annotator_id: p for p in ledger.order_by("pk")}
@@ -67,23 +80,31 @@ def propose(campaign: Campaign) -> list[BonusPayment]:
 
 
 def approve(campaign: Campaign, payment_ids: Iterable[int]) -> int:
+    """Approve the proposed bonuses named of annotators who are payable now; the number."""
     proposed = BonusPayment.objects.filter(
-        campaign=campaign, pk__in=list(payment_ids), state=BonusPayment.State.PROPOSED
+        campaign=campaign,
+        pk__in=list(payment_ids),
+        state=BonusPayment.State.PROPOSED,
+        annotator__in=list(payable(campaign)),
     )
     return proposed.update(state=BonusPayment.State.APPROVED)
 
 
 def pay(campaign: Campaign, user=None) -> BonusBatch | None:
-    """Take every approved bonus into a new batch and pay it; None if none is approved (a
-    second click). ProlificError if Prolific could not be asked; the batch's state says how
-    far it got, and `resume` takes it from there."""
+    """Take every approved bonus of an annotator still payable into a new batch and pay it;
+    None if none is (a second click). Approved bonuses of annotators no longer payable go
+    back to proposed, unpaid. ProlificError if Prolific could not be asked; the batch's
+    state says how far it got, and `resume` takes it from there."""
     if not campaign.prolific_study_id:
         raise ProlificError("the campaign names no Prolific study")
     token_for(campaign)  # before anything is taken: a missing token changes nothing
+    still_payable = list(payable(campaign))
     with transaction.atomic():
         approved = BonusPayment.objects.select_for_update().filter(
             campaign=campaign, state=BonusPayment.State.APPROVED
         )
+        refused = approved.exclude(annotator__in=still_payable)
+        refused.update(state=BonusPayment.State.PROPOSED)
         pks = list(approved.order_by("pk").values_list("pk", flat=True))
         if not pks:
             return None

@@ -5,12 +5,14 @@ only (a slow hash buys nothing for 256 random bits, and a lookup by digest is on
 query). A token reaches only the campaigns it names (none named: none reached), at the level
 it was given (view or change), and only while its user still holds the matching permission
 on campaigns (annotation.permissions.may): taking a permission away from a user disables
-their tokens too.
+their tokens too. A token ends API_TOKEN_DAYS after it is made (expires_at) unless revoked
+sooner; rotation (api/tokens.py) gives a new one in its place.
 """
 
 import base64
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -30,9 +32,17 @@ def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
+def token_expiry(days: int | None = None):
+    """When a token made now ends: in `days`, API_TOKEN_DAYS by default (and at most)."""
+    if days is not None and not 1 <= days <= settings.API_TOKEN_DAYS:
+        raise ValueError(f"a token lasts 1 to {settings.API_TOKEN_DAYS} days (API_TOKEN_DAYS)")
+    return timezone.now() + timedelta(days=days or settings.API_TOKEN_DAYS)
+
+
 class ApiTokenQuerySet(models.QuerySet):
     def live(self):
-        return self.filter(revoked_at__isnull=True)
+        """Tokens that work: neither revoked nor expired."""
+        return self.filter(revoked_at__isnull=True, expires_at__gt=timezone.now())
 
 
 class ApiToken(models.Model):
@@ -57,6 +67,8 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Tokens made before expiry existed end API_TOKEN_DAYS after the migration that added it.
+    expires_at = models.DateTimeField(default=token_expiry, editable=False)
 
     objects = ApiTokenQuerySet.as_manager()
 

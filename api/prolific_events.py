@@ -7,10 +7,13 @@ Prolific signs each event (docs.prolific.com, Webhooks, Verifying): the header
 X-Prolific-Request-Signature is the base64 of HMAC-SHA256 under the workspace's hook secret
 of X-Prolific-Request-Timestamp followed by the body. An event whose signature does not
 match, or whose timestamp is more than MAX_AGE old (a replay), is refused. X-Event-ID names
-the event: one seen before does nothing. The payload of submission.status.change is
-{resource_id (the submission, which Prolific put on the entry link as SESSION_ID),
-event_type, participant_id, status}; as in the review, an event acts on an annotator only
-if its submission is the session the annotator's Prolific id was bound to on entry.
+the event: one seen before does nothing. Nor does an event that says again what an earlier
+one said and was acted on (the same submission and status, under any event id): a signed
+event replayed with a new id within MAX_AGE changes nothing. The payload of
+submission.status.change is {resource_id (the submission, which Prolific put on the entry
+link as SESSION_ID), event_type, participant_id, status}; as in the review, an event acts
+on an annotator only if its submission is the session the annotator's Prolific id was bound
+to on entry.
 """
 
 import base64
@@ -32,6 +35,10 @@ MAX_AGE_SECONDS = 300
 SUBMISSION_EVENT = "submission.status.change"
 RELEASED = (*GONE, "REJECTED")
 CONFIRMING = (AWAITING_REVIEW, "APPROVED")
+# How an outcome that changed nothing begins (an event that may be acted on later), and how
+# one that repeats an earlier event's begins.
+IGNORED = "ignored"
+REPEATED = "repeated, nothing done: "
 
 
 class SignatureRefused(Exception):
@@ -58,37 +65,57 @@ class Handled:
 
 
 def handle(hook: ProlificHook, event_id: str, payload: dict) -> Handled:
-    """Act on one verified event, once per event id."""
-    seen = hook.events.filter(event_id=event_id).first()
-    if seen is not None:
-        return Handled(seen.outcome, repeated=True)
+    """Act on one verified event, once per event id and once per submission and status."""
     fields = {
         "event_type": str(payload.get("event_type", ""))[:60],
         "participant_id": str(payload.get("participant_id", ""))[:200],
         "submission_id": str(payload.get("resource_id", ""))[:200],
         "status": str(payload.get("status", ""))[:40],
     }
-    outcome = act(hook, **fields)
-    try:
-        with transaction.atomic():
-            ProlificEvent.objects.create(hook=hook, event_id=event_id, outcome=outcome, **fields)
-    except IntegrityError:  # the same event, delivered twice at once: acted on twice, harmless
-        pass
-    return Handled(outcome)
+    with transaction.atomic():
+        # One event of the hook at a time, so two deliveries of one change (under one event
+        # id or two) cannot both find it new.
+        ProlificHook.objects.select_for_update().filter(pk=hook.pk).exists()
+        seen = hook.events.filter(event_id=event_id).first()
+        if seen is not None:
+            return Handled(seen.outcome, repeated=True)
+        acted = acted_on(hook, fields)
+        outcome = f"{REPEATED}{acted.outcome}"[:300] if acted else act(hook, **fields)
+        try:
+            with transaction.atomic():
+                ProlificEvent.objects.create(
+                    hook=hook, event_id=event_id, outcome=outcome, **fields
+                )
+        except IntegrityError:  # the same event id at once on SQLite, which locks no row
+            pass
+    return Handled(outcome, repeated=acted is not None)
+
+
+def acted_on(hook: ProlificHook, fields: dict) -> ProlificEvent | None:
+    """An earlier event, under any id, that said the same of the same submission and was
+    acted on."""
+    if fields["event_type"] != SUBMISSION_EVENT or not fields["submission_id"]:
+        return None
+    same = hook.events.filter(
+        event_type=SUBMISSION_EVENT,
+        submission_id=fields["submission_id"],
+        status=fields["status"],
+    )
+    return same.exclude(outcome__startswith=IGNORED).exclude(outcome__startswith=REPEATED).first()
 
 
 def act(hook, event_type: str, participant_id: str, submission_id: str, status: str) -> str:
     if event_type != SUBMISSION_EVENT:
-        return f"ignored: {event_type or 'no event type'}"
+        return f"{IGNORED}: {event_type or 'no event type'}"
     annotator = Annotator.objects.filter(
         campaign_id=hook.campaign_id,
         source=Annotator.Source.PROLIFIC,
         external_id=participant_id,
     ).first()
     if annotator is None:
-        return "ignored: no annotator with this participant id"
+        return f"{IGNORED}: no annotator with this participant id"
     if annotator.study_data.get("session_id") != submission_id:
-        return "ignored: not the session this participant's id was bound to"
+        return f"{IGNORED}: not the session this participant's id was bound to"
     if status in RELEASED:
         for criterion in hook.campaign.criteria.all():
             release(annotator, criterion)

@@ -7,6 +7,7 @@ The schema is at /api/v1/openapi.json and browsable at /api/v1/docs.
 import hashlib
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.http import HttpRequest, StreamingHttpResponse
@@ -16,6 +17,7 @@ from ninja.errors import HttpError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
+from annotation import rate_limits
 from annotation.datafiles.ratings_import import SCORE_COLUMNS
 from annotation.datafiles.ratings_layouts import IMPORTERS
 from annotation.judging import FORMS
@@ -56,7 +58,10 @@ from .tokens import token_for
 
 class TokenAuth(HttpBearer):
     def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
-        return token_for(token)
+        found = token_for(token)
+        if found is not None:  # RateLimited beyond the token's rate: answered 429 below
+            rate_limits.count("api", str(found.pk), settings.RATE_LIMIT_API)
+        return found
 
 
 class BoundedParser(Parser):
@@ -76,7 +81,7 @@ api = NinjaAPI(
     urls_namespace="api-v1",
 )
 
-ERRORS: dict[int, Any] = {401: Error, 403: Error, 404: Error, 422: Error}
+ERRORS: dict[int, Any] = {401: Error, 403: Error, 404: Error, 422: Error, 429: Error}
 
 
 @api.exception_handler(DataFileError)
@@ -87,6 +92,14 @@ def data_error(request: HttpRequest, error: DataFileError):
     else:
         body = {"detail": str(error), "line": error.line}
     return api.create_response(request, {**body, "field": error.column or None}, status=422)
+
+
+@api.exception_handler(rate_limits.RateLimited)
+def rate_limited(request: HttpRequest, limited: rate_limits.RateLimited):
+    body = {"detail": f"this token made too many requests: try again in {limited.retry_after} s"}
+    response = api.create_response(request, body, status=429)
+    response["Retry-After"] = str(limited.retry_after)
+    return response
 
 
 def token(request: HttpRequest) -> ApiToken:

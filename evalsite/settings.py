@@ -44,6 +44,47 @@ def env_list(name: str, default: str = "") -> list[str]:
     return [part.strip() for part in env_str(name, default).split(",") if part.strip()]
 
 
+# The longest window of a rate limit: a file cache keeps each counter this long.
+RATE_WINDOW_MAX_SECONDS = 24 * 3600
+
+
+def env_rate(name: str, default: str) -> tuple[int, int] | None:
+    """A rate limit, "REQUESTS/SECONDS" (e.g. 120/60), or None for "off"; anything else is
+    an error, never no limit."""
+    value = env_str(name, "").strip().lower() or default
+    if value == "off":
+        return None
+    requests, _, seconds = value.partition("/")
+    if not (requests.isdigit() and seconds.isdigit() and int(requests) > 0):
+        raise ImproperlyConfigured(f"{name}={value!r}: use REQUESTS/SECONDS, e.g. 120/60, or off")
+    if not 0 < int(seconds) <= RATE_WINDOW_MAX_SECONDS:
+        raise ImproperlyConfigured(f"{name}={value!r}: a window of 1 to 86400 seconds")
+    return int(requests), int(seconds)
+
+
+def cache_from_url(url: str, var_dir: Path) -> dict:
+    """A CACHES entry from redis://... or file:///path (a folder that every process of one
+    machine shares); the rate limits' counters live there (annotation/rate_limits.py)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("redis", "rediss"):
+        # A Redis that does not answer delays a request by a second at most: the limits then
+        # let it through (rate_limits.py), as they do when Redis is down.
+        options = {"socket_connect_timeout": 1, "socket_timeout": 1}
+        backend = "django.core.cache.backends.redis.RedisCache"
+        return {"BACKEND": backend, "LOCATION": url, "KEY_PREFIX": "evalsite", "OPTIONS": options}
+    if parts.scheme == "file":
+        # Its incr rewrites a counter with the default TIMEOUT: as long as the longest window,
+        # so a counter outlives its window (each window has a key of its own). Old windows'
+        # files go when the cache culls a third of its files at MAX_ENTRIES.
+        return {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": unquote(parts.path) or str(var_dir / "cache"),
+            "TIMEOUT": RATE_WINDOW_MAX_SECONDS,
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    raise ImproperlyConfigured(f"CACHE_URL={url!r}: use redis://... or file:///path")
+
+
 def database_from_url(url: str) -> dict:
     """A DATABASES entry from postgres://user:password@host:port/name or sqlite:///path."""
     parts = urlsplit(url)
@@ -275,6 +316,32 @@ WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 # after each failure (at most a day), before it is given up as failed.
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 8)
 WEBHOOK_RETRY_SECONDS = env_int("WEBHOOK_RETRY_SECONDS", 30)
+# API tokens end this many days after they are made (a rotation makes a new one for as long);
+# `api_token --days` may choose fewer (api/tokens.py).
+API_TOKEN_DAYS = env_int("API_TOKEN_DAYS", 90)
+# Rate limits (annotation/rate_limits.py), "REQUESTS/SECONDS" or "off": a request beyond one
+# is answered 429 with Retry-After. The API's per token; the admin login's per account and
+# per address (every attempt counts); the annotators' entry link (with a worker's or an
+# invitation's parameters) per address. Counted in CACHES["default"], which every web
+# process must share: the broker's Redis where there is one (or CACHE_URL), else files
+# under VAR_DIR, shared by the processes of one machine.
+RATE_LIMIT_API = env_rate("RATE_LIMIT_API", "600/60")
+RATE_LIMIT_LOGIN_ACCOUNT = env_rate("RATE_LIMIT_LOGIN_ACCOUNT", "10/900")
+RATE_LIMIT_LOGIN_ADDRESS = env_rate("RATE_LIMIT_LOGIN_ADDRESS", "30/900")
+RATE_LIMIT_ENTRY = env_rate("RATE_LIMIT_ENTRY", "120/60")
+# Where a client's address is read from: REMOTE_ADDR unless named here. Behind a proxy every
+# request comes from the proxy's address, so name the header it appends the client's to
+# (HTTP_X_FORWARDED_FOR): its last address is the one the proxy saw, which no client writes.
+RATE_LIMIT_CLIENT_HEADER = env_str("RATE_LIMIT_CLIENT_HEADER").strip() or "REMOTE_ADDR"
+if RATE_LIMIT_CLIENT_HEADER != "REMOTE_ADDR" and not RATE_LIMIT_CLIENT_HEADER.startswith("HTTP_"):
+    raise ImproperlyConfigured(
+        f"RATE_LIMIT_CLIENT_HEADER={RATE_LIMIT_CLIENT_HEADER!r}: name the header as Django sees"
+        " it, e.g. HTTP_X_FORWARDED_FOR"
+    )
+# The tests give each test a namespace of its own, so one test's requests, all from
+# 127.0.0.1, never use up another's limits.
+RATE_LIMIT_NAMESPACE = ""
+
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
 # How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
@@ -298,6 +365,10 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
         "control_folder": str(_control_dir),
     }
+_default_cache = (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else "file://"
+)
+CACHES = {"default": cache_from_url(env_str("CACHE_URL") or _default_cache, VAR_DIR)}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 # A task is acknowledged when it ends, and given back to the queue if its worker process
 # dies, so a killed worker's job is redelivered; the job's claim makes a second delivery

@@ -5,6 +5,8 @@ from . import views
 
 urlpatterns = [
     path("", views.home, name="home"),
+    # Before the admin's own: the same login, with its rate limits.
+    path("admin/login/", views.admin_login, name="admin_login"),
     path("admin/", admin.site.urls),
     path("api/", include("api.urls")),
     path("", include("annotation.urls")),

@@ -3,6 +3,7 @@ the people of the view tests (tests/world.py)."""
 
 import os
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,16 @@ def one_meteor_process():
     """The tests that score METEOR share one METEOR process, started by the first of them:
     each start loads its paraphrase table, up to a minute on a loaded machine."""
     with coco.kept_meteor():
+        yield
+
+
+@pytest.fixture(autouse=True)
+def own_rate_limits():
+    """Each test counts its requests apart (annotation/rate_limits.py): the suite's requests
+    all come from 127.0.0.1, and one test's would otherwise use up the next one's limits.
+    (Not through pytest-django's `settings`: tests parametrized by a `settings` argument
+    would shadow it.)"""
+    with override_settings(RATE_LIMIT_NAMESPACE=f"{uuid.uuid4().hex[:12]}:"):
         yield
 
 

@@ -24,7 +24,14 @@ from annotation.models import (
     ProlificCheck,
 )
 from tests.annotation.test_loads import counted_from_rows
-from tests.annotation.test_views import answers, hit_url, send_answers, take_hit, url
+from tests.annotation.test_views import (
+    answers,
+    configure,
+    hit_url,
+    send_answers,
+    take_hit,
+    url,
+)
 from tests.factories import (
     make_annotator,
     make_campaign,
@@ -54,13 +61,34 @@ def test_annotator_from_link_binds_a_prolific_id_to_its_first_session():
     assert Annotator.objects.count() == 1
 
 
-def test_annotator_from_link_never_overwrites_recorded_study_data():
-    campaign = make_campaign()
+def test_annotator_from_link_binds_an_mturk_worker_id_to_its_first_assignment():
+    campaign = make_campaign(accepts_mturk=True)
     first = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
-    again = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2", "hit_id": "h"})
+    again = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
     assert again == first
-    again.refresh_from_db()
-    assert again.study_data == {"assignment_id": "a1", "hit_id": "h"}
+    with pytest.raises(EntryRefused, match="another Mechanical Turk assignment"):
+        annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2", "hit_id": "h"})
+    # The browser that holds them comes back through any link, changing nothing.
+    held = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2"}, first.pk)
+    assert held == first
+    held.refresh_from_db()
+    assert held.study_data == {"assignment_id": "a1", "hit_id": "h"}
+    assert Annotator.objects.count() == 1
+
+
+def test_annotator_from_link_refuses_mturk_unless_the_campaign_accepts_it():
+    campaign = make_campaign()  # Mechanical Turk closed on 30 September 2026: off by default
+    with pytest.raises(EntryRefused, match="does not take Mechanical Turk links"):
+        annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
+    assert not Annotator.objects.exists()
+
+
+def test_annotator_from_link_binds_an_id_that_came_without_its_session_to_its_browser():
+    campaign = make_campaign()
+    first = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": ""})
+    with pytest.raises(EntryRefused, match="another Prolific session"):
+        annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": ""})
+    assert annotator_from_link(campaign, "prolific", "p1", {}, first.pk) == first
 
 
 def test_annotator_from_link_refuses_another_study_of_a_campaign_that_names_its_own():
@@ -75,7 +103,8 @@ def test_annotator_from_link_awaits_prolific_where_the_campaign_can_ask_it():
     study = {"study_id": "study-1", "session_id": "a"}
     assert annotator_from_link(asks, "prolific", "p1", study).prolific_check == "awaiting"
     assert annotator_from_link(make_campaign(), "prolific", "p1", study).prolific_check == ""
-    assert annotator_from_link(asks, "mturk", "W1", {}).prolific_check == ""
+    configure(asks, accepts_mturk=True)
+    assert annotator_from_link(asks, "mturk", "W1", {"assignment_id": "a"}).prolific_check == ""
 
 
 def test_set_prolific_check_counts_only_confirmed_work_and_records_each_change():
@@ -101,7 +130,7 @@ def test_set_prolific_check_counts_only_confirmed_work_and_records_each_change()
 
 
 def test_annotator_from_link_is_per_campaign_and_platform():
-    campaign = make_campaign()
+    campaign = make_campaign(accepts_mturk=True)
     annotator_from_link(campaign, "prolific", "same", {})
     annotator_from_link(campaign, "mturk", "same", {})
     annotator_from_link(make_campaign(), "prolific", "same", {})
@@ -184,6 +213,97 @@ def test_forged_prolific_id_with_another_session_reaches_nothing_of_the_victim(c
     assert send_answers(victim, assignment, answers(assignment)).status_code == 302
     assert Person().enter(campaign, pid="victim") == victim.annotator
     assert Judgment.objects.filter(assignment__annotator=victim.annotator).count() == 3
+
+
+def test_forged_mturk_worker_id_with_another_assignment_reaches_nothing_of_the_victim(campaign):
+    configure(campaign, accepts_mturk=True)
+    victim = Person()
+    mturk = {"workerId": "VICTIM", "assignmentId": "A-victim", "hitId": "H1"}
+    assert victim.get(url("entry", campaign), mturk).status_code == 302
+    victim.annotator = Annotator.objects.get(external_id="VICTIM")
+    assignment = take_hit(victim, campaign)
+    attacker = Person()
+    # The red team's link: the victim's worker id, any assignment.
+    forged = {"workerId": "VICTIM", "assignmentId": "x", "hitId": "x"}
+    response = attacker.get(url("entry", campaign), forged)
+    assert response.status_code == 403
+    assert "another Mechanical Turk assignment" in response.content.decode()
+    assert_reaches_nothing(attacker, campaign, assignment)
+    assert Annotator.objects.get(external_id="VICTIM").study_data["assignment_id"] == "A-victim"
+    # The victim goes on; on a second device, with their own assignment id, too.
+    assert send_answers(victim, assignment, answers(assignment)).status_code == 302
+    assert Person().get(url("entry", campaign), mturk).status_code == 302
+    assert Judgment.objects.filter(assignment__annotator=victim.annotator).count() == 3
+
+
+def test_mturk_link_is_refused_where_the_campaign_does_not_accept_it(campaign, worker):
+    assignment = take_hit(worker, campaign)
+    Annotator.objects.filter(pk=worker.annotator.pk).update(source="mturk", external_id="W1")
+    attacker = Person()
+    forged = {"workerId": "W1", "assignmentId": "x", "hitId": "x"}
+    response = attacker.get(url("entry", campaign), forged)
+    assert response.status_code == 403
+    assert "does not take Mechanical Turk links" in response.content.decode()
+    assert_reaches_nothing(attacker, campaign, assignment)
+    assert Annotator.objects.filter(campaign=campaign).count() == 1
+
+
+def test_mturk_link_without_its_assignment_id_is_refused(campaign):
+    configure(campaign, accepts_mturk=True)
+    for assignment_id in ("", "ASSIGNMENT_ID_NOT_AVAILABLE"):
+        query = {"workerId": "W1", "assignmentId": assignment_id, "hitId": "x"}
+        response = Person().get(url("entry", campaign), query)
+        assert response.status_code == 400
+        assert "assignment id" in response.content.decode()
+    assert not Annotator.objects.exists()
+
+
+def test_prolific_id_that_came_without_a_session_is_reached_from_its_browser_only(campaign):
+    victim = Person()
+    bare = {"PROLIFIC_PID": "victim", "STUDY_ID": "study-1"}  # no SESSION_ID: bound to nothing
+    assert victim.get(url("entry", campaign), bare).status_code == 302
+    victim.annotator = Annotator.objects.get(external_id="victim")
+    assignment = take_hit(victim, campaign)
+    attacker = Person()
+    response = attacker.get(url("entry", campaign), bare)
+    assert response.status_code == 403
+    assert_reaches_nothing(attacker, campaign, assignment)
+    assert victim.get(url("entry", campaign), bare).status_code == 302  # its own browser
+
+
+def test_invitation_is_reached_only_with_its_token(campaign):
+    ada = invite(campaign, "Ada")
+    invited = Person()
+    assert invited.get(url("entry", campaign), {"token": ada.token}).status_code == 302
+    invited.annotator = ada
+    assignment = take_hit(invited, campaign)
+    configure(campaign, accepts_mturk=True)
+    attacker = Person()
+    assert attacker.get(url("entry", campaign), {"token": "guessed-token"}).status_code == 404
+    # Her name as another platform's id makes an annotator of that platform, not her.
+    for forged in (
+        {"PROLIFIC_PID": "Ada", "STUDY_ID": "study-1", "SESSION_ID": "s"},
+        {"workerId": "Ada", "assignmentId": "x", "hitId": "x"},
+    ):
+        assert attacker.get(url("entry", campaign), forged).status_code == 302
+        assert attacker.get(hit_url(assignment)).status_code == 404
+    assert Annotator.objects.filter(source="invited").get() == ada
+    assignment.refresh_from_db()
+    assert (assignment.annotator, assignment.status) == (ada, "assigned")
+
+
+def assert_reaches_nothing(attacker: Person, campaign, assignment) -> None:
+    """The attacker's browser holds nobody: not the victim's HIT, nor a way to submit or
+    finish it; the HIT is still the victim's, unanswered."""
+    assert attacker.get(url("entry", campaign)).status_code == 403
+    assert attacker.get(hit_url(assignment)).status_code == 404
+    assert attacker.send("POST", hit_url(assignment), answers(assignment)).status_code == 404
+    assert attacker.send("POST", url("start", campaign)).status_code == 404
+    assert attacker.send("POST", url("finish", campaign)).status_code == 404
+    victim = assignment.annotator
+    assignment.refresh_from_db()
+    assert (assignment.annotator, assignment.status) == (victim, "assigned")
+    assert not Judgment.objects.filter(assignment=assignment).exists()
 
 
 def test_entry_refuses_a_link_of_another_study(stranger):

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.loads import sync_pool
+from annotation.handout.loads import recount_loads, sync_pool
 from annotation.identity import set_excluded, set_prolific_check
 from annotation.models import (
     QUALITY,
@@ -297,6 +297,27 @@ def test_poll_studies_asks_each_campaign_once_per_interval(study, prolific, sett
     assert careless.prolific_check == ProlificCheck.CONFIRMED
     assert poll_studies(now=later + timedelta(seconds=61)) == 0  # nobody awaiting
     assert prolific.transitions == {}  # polls only ask; the review decides pay
+
+
+def test_poll_studies_checks_annotators_who_arrived_before_the_campaign_could_ask(study, prolific):
+    """Annotators who came before the campaign named its study and token were never asked
+    about: the sweep asks about them too, so an id Prolific does not know stops counting
+    (the red team's early load-test ids were counted, then paid)."""
+    criterion = study.criteria.get(name=QUALITY)
+    early = make_annotator(study, external_id="load-test-1", study_data={"session_id": "x"})
+    make_judged_hit(list(study.items.first().outputs.all()), [9, 8, 7], annotator=early)
+    with transaction.atomic():
+        recount_loads(lock_criterion(criterion))  # the rows made here counted, as handed out
+    careful = Annotator.objects.get(external_id="careful")
+    assert {careful.prolific_check, early.prolific_check} == {ProlificCheck.NOT_ASKED}
+    assert poll_studies() == 1
+    careful.refresh_from_db()
+    early.refresh_from_db()
+    assert careful.prolific_check == ProlificCheck.CONFIRMED
+    assert early.prolific_check == ProlificCheck.NOT_IN_STUDY
+    assert counted_annotators(study) == {"careful"}
+    assert kept_loads(criterion) == counted_from_rows(criterion)
+    assert poll_studies(now=timezone.now() + timedelta(days=1)) == 0  # all asked about now
 
 
 def test_poll_studies_with_prolific_unreachable_leaves_annotators_awaiting(study, settings):

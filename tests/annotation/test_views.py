@@ -119,7 +119,7 @@ def test_entry_returning_worker_in_another_browser_is_the_same_annotator(campaig
 
 
 def test_entry_mturk_link_creates_annotator(stranger):
-    campaign = make_campaign()
+    campaign = make_campaign(accepts_mturk=True)
     query = {"workerId": "A1B2", "assignmentId": "3XY", "hitId": "H1"}
     stranger.get(url("entry", campaign), query)
     annotator = Annotator.objects.get(campaign=campaign)
@@ -881,7 +881,7 @@ def test_done_tells_an_invited_annotator_what_the_code_is_for(stranger):
 
 
 def test_done_mturk_worker_gets_code_without_prolific_link(stranger):
-    campaign = make_campaign(outputs_per_hit=2, min_seconds_per_hit=0)
+    campaign = make_campaign(outputs_per_hit=2, min_seconds_per_hit=0, accepts_mturk=True)
     make_system_set(campaign)
     query = {"workerId": "W1", "assignmentId": "A", "hitId": "H"}
     stranger.get(url("entry", campaign), query)

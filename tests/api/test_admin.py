@@ -128,3 +128,28 @@ def test_prolific_hook_needs_a_secret_when_added(organiser, campaign):
         and "Give the workspace&#x27;s hook secret." in page.content.decode()
     )
     assert not ProlificHook.objects.exists()
+def test_admin_rotates_a_token_shows_the_new_secret_once_and_ends_the_old(organiser, campaign):
+    old, old_secret = create_token(organiser.user, "pipeline", [campaign], change=True)
+    chosen = {"action": "rotate", "_selected_action": [old.pk]}
+    page = organiser.submit(organiser.get(LIST), chosen, action=LIST)
+    assert page.status_code == 200 and "no-store" in page["Cache-Control"]
+    text = page.content.decode()
+    secret = re.search(r'<code id="api-token">([^<]+)</code>', text).group(1)
+    assert f"replaces token {old.hint}" in text
+    new = ApiToken.objects.live().get()
+    assert new.secret_sha256 == digest(secret) and new.pk != old.pk
+    assert (new.name, new.level, list(new.campaigns.all())) == ("pipeline", "change", [campaign])
+    assert ApiClient(old_secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 401
+    assert ApiClient(secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 200
+    # Rotated already: a second rotation of it says so and makes nothing.
+    page = organiser.submit(organiser.get(LIST), chosen, action=LIST, follow=True)
+    assert "revoked or expired" in page.content.decode()
+    assert ApiToken.objects.count() == 2
+
+
+def test_admin_rotates_one_token_at_a_time(organiser, campaign):
+    tokens = [create_token(organiser.user, name)[0] for name in ("a", "b")]
+    chosen = {"action": "rotate", "_selected_action": [t.pk for t in tokens]}
+    page = organiser.submit(organiser.get(LIST), chosen, action=LIST, follow=True)
+    assert "Rotate one token at a time" in page.content.decode()
+    assert ApiToken.objects.live().count() == 2 and ApiToken.objects.count() == 2

@@ -1,10 +1,13 @@
+from datetime import timedelta
+
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from annotation.models import Campaign
 from api.models import ApiToken, digest
-from api.tokens import create_token
+from api.tokens import TokenEnded, create_token, rotate_token
 from tests.api.conftest import ApiClient
 from tests.factories import make_campaign
 
@@ -101,3 +104,80 @@ def test_api_token_command_refuses_an_unknown_campaign(organiser_user):
     with pytest.raises(CommandError, match="no campaign nowhere"):
         call_command("api_token", organiser_user.username, "--campaign", "nowhere")
     assert not ApiToken.objects.exists()
+
+
+# Expiry and rotation ---------------------------------------------------------------------------
+
+
+def test_token_ends_after_api_token_days(organiser_user, campaign, settings):
+    settings.API_TOKEN_DAYS = 30
+    token, secret = create_token(organiser_user, "pipeline", [campaign])
+    lifetime = token.expires_at - token.created_at
+    assert timedelta(days=30) - timedelta(minutes=1) < lifetime <= timedelta(days=30)
+    client = ApiClient(secret)
+    assert client.call("GET", f"/campaigns/{campaign.slug}/").status_code == 200
+    ApiToken.objects.filter(pk=token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert client.call("GET", f"/campaigns/{campaign.slug}/").status_code == 401
+    token.refresh_from_db()
+    assert token.revoked_at is None  # ended by its date alone
+
+
+def test_token_days_may_be_fewer_never_more_than_the_setting(organiser_user, settings):
+    settings.API_TOKEN_DAYS = 30
+    token, _ = create_token(organiser_user, "short", days=1)
+    assert token.expires_at - token.created_at <= timedelta(days=1)
+    with pytest.raises(ValueError, match="1 to 30 days"):
+        create_token(organiser_user, "long", days=31)
+    with pytest.raises(CommandError, match="1 to 30 days"):
+        call_command("api_token", organiser_user.username, "--days", "365")
+    assert ApiToken.objects.count() == 1
+
+
+def test_rotation_gives_a_new_token_in_the_old_ones_place(organiser_user, campaign):
+    old, old_secret = create_token(organiser_user, "pipeline", [campaign], change=True)
+    ApiToken.objects.filter(pk=old.pk).update(expires_at=timezone.now() + timedelta(days=2))
+    new, new_secret = rotate_token(old)
+    assert (new.user, new.name, new.level) == (organiser_user, "pipeline", "change")
+    assert list(new.campaigns.all()) == [campaign]
+    assert new.expires_at > timezone.now() + timedelta(days=80)  # a full API_TOKEN_DAYS
+    assert ApiClient(old_secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 401
+    assert ApiClient(new_secret).call("GET", f"/campaigns/{campaign.slug}/").status_code == 200
+    old.refresh_from_db()
+    assert old.revoked_at is not None
+    with pytest.raises(TokenEnded):
+        rotate_token(old)  # once ended, a token stays ended: make a new one
+    assert ApiToken.objects.live().get() == new
+
+
+def test_rotate_api_token_command_prints_the_new_secret_once(organiser_user, campaign, capsys):
+    old, old_secret = create_token(organiser_user, "pipeline", [campaign])
+    call_command("rotate_api_token", str(old.pk))
+    new_secret = capsys.readouterr().out.strip()
+    new = ApiToken.objects.live().get()
+    assert new.secret_sha256 == digest(new_secret) and new.pk != old.pk
+    assert ApiClient(old_secret).call("GET", "/campaigns/").status_code == 401
+    with pytest.raises(CommandError, match="revoked or expired"):
+        call_command("rotate_api_token", str(old.pk))
+    with pytest.raises(CommandError, match="no API token"):
+        call_command("rotate_api_token", "999999")
+    assert ApiToken.objects.count() == 2
+
+
+# Rate limit per token ------------------------------------------------------------------------
+
+
+def test_token_beyond_its_rate_gets_429_with_retry_after(organiser_user, campaign, settings):
+    settings.RATE_LIMIT_API = (3, 60)
+    _, secret = create_token(organiser_user, "busy", [campaign])
+    _, other_secret = create_token(organiser_user, "calm", [campaign])
+    busy = ApiClient(secret)
+    statuses = [busy.call("GET", f"/campaigns/{campaign.slug}/").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    refused = busy.call("PATCH", f"/campaigns/{campaign.slug}/", {"name": "changed"})
+    assert refused.status_code == 429
+    assert 1 <= int(refused["Retry-After"]) <= 60
+    assert "too many requests" in refused.json()["detail"]
+    campaign.refresh_from_db()
+    assert campaign.name != "changed"  # refused before the endpoint ran
+    # Per token: another token of the same user is not held back.
+    assert ApiClient(other_secret).call("GET", "/campaigns/").status_code == 200

@@ -11,8 +11,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.urls import reverse
 
-from annotation.identity import set_excluded
-from annotation.models import Annotator
+from annotation.identity import set_excluded, set_prolific_check
+from annotation.models import Annotator, ProlificCheck
 from annotation.prolific import ProlificError
 from api import bonuses
 from api.models import BonusBatch, BonusPayment, BonusRule
@@ -85,17 +85,22 @@ def prolific(settings, monkeypatch):
     server.shutdown()
 
 
+def participant(campaign, pid: str, **fields) -> Annotator:
+    """A Prolific annotator Prolific confirmed for study-1, bound to their submission."""
+    study_data = {"study_id": "study-1", "session_id": f"s-{pid}"}
+    defaults = {"prolific_check": ProlificCheck.CONFIRMED, "study_data": study_data}
+    return make_annotator(campaign, external_id=pid, **{**defaults, **fields})
+
+
 @pytest.fixture
 def study(db):
-    """Two careful Prolific annotators (2 and 1 counted HITs) and an excluded one."""
+    """Two careful Prolific annotators (2 and 1 counted HITs) and an excluded one, all
+    confirmed by Prolific."""
     campaign = make_campaign(
         slug="paid", prolific_study_id="study-1", prolific_token_env="EVAL_SECRET_PROLIFIC"
     )
     _, _, items = make_system_set(campaign, systems=3, items=3)
-    people = {
-        pid: make_annotator(campaign, external_id=pid, source=Annotator.Source.PROLIFIC)
-        for pid in ("ada", "bob", "eve")
-    }
+    people = {pid: participant(campaign, pid) for pid in ("ada", "bob", "eve")}
     for pid, item in (("ada", items[0]), ("ada", items[1]), ("bob", items[2]), ("eve", items[0])):
         make_judged_hit(list(item.outputs.all()), [100, 50, 20], annotator=people[pid])
     set_excluded(people["eve"], True)
@@ -187,3 +192,73 @@ def test_datasheet_records_the_bonuses_paid(study, prolific):
     assert pay["facts"]["bonuses"]["paid"] == "3.50"
     assert pay["facts"]["bonuses"]["annotators_paid"] == 2
     assert "3.50 paid to 2 evaluators" in pay["answer"]
+
+
+# Pay follows counting: only those Prolific confirmed for the study --------------------------
+
+
+def unconfirmed(campaign) -> dict[str, Annotator]:
+    """Annotators with counted-looking work whom Prolific never confirmed for study-1: one who
+    arrived before the campaign named its study (counted then: never asked), load-test and
+    invented ids of that time, one confirmed for the study the campaign named before, one
+    awaiting Prolific and one it flagged."""
+    outputs = list(campaign.items.first().outputs.all())
+    people = {
+        "early": participant(campaign, "early", prolific_check=ProlificCheck.NOT_ASKED),
+        "load-test-1": make_annotator(campaign, external_id="load-test-1", study_data={}),
+        "invented": make_annotator(
+            campaign, external_id="invented", study_data={"study_id": "study-1"}
+        ),
+        "old-study": participant(campaign, "old-study", study_data={"study_id": "study-0"}),
+        "awaiting": participant(campaign, "awaiting", prolific_check=ProlificCheck.AWAITING),
+        "flagged": participant(campaign, "flagged", prolific_check=ProlificCheck.NOT_IN_STUDY),
+    }
+    for annotator in people.values():
+        make_judged_hit(outputs, [100, 50, 20], annotator=annotator)
+    return people
+
+
+def test_a_second_round_pays_nobody_prolific_did_not_confirm_for_the_study(study, prolific):
+    bonuses.approve(study, [p.pk for p in bonuses.propose(study)])
+    bonuses.pay(study)
+    assert prolific.paid == {"ada": 1, "bob": 1}
+    unconfirmed(study)  # arrived or found since
+    payments = bonuses.propose(study)
+    assert {p.annotator.external_id for p in payments} == {"ada", "bob"}
+    assert bonuses.approve(study, [p.pk for p in payments]) == 0  # ada's and bob's are paid
+    assert bonuses.pay(study) is None
+    assert prolific.paid == {"ada": 1, "bob": 1}
+    assert list(prolific.batches) == ["bb-1"]
+    assert BonusPayment.objects.count() == 2
+
+
+def test_ledger_refuses_bonuses_of_annotators_prolific_did_not_confirm(study, prolific):
+    """Payments written into the ledger for them (by hand, or proposed before a change)
+    are not approved, and an approved one is not paid: it goes back to proposed."""
+    people = unconfirmed(study)
+    written = [
+        BonusPayment.objects.create(campaign=study, annotator=a, amount=Decimal("9.99"))
+        for a in people.values()
+    ]
+    assert bonuses.approve(study, [p.pk for p in written]) == 0
+    BonusPayment.objects.filter(pk__in=[p.pk for p in written]).update(state="approved")
+    ada = BonusPayment.objects.create(
+        campaign=study, annotator=Annotator.objects.get(external_id="ada"), amount=Decimal(2)
+    )
+    assert bonuses.approve(study, [ada.pk]) == 1
+    batch = bonuses.pay(study)
+    assert prolific.batches[batch.prolific_id] == [["ada", "2.00"]]
+    assert prolific.paid == {"ada": 1}
+    states = dict(BonusPayment.objects.values_list("annotator__external_id", "state"))
+    assert states == {"ada": "paid", **{pid: "proposed" for pid in people}}
+    assert bonuses.pay(study) is None  # nothing approved is left
+    # The next proposal drops what is not due.
+    assert {p.annotator.external_id for p in bonuses.propose(study)} == {"ada", "bob"}
+
+
+def test_an_approved_bonus_is_not_paid_once_prolific_flags_its_annotator(study, prolific):
+    bonuses.approve(study, [p.pk for p in bonuses.propose(study)])
+    set_prolific_check(Annotator.objects.get(external_id="bob"), ProlificCheck.NOT_IN_STUDY)
+    bonuses.pay(study)
+    assert prolific.paid == {"ada": 1}
+    assert BonusPayment.objects.get(annotator__external_id="bob").state == "proposed"

@@ -11,9 +11,12 @@ import pytest
 from django.db import transaction
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.loads import sync_pool
+from annotation.handout.loads import recount_loads, sync_pool
+from annotation.identity import set_prolific_check
 from annotation.models import QUALITY, Assignment, ProlificCheck
 from api.models import ProlificEvent, ProlificHook
+from api.prolific_events import handle
+from tests.annotation.test_assignment import needs_postgres, run_together
 from tests.annotation.test_loads import counted_from_rows
 from tests.api.conftest import ApiClient
 from tests.factories import (
@@ -99,6 +102,67 @@ def test_the_same_event_twice_acts_once(study):
     again = send(status_event("RETURNED"))
     assert again.json()["repeated"] is True
     assert ProlificEvent.objects.count() == 1
+
+
+def test_a_signed_event_replayed_with_a_new_event_id_acts_no_more(study):
+    """Within the 5 minutes a signature is good for, an event resent under another X-Event-ID
+    releases nothing new: the returned participant's browser took another HIT since."""
+    criterion = study.criteria.get(name=QUALITY)
+    first = send(status_event("RETURNED"), event_id="evt-1").json()
+    assert first == {"outcome": "RETURNED: open HITs released", "repeated": False}
+    returner = study.annotators.get(external_id="returner")
+    later = make_assignment(make_hit(list(study.items.last().outputs.all())), annotator=returner)
+    with transaction.atomic():
+        recount_loads(lock_criterion(criterion))  # the HIT made here counted, as handed out
+    replayed = send(status_event("RETURNED"), event_id="evt-2")
+    assert replayed.status_code == 200
+    assert replayed.json()["repeated"] is True
+    assert replayed.json()["outcome"].startswith("repeated, nothing done")
+    later.refresh_from_db()
+    assert later.status == Assignment.Status.ASSIGNED
+    assert kept_loads(criterion) == counted_from_rows(criterion)
+    assert list(ProlificEvent.objects.order_by("pk").values_list("event_id", flat=True)) == [
+        "evt-1",
+        "evt-2",
+    ]
+
+
+@needs_postgres
+@pytest.mark.django_db(transaction=True)
+def test_replays_under_new_event_ids_at_once_act_once(study):
+    """Six deliveries of one change, each under its own event id, at the same moment: the
+    hook's row lock lets one act and the others find it done."""
+    hook = ProlificHook.objects.get(campaign=study)
+    calls = [
+        lambda n=n: handle(hook, f"evt-{n}", status_event("RETURNED")).repeated for n in range(6)
+    ]
+    assert sorted(run_together(*calls)) == [False, True, True, True, True, True]
+    outcomes = ProlificEvent.objects.values_list("outcome", flat=True)
+    assert sum(not outcome.startswith("repeated") for outcome in outcomes) == 1
+    assert Assignment.objects.get().status == Assignment.Status.EXPIRED
+
+
+def test_a_replayed_confirmation_does_not_undo_a_later_flag(study):
+    send(status_event("AWAITING REVIEW"), event_id="evt-1")
+    returner = study.annotators.get(external_id="returner")
+    set_prolific_check(returner, ProlificCheck.NOT_IN_STUDY)  # a review found otherwise
+    replayed = send(status_event("AWAITING REVIEW"), event_id="evt-2")
+    assert replayed.json()["repeated"] is True
+    returner.refresh_from_db()
+    assert returner.prolific_check == ProlificCheck.NOT_IN_STUDY
+
+
+def test_an_event_ignored_once_is_acted_on_when_it_can_be(study):
+    """An event that could not be acted on (no annotator with the id yet) is no reason to
+    ignore the same news later."""
+    ignored = send(status_event("RETURNED", "late"), event_id="e1").json()
+    assert ignored["outcome"].startswith("ignored")
+    late = make_annotator(study, external_id="late", study_data={"session_id": "sub-1"})
+    hit = make_hit(list(study.items.last().outputs.all()))
+    open_hit = make_assignment(hit, annotator=late)
+    assert send(status_event("RETURNED", "late"), event_id="e2").json()["repeated"] is False
+    open_hit.refresh_from_db()
+    assert open_hit.status == Assignment.Status.EXPIRED
 
 
 @pytest.mark.parametrize(

@@ -174,12 +174,48 @@ def test_settings_proxy_header_and_origins_come_from_the_environment(tmp_path):
         ("SECURE_HTTPS", "flase"),
         ("SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto"),
         ("RANKING_GPU", "on"),
+        ("RATE_LIMIT_API", "600"),
+        ("RATE_LIMIT_ENTRY", "0/60"),
+        ("RATE_LIMIT_LOGIN_ACCOUNT", "10/100000"),
+        ("CACHE_URL", "memcached://cache:11211"),
+        ("RATE_LIMIT_CLIENT_HEADER", "X-Forwarded-For"),
     ],
 )
 def test_settings_misspelt_values_are_refused(tmp_path, variable, value):
     env = clean_env(tmp_path, SECRET_KEY=KEY, **{variable: value})
     result = run_python("import django; django.setup()", env)
     assert f"ImproperlyConfigured: {variable}=" in result.stderr
+
+
+def test_settings_rate_limits_are_on_unless_turned_off(tmp_path):
+    names = ("RATE_LIMIT_API", "RATE_LIMIT_LOGIN_ACCOUNT", "RATE_LIMIT_ENTRY", "API_TOKEN_DAYS")
+    defaults = settings_in(clean_env(tmp_path, SECRET_KEY=KEY), *names)
+    assert defaults == {
+        "RATE_LIMIT_API": (600, 60),
+        "RATE_LIMIT_LOGIN_ACCOUNT": (10, 900),
+        "RATE_LIMIT_ENTRY": (120, 60),
+        "API_TOKEN_DAYS": 90,
+    }
+    env = clean_env(tmp_path, SECRET_KEY=KEY, RATE_LIMIT_API="50/10", RATE_LIMIT_ENTRY="off")
+    chosen = settings_in(env, "RATE_LIMIT_API", "RATE_LIMIT_ENTRY")
+    assert chosen == {"RATE_LIMIT_API": (50, 10), "RATE_LIMIT_ENTRY": None}
+
+
+def test_settings_count_rates_where_every_web_process_sees_them(tmp_path):
+    """A per-process memory cache would let each gunicorn process allow the whole limit:
+    the counts go to the broker's Redis where there is one, else to files under VAR_DIR."""
+    redis = "redis://:pw@redis.internal:6379/0"
+    env = clean_env(tmp_path, SECRET_KEY=KEY, CELERY_BROKER_URL=redis)
+    cache = settings_in(env, "CACHES")["CACHES"]["default"]
+    assert (cache["BACKEND"], cache["LOCATION"]) == (
+        "django.core.cache.backends.redis.RedisCache",
+        redis,
+    )
+    cache = settings_in(clean_env(tmp_path, SECRET_KEY=KEY), "CACHES")["CACHES"]["default"]
+    assert cache["BACKEND"] == "django.core.cache.backends.filebased.FileBasedCache"
+    assert cache["LOCATION"] == str(tmp_path / "var" / "cache")
+    env = clean_env(tmp_path, SECRET_KEY=KEY, CACHE_URL="redis://cache.internal:6379/2")
+    assert settings_in(env, "CACHES")["CACHES"]["default"]["LOCATION"].endswith("/2")
 
 
 def test_settings_postgresql_checks_kept_connections(tmp_path):

@@ -42,6 +42,7 @@ PUBLIC = {
     "home",
     "admin:index",
     "admin:login",
+    "admin_login",  # the same page, with its rate limits (evalsite/views.py)
     "admin:logout",
     "admin:password_change",
     "admin:password_change_done",

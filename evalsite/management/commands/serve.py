@@ -66,7 +66,7 @@ class Command(BaseCommand):
         entry = reverse("annotation:entry", args=[DEMO_SLUG, QUALITY])
         self.stdout.write(
             self.style.SUCCESS(
-                f"Annotators: http://{addrport}{entry}?PROLIFIC_PID=try-me\n"
+                f"Annotators: http://{addrport}{entry}?PROLIFIC_PID=try-me&SESSION_ID=try-me\n"
                 f"Organisers: http://{addrport}{reverse('admin:index')} ({organiser})\n"
                 f"The demo's hosted system {DEMO_SYSTEM} gets its outputs from the admin "
                 "(Hosted systems, 'Generate outputs') or "
