@@ -10,12 +10,18 @@ Prolific about new participants (`poll_studies`), so their work counts within a 
 The token is read from an environment variable the campaign names, under the deployment's
 rule for secrets (HOSTED_SECRET_ENV_PREFIX and HOSTED_SECRET_ENV_ALLOWED, as hosted systems'
 keys): an organiser can name a variable, never read the deployment's own secrets with it.
+
+Requests go through the outbound module (outbound/): to PROLIFIC_API_URL's host only (the
+deployment names it, so it is allowed by name: a test's fake on loopback too), never to
+another one that an answer's link names (the token would go with it), no redirect
+followed, PROLIFIC_TIMEOUT_SECONDS for each request in all, PROLIFIC_MAX_BYTES of answer.
+The periodic poll runs on the "outbound" queue's workers (`annotation.poll_prolific`), so a
+slow API never holds the workers that rankings need.
 """
 
 import json
 import logging
 import os
-import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -24,6 +30,9 @@ from urllib.parse import urljoin
 from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+
+import outbound
+from outbound import AddressPolicy, Limits, OutboundError, OutboundRefused, Target
 
 from .handout.assignment import release
 from .identity import passes_checks, set_prolific_check
@@ -39,8 +48,6 @@ REJECTION = {
     " above their originals, or most pages answered faster than the minimum time).",
     "rejection_category": "LOW_EFFORT",
 }
-TIMEOUT_SECONDS = 20
-
 logger = logging.getLogger(__name__)
 
 
@@ -84,18 +91,49 @@ def token_for(campaign: Campaign) -> str:
 
 
 def call(token: str, method: str, path: str, body: dict | None = None) -> dict:
-    url = urljoin(settings.PROLIFIC_API_URL.rstrip("/") + "/", path.lstrip("/"))
-    request = urllib.request.Request(
-        url,
-        method=method,
-        data=json.dumps(body).encode() if body is not None else None,
-        headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
-    )
+    """One request to Prolific's API (`path` relative to PROLIFIC_API_URL, or a link its
+    answers gave); its JSON answer, or ProlificError saying what went wrong."""
+    where = f"Prolific's API, {method} {path}"
+    api = settings.PROLIFIC_API_URL.rstrip("/") + "/"
     try:
-        with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:  # noqa: S310
-            return json.loads(response.read() or b"{}")
-    except (OSError, ValueError) as error:
-        raise ProlificError(f"Prolific's API, {method} {path}: {error}") from error
+        url, host = api_url(api, path), Target.of(api).host
+        response = outbound.request(
+            method,
+            url,
+            body=json.dumps(body).encode() if body is not None else None,
+            headers={"Authorization": f"Token {token}", "Content-Type": "application/json"},
+            policy=AddressPolicy.allowing([host]),
+            limits=Limits(
+                deadline=settings.PROLIFIC_TIMEOUT_SECONDS, max_body=settings.PROLIFIC_MAX_BYTES
+            ),
+        )
+    except OutboundError as error:
+        raise ProlificError(f"{where}: {error}") from error
+    return answer_of(response, where)
+
+
+def api_url(api: str, path: str) -> str:
+    """The URL of `path` under the API; OutboundRefused for a link to another origin, which
+    the token must not reach."""
+    url = urljoin(api, path if "://" in path else path.lstrip("/"))
+    if Target.of(url).origin != Target.of(api).origin:
+        raise OutboundRefused("a link away from PROLIFIC_API_URL's host is not followed")
+    return url
+
+
+def answer_of(response: outbound.Response, where: str) -> dict:
+    if not 200 <= response.status < 300:
+        message = outbound.error_message(response.body)
+        raise ProlificError(f"{where}: HTTP {response.status}: {message}")
+    if not response.complete:
+        raise ProlificError(f"{where}: an answer over PROLIFIC_MAX_BYTES, not read")
+    try:
+        answer = json.loads(response.body or b"{}")
+    except (ValueError, RecursionError):
+        raise ProlificError(f"{where}: the answer is not JSON") from None
+    if not isinstance(answer, dict):
+        raise ProlificError(f"{where}: the answer is not a JSON object")
+    return answer
 
 
 def study_submissions(token: str, study_id: str) -> list[dict]:

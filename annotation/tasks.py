@@ -12,13 +12,19 @@ from .uploads import execute_upload
 @shared_task(name="annotation.sweep")
 def sweep() -> None:
     """Periodic (Celery beat): bring the attention checks' verdicts up to date, leaving
-    out of rankings the annotators who failed them; ask Prolific which new participants
-    are in their studies, so that their work counts; send again the uploads whose message
+    out of rankings the annotators who failed them; send again the uploads whose message
     or worker was lost, and the published datasets' loads too."""
     record_due_verdicts()
-    poll_studies()
     send_jobs_needing_a_worker(UploadJob)
     send_jobs_needing_a_worker(PublishedLoad)
+
+
+@shared_task(name="annotation.poll_prolific")
+def poll_prolific() -> None:
+    """Periodic (Celery beat), on the "outbound" queue: ask Prolific which new participants
+    are in their studies, so that their work counts. Apart from the sweep, so that a slow
+    API holds no worker that rankings need."""
+    poll_studies()
 
 
 @shared_task(name="annotation.import_upload")

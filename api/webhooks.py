@@ -11,14 +11,17 @@ outage delays deliveries, never loses them.
 A delivery is signed as Standard Webhooks specifies: webhook-id (the same on every attempt),
 webhook-timestamp (seconds; the receiver refuses old ones, against replay) and
 webhook-signature "v1,<base64 HMAC-SHA256 of id.timestamp.body>" under the endpoint's secret.
-A worker sends it, records the answer, and on a failure waits WEBHOOK_RETRY_SECONDS, twice
-as long after each further failure, until WEBHOOK_MAX_ATTEMPTS.
+A worker of the "outbound" queue sends it (never one that rankings need: a receiver that
+answers slowly holds only that queue's workers, and each delivery for at most
+WEBHOOK_TIMEOUT_SECONDS), records the answer, and on a failure waits WEBHOOK_RETRY_SECONDS,
+twice as long after each further failure, until WEBHOOK_MAX_ATTEMPTS. An endpoint switched
+off gets nothing more: its pending deliveries are dropped (failed, saying why) by the next
+sweep, and by the worker if one reaches it first.
 """
 
 import base64
 import hashlib
 import hmac
-import http.client
 import json
 import logging
 import secrets
@@ -29,13 +32,15 @@ from typing import Any
 from celery import current_app
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
+import outbound
 from annotation.models import Annotator, Campaign
 from ranking.models import RankingRun
 
 from .models import Event, WebhookDelivery, WebhookEndpoint
-from .targets import WebhookRefused, connection_to
+from .targets import WebhookRefused, post
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +51,7 @@ OVERLAP = timedelta(minutes=10)
 # lost, or its worker killed: then it is sent again).
 LEASE = timedelta(minutes=2)
 MAX_EVENTS_PER_SWEEP = 500
-RESPONSE_CHARS = 500
+DROPPED = "dropped: the endpoint was switched off"
 DELIVER_TASK = "api.deliver_webhook"
 
 
@@ -131,11 +136,20 @@ def ranking_data(run: RankingRun) -> dict[str, Any]:
 # Sending -----------------------------------------------------------------------------------
 
 
+def drop_switched_off(deliveries: QuerySet[WebhookDelivery] | None = None) -> int:
+    """Pending deliveries (of all, or of these) whose endpoint is switched off: failed,
+    never sent again."""
+    pending = (deliveries if deliveries is not None else WebhookDelivery.objects.all()).filter(
+        status=WebhookDelivery.Status.PENDING, endpoint__is_active=False
+    )
+    return pending.update(status=WebhookDelivery.Status.FAILED, error=DROPPED)
+
+
 def send_due(now: datetime | None = None, limit: int = 200) -> int:
     """Hand the deliveries that are due to the workers (once this transaction commits)."""
     now = now or timezone.now()
     due = WebhookDelivery.objects.filter(
-        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now
+        status=WebhookDelivery.Status.PENDING, next_attempt_at__lte=now, endpoint__is_active=True
     )
     pks = list(due.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
     WebhookDelivery.objects.filter(pk__in=pks).update(next_attempt_at=now + LEASE)
@@ -164,6 +178,9 @@ def deliver(delivery_id: int, now: datetime | None = None) -> bool:
     found = WebhookDelivery.objects.select_related("endpoint").filter(pk=delivery_id).first()
     if found is None or found.status != WebhookDelivery.Status.PENDING:
         return False
+    if not found.endpoint.is_active:
+        drop_switched_off(WebhookDelivery.objects.filter(pk=found.pk))
+        return False
     now = now or timezone.now()
     claimed = WebhookDelivery.objects.filter(
         pk=found.pk, status=WebhookDelivery.Status.PENDING, attempts=found.attempts
@@ -187,20 +204,12 @@ def attempt(found: WebhookDelivery, now: datetime) -> dict[str, Any]:
         "webhook-signature": sign(found.endpoint.secret, found.message_id, timestamp, body),
     }
     try:
-        connection, path = connection_to(found.endpoint.url, settings.WEBHOOK_TIMEOUT_SECONDS)
+        response = post(found.endpoint.url, body, headers)
     except WebhookRefused as error:
         return {"error": str(error), "final": True}
-    except OSError as error:
+    except outbound.OutboundFailed as error:
         return {"error": str(error)}
-    try:
-        connection.request("POST", path, body=body, headers=headers)
-        response = connection.getresponse()
-        text = response.read(RESPONSE_CHARS * 4).decode(errors="replace")[:RESPONSE_CHARS]
-    except (OSError, http.client.HTTPException) as error:
-        return {"error": f"connection failed: {error!r}"}
-    finally:
-        connection.close()
-    result = {"response_code": response.status, "response_body": text, "error": ""}
+    result = {"response_code": response.status, "response_body": outbound.excerpt(response.body)}
     if not 200 <= response.status < 300:
         result["error"] = f"HTTP {response.status}"
     return result

@@ -311,6 +311,8 @@ HOSTED_ENDPOINT_ALLOWED_HOSTS = env_list("HOSTED_ENDPOINT_ALLOWED_HOSTS")
 # Outbound webhooks (api/webhooks.py) go to public addresses only, unless this is set (a
 # receiver inside the deployment's network, or a test's on loopback).
 WEBHOOK_ALLOW_PRIVATE = env_bool("WEBHOOK_ALLOW_PRIVATE", False)
+# A delivery's whole time (connecting, sending, the answer read): a receiver that answers
+# one byte at a time is cut off then. Deliveries run on the "outbound" queue's workers.
 WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 # A delivery is tried this many times, waiting WEBHOOK_RETRY_SECONDS, then twice as long
 # after each failure (at most a day), before it is given up as failed.
@@ -344,6 +346,10 @@ RATE_LIMIT_NAMESPACE = ""
 
 # Prolific's API (annotation/prolific.py); tests point it at a fake on loopback.
 PROLIFIC_API_URL = env_str("PROLIFIC_API_URL", "https://api.prolific.com/api/v1/")
+# Each request to it, in all (connecting, sending, the answer read), and the largest answer
+# read (a page of a study's submissions is tens of kB).
+PROLIFIC_TIMEOUT_SECONDS = env_int("PROLIFIC_TIMEOUT_SECONDS", 30)
+PROLIFIC_MAX_BYTES = env_int("PROLIFIC_MAX_BYTES", 8 * 1024 * 1024)
 # How often the periodic sweep asks Prolific, per campaign with annotators awaiting its
 # confirmation, which participants are in the study: their work counts from then on.
 PROLIFIC_POLL_SECONDS = env_int("PROLIFIC_POLL_SECONDS", 60)
@@ -377,10 +383,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
-# Queues by length of work, so a ranking (seconds) never waits behind long jobs: "default"
-# for rankings and the sweeps, "long" for metric runs (minutes of BLEU, METEOR's JVM),
-# "generation" for models, consumed by GPU workers only. A worker serves the queues its -Q
-# names; one machine's worker serves all three (evalsite.celery.ALL_QUEUES).
+# Queues by what holds a worker, so a ranking (seconds) never waits behind other work:
+# "default" for rankings and the sweeps, "long" for metric runs (minutes of BLEU, METEOR's
+# JVM) and imports, "generation" for models (GPU workers), "outbound" for requests to
+# servers outside (webhooks, Prolific's API), which answer when they like. A worker serves
+# the queues its -Q names; `manage.py workers` runs one worker per queue on one machine
+# (evalsite/celery.py).
 CELERY_TASK_ROUTES = {
     "ranking.compute_metrics": {"queue": "long"},
     # An upload of up to UPLOAD_MAX_BYTES is imported in one transaction: seconds to minutes.
@@ -388,6 +396,8 @@ CELERY_TASK_ROUTES = {
     "annotation.load_published": {"queue": "long"},
     "generation.generate_outputs": {"queue": "generation"},
     "judges.judge_outputs": {"queue": "generation"},
+    "api.deliver_webhook": {"queue": "outbound"},
+    "annotation.poll_prolific": {"queue": "outbound"},
 }
 # Keep trying to reach the broker, at start-up too, instead of exiting: a worker outlives a
 # broker restart.
@@ -418,6 +428,7 @@ CELERY_BEAT_SCHEDULE = {
     }
     for name in (
         "annotation.sweep",
+        "annotation.poll_prolific",
         "ranking.sweep",
         "generation.sweep",
         "judges.sweep",

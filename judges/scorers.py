@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from generation.backends.base import Settings, TypedInput
-from generation.backends.endpoint import PUBLIC_ONLY, EndpointPolicy
 from generation.backends.linearize import linearize
 from generation.backends.openai_backend import (
     OpenAIBackend,
@@ -32,6 +31,7 @@ from generation.backends.openai_backend import (
 )
 from nlgdata.inputs import InputError
 from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
+from outbound import PUBLIC_ONLY, AddressPolicy
 from ranking.metrics.sentence import NEEDS_REFERENCES, SENTENCE_METRICS, sentence_scores
 
 JUDGE_KINDS = {
@@ -100,7 +100,7 @@ class OpenAIJudge(OpenAIBackend):
         rubric: str,
         scale: tuple[float, float],
         secret_env: SecretEnvPolicy = NO_SECRETS,
-        endpoints: EndpointPolicy = PUBLIC_ONLY,
+        endpoints: AddressPolicy = PUBLIC_ONLY,
     ) -> None:
         super().__init__(settings, secret_env, endpoints)
         self.rubric, self.scale = rubric, scale
@@ -142,7 +142,7 @@ def read_score(answer: str, scale: tuple[float, float]) -> JudgeResult:
 
 
 def _openai_parts(
-    values: Mapping[str, Any], secret_env: SecretEnvPolicy, endpoints: EndpointPolicy
+    values: Mapping[str, Any], secret_env: SecretEnvPolicy, endpoints: AddressPolicy
 ) -> tuple[OpenAISettings, str, tuple[float, float]]:
     s = Settings("openai judge", values)
     rubric = s.string("rubric", DEFAULT_RUBRIC)
@@ -179,7 +179,7 @@ def check_judge_settings(
     kind: str,
     values: Mapping[str, Any],
     secret_env: SecretEnvPolicy = NO_SECRETS,
-    endpoints: EndpointPolicy = PUBLIC_ONLY,
+    endpoints: AddressPolicy = PUBLIC_ONLY,
 ) -> None:
     """Raise ValueError naming the kind or the setting that is wrong (no key read, nothing
     built: for forms in the web process)."""
@@ -197,7 +197,7 @@ def make_judge(
     kind: str,
     values: Mapping[str, Any],
     secret_env: SecretEnvPolicy = NO_SECRETS,
-    endpoints: EndpointPolicy = PUBLIC_ONLY,
+    endpoints: AddressPolicy = PUBLIC_ONLY,
 ) -> Judge:
     """Build the judge; invalid settings raise ValueError as check_judge_settings does."""
     check_judge_settings(kind, values, secret_env, endpoints)

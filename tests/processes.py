@@ -6,10 +6,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
-from evalsite.celery import worker_command
+from evalsite.celery import ONE_MACHINE, worker_command
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -119,3 +120,35 @@ def start_worker(env: dict, log: Path, *options: str) -> subprocess.Popen:
         )
     wait_for_line(log, "ready.", worker, timeout=90)
     return worker
+
+
+def wait_for_workers(log: Path, process: subprocess.Popen, queues, timeout: float = 120) -> None:
+    """Until the worker of each queue (named <queue>@host) says it is ready."""
+    deadline = time.monotonic() + timeout
+    while not all(f"{queue}@" in ready_lines(log) for queue in queues):
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"workers not ready ({queues}):\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
+def ready_lines(log: Path) -> str:
+    return "\n".join(line for line in log.read_text().splitlines() if line.endswith(" ready."))
+
+
+def start_worker_group(
+    env: dict, log: Path, *options: str, queues=tuple(ONE_MACHINE)
+) -> subprocess.Popen:
+    """`manage.py workers`, one machine's workers as docs/production.md starts them (a
+    process per queue, beat in the default queue's), in its own session so that it can be
+    killed whole; returns once every worker says it is ready."""
+    with log.open("a") as out:
+        group = subprocess.Popen(
+            [sys.executable, "manage.py", "workers", *options],
+            cwd=REPO,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    wait_for_workers(log, group, queues)
+    return group

@@ -6,8 +6,8 @@
 `check_settings` validates settings without building the backend (no model load, no torch
 import), for forms in the web process; `make_backend` validates and builds. Both take the
 deployment's SecretEnvPolicy: the environment variables a backend may read a key from
-(by default none), and its EndpointPolicy: the internal hosts an endpoint may reach (by
-default none).
+(by default none), and its AddressPolicy (outbound/addresses.py): the internal hosts an
+endpoint may reach (by default none).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
+from outbound import PUBLIC_ONLY, AddressPolicy
 
 from .base import Backend, GenerationResult, Settings, TypedInput
-from .endpoint import PUBLIC_ONLY, EndpointPolicy
 from .openai_backend import OpenAIBackend, OpenAISettings
 from .template import TEMPLATE_BACKENDS
 from .transformers_settings import TransformersSettings
@@ -36,7 +36,7 @@ def check_settings(
     name: str,
     settings: Mapping[str, Any],
     secret_env: SecretEnvPolicy = NO_SECRETS,
-    endpoints: EndpointPolicy = PUBLIC_ONLY,
+    endpoints: AddressPolicy = PUBLIC_ONLY,
 ) -> None:
     """Raise ValueError naming the backend or the setting that is wrong."""
     _parse_settings(name, settings, secret_env, endpoints)
@@ -46,7 +46,7 @@ def make_backend(
     name: str,
     settings: Mapping[str, Any],
     secret_env: SecretEnvPolicy = NO_SECRETS,
-    endpoints: EndpointPolicy = PUBLIC_ONLY,
+    endpoints: AddressPolicy = PUBLIC_ONLY,
 ) -> Backend:
     """Build the named backend; invalid settings raise ValueError naming the setting."""
     parsed = _parse_settings(name, settings, secret_env, endpoints)
@@ -70,7 +70,7 @@ def _transformers_backend(settings: TransformersSettings) -> Backend:
 
 
 def _parse_settings(
-    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy, endpoints: EndpointPolicy
+    name: str, settings: Mapping[str, Any], secret_env: SecretEnvPolicy, endpoints: AddressPolicy
 ) -> Any:
     if name in TEMPLATE_BACKENDS:
         # Templates take no settings; reject any, so that a typo is not silently ignored.
@@ -87,7 +87,7 @@ __all__ = [
     "BACKEND_LABELS",
     "BACKEND_NAMES",
     "Backend",
-    "EndpointPolicy",
+    "AddressPolicy",
     "GenerationResult",
     "NO_SECRETS",
     "PUBLIC_ONLY",

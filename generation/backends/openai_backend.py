@@ -1,7 +1,8 @@
 """The "openai" backend: any OpenAI-compatible HTTP server (vLLM, TGI, hosted APIs).
 
-Standard library only (urllib and a thread pool): the two endpoints and the retry policy are
-a few lines each, and the official client would add a dependency for no gain here.
+Requests go through the platform's outbound module (outbound/) and a thread pool: the two
+endpoints and the retry policy are a few lines each, and the official client would add a
+dependency for no gain here.
 
 Retries: 429, 5xx, connection errors and timeouts are retried with exponential backoff
 (Retry-After is honoured, capped at backoff_max); other 4xx answers fail that input at once.
@@ -10,22 +11,20 @@ settings, so it stays out of the database; only from a variable the deployment's
 SecretEnvPolicy allows, checked when the settings are read and again when the key is.
 
 The endpoint is the organiser's, so it is treated as hostile: its host must resolve to
-public addresses only unless the deployment's EndpointPolicy allows it (endpoint.py),
+public addresses only unless the deployment's AddressPolicy allows it (outbound/addresses.py),
 checked when the settings are read and before each request, and the connection goes to the
-address checked. A redirect is never followed (it would carry the key to another host); an
-answer is read up to MAX_RESPONSE_BYTES; of an error's body only the OpenAI-style error
-message is kept, cut short, never the raw body (an internal service's page).
+address checked. A redirect is never followed (it would carry the key to another host); a
+request has `timeout` seconds in all, connecting and reading included; an answer is read up
+to MAX_RESPONSE_BYTES; of an error's body only the OpenAI-style error message is kept, cut
+short, never the raw body (an internal service's page).
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
 import os
 import re
-import socket
-import ssl
 import time
 import urllib.parse
 from collections.abc import Mapping, Sequence
@@ -33,18 +32,26 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+import outbound
 from nlgdata.inputs import InputError
 from nlgdata.secrets import NO_SECRETS, SecretEnvPolicy
+from outbound import (
+    PUBLIC_ONLY,
+    AddressPolicy,
+    Limits,
+    NotResolved,
+    OutboundFailed,
+    OutboundRefused,
+    Target,
+)
 
 from .base import GenerationResult, Settings, TypedInput
-from .endpoint import PUBLIC_ONLY, EndpointPolicy, EndpointRefused, endpoint_addresses
 from .linearize import linearize
 
 logger = logging.getLogger(__name__)
 
 ENDPOINTS = ("chat", "completions")
 MAX_RESPONSE_BYTES = 4 << 20  # an answer is a few kB; outputs are cut at MAX_OUTPUT_CHARS
-MAX_ERROR_CHARS = 200
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -60,7 +67,7 @@ class OpenAISettings:
     top_p: float | None = None
     max_tokens: int = 256
     seed: int | None = None
-    timeout: float = 60.0  # seconds per request
+    timeout: float = 60.0  # seconds per request, all of it: connecting, sending, the answer
     max_retries: int = 4  # retries after the first attempt
     backoff_initial: float = 1.0  # seconds before the first retry, doubled each time
     backoff_max: float = 30.0
@@ -71,7 +78,7 @@ class OpenAISettings:
         cls,
         values: Mapping[str, Any],
         secret_env: SecretEnvPolicy = NO_SECRETS,
-        endpoints: EndpointPolicy = PUBLIC_ONLY,
+        endpoints: AddressPolicy = PUBLIC_ONLY,
     ) -> OpenAISettings:
         s = Settings("openai", values)
         settings = cls(
@@ -118,37 +125,26 @@ def _base_url(s: Settings) -> str:
     return url
 
 
-def _check_endpoint(s: Settings, url: str, endpoints: EndpointPolicy) -> None:
-    target = Target.of(url)
-    if endpoints.allows(target.host):
-        return  # allowed by name, even if only the workers can resolve it
+ALLOWING_HINT = (
+    ": endpoints may not reach it unless the deployment allows the host by name in"
+    " HOSTED_ENDPOINT_ALLOWED_HOSTS"
+)
+
+
+def _check_endpoint(s: Settings, url: str, endpoints: AddressPolicy) -> None:
     try:
-        endpoint_addresses(target.host, target.port, endpoints)
-    except EndpointRefused as error:
-        raise s.error("base_url", str(error)) from None
-    except OSError as error:
+        target = Target.of(url)
+        if endpoints.allows(target.host):
+            return  # allowed by name, even if only the workers can resolve it
+        outbound.check(url, endpoints)
+    except OutboundRefused as error:
+        raise s.error("base_url", str(error) + ALLOWING_HINT) from None
+    except NotResolved as error:
         raise s.error(
             "base_url",
-            f"{target.host} does not resolve from here ({error}); a host only the workers "
-            "can resolve may be allowed by name in HOSTED_ENDPOINT_ALLOWED_HOSTS",
+            f"{error.host} does not resolve from here ({error.reason}); a host only the "
+            "workers can resolve may be allowed by name in HOSTED_ENDPOINT_ALLOWED_HOSTS",
         ) from None
-
-
-@dataclass(frozen=True)
-class Target:
-    """Where a request goes: scheme, host, port, and path."""
-
-    https: bool
-    host: str
-    port: int
-    path: str
-
-    @classmethod
-    def of(cls, url: str) -> Target:
-        parts = urllib.parse.urlsplit(url)
-        https = parts.scheme == "https"
-        port = parts.port or (443 if https else 80)
-        return cls(https, parts.hostname or "", port, parts.path or "/")
 
 
 def _api_key_env(s: Settings, secret_env: SecretEnvPolicy) -> str | None:
@@ -187,11 +183,10 @@ class OpenAIBackend:
         self,
         settings: OpenAISettings,
         secret_env: SecretEnvPolicy = NO_SECRETS,
-        endpoints: EndpointPolicy = PUBLIC_ONLY,
+        endpoints: AddressPolicy = PUBLIC_ONLY,
     ) -> None:
         self.settings = settings
         self.endpoints = endpoints
-        self.target = Target.of(settings.url)
         self.api_key = self._read_api_key(secret_env)
 
     def _read_api_key(self, secret_env: SecretEnvPolicy) -> str | None:
@@ -269,35 +264,25 @@ class OpenAIBackend:
         return min(delay, self.settings.backoff_max)
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
-        connection = self._connection()
+        """One request, bounded as a whole by the settings' timeout; the host is checked
+        again now (DNS may have changed since the settings were saved) and the connection
+        pinned to the address checked."""
+        limits = Limits(deadline=self.settings.timeout, max_body=MAX_RESPONSE_BYTES)
         try:
-            connection.request(
-                "POST", self.target.path, body=json.dumps(body).encode(), headers=self._headers()
+            response = outbound.request(
+                "POST",
+                self.settings.url,
+                body=json.dumps(body).encode(),
+                headers=self._headers(),
+                policy=self.endpoints,
+                limits=limits,
             )
-            response = connection.getresponse()
-            payload = response.read(MAX_RESPONSE_BYTES + 1)
-        # Refused or reset connections, timeouts (all OSError), a reply cut short.
-        except (OSError, http.client.HTTPException) as exc:
-            raise RetryableError(f"connection failed: {exc!r}") from exc
-        finally:
-            connection.close()
-        return _answer(response.status, response.headers.get("Retry-After"), payload)
-
-    def _connection(self) -> http.client.HTTPConnection:
-        """A connection to an address of the host checked now (DNS may have changed since
-        the settings were saved), pinned to it."""
-        target = self.target
-        try:
-            address = endpoint_addresses(target.host, target.port, self.endpoints)[0]
-        except EndpointRefused as exc:
-            raise RequestFailed(str(exc)) from None
-        except OSError as exc:
-            message = f"connection failed: {target.host} does not resolve ({exc})"
-            raise RetryableError(message) from exc
-        timeout = self.settings.timeout
-        if target.https:
-            return PinnedHTTPSConnection(target.host, target.port, address, timeout)
-        return PinnedHTTPConnection(target.host, target.port, address, timeout)
+        except OutboundRefused as exc:
+            raise RequestFailed(str(exc) + ALLOWING_HINT) from None
+        # Refused or reset connections, timeouts, the deadline, a reply cut short.
+        except OutboundFailed as exc:
+            raise RetryableError(f"connection failed: {exc}") from exc
+        return _answer(response)
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -318,68 +303,29 @@ class OpenAIBackend:
         return text.strip()
 
 
-class PinnedHTTPConnection(http.client.HTTPConnection):
-    """HTTP to `address`, checked already, whatever the host resolves to by now; the Host
-    header still names the host. http.client follows no redirect."""
-
-    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout)
-        self.address = address
-
-    def connect(self) -> None:
-        self.sock = socket.create_connection((self.address, self.port), self.timeout)
-
-
-class PinnedHTTPSConnection(http.client.HTTPSConnection):
-    """HTTPS to `address`, its certificate checked against the host's name."""
-
-    def __init__(self, host: str, port: int, address: str, timeout: float) -> None:
-        super().__init__(host, port, timeout=timeout)
-        self.address = address
-        self.tls = ssl.create_default_context()
-
-    def connect(self) -> None:
-        sock = socket.create_connection((self.address, self.port), self.timeout)
-        self.sock = self.tls.wrap_socket(sock, server_hostname=self.host)
-
-
-def _answer(status: int, retry_after: str | None, payload: bytes) -> dict[str, Any]:
+def _answer(response: outbound.Response) -> dict[str, Any]:
+    status = response.status
     if 300 <= status < 400:
         raise RequestFailed(
             f"HTTP {status}: the endpoint redirects, and redirects are not followed (they "
             "would carry the API key elsewhere): set base_url to the final address"
         )
     if status >= 400:
-        message = f"HTTP {status}: {_error_message(payload)}"
+        message = f"HTTP {status}: {outbound.error_message(response.body)}"
         if status == 429 or status >= 500:
-            raise RetryableError(message, retry_after=_retry_after(retry_after))
+            retry_after = _retry_after(response.headers.get("Retry-After"))
+            raise RetryableError(message, retry_after=retry_after)
         raise RequestFailed(message)
-    if len(payload) > MAX_RESPONSE_BYTES:
+    if not response.complete:
         raise RequestFailed(f"response larger than {MAX_RESPONSE_BYTES:,} bytes")
     try:
-        response = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise RequestFailed(f"response is not JSON ({len(payload):,} bytes, not shown)") from None
-    if not isinstance(response, dict):
+        answer = json.loads(response.body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        size = len(response.body)
+        raise RequestFailed(f"response is not JSON ({size:,} bytes, not shown)") from None
+    if not isinstance(answer, dict):
         raise RequestFailed("response is not a JSON object")
-    return response
-
-
-def _error_message(payload: bytes) -> str:
-    """The message of an OpenAI-style error body ({"error": {"message": ...}}), cut short
-    and with control characters replaced; nothing of any other body, which may be an
-    internal service's page."""
-    try:
-        error = json.loads(payload.decode("utf-8"))["error"]
-        message = error["message"] if isinstance(error, dict) else error
-    except (ValueError, KeyError, TypeError):
-        message = None
-    if not isinstance(message, str) or not message.strip():
-        return f"no error message ({len(payload):,} bytes of body, not shown)"
-    printable = "".join(c if c.isprintable() else " " for c in message).strip()
-    if len(printable) > MAX_ERROR_CHARS:
-        printable = printable[:MAX_ERROR_CHARS] + "..."
-    return printable
+    return answer
 
 
 def _retry_after(value: str | None) -> float | None:

@@ -24,7 +24,7 @@ from annotation.models import (
     ProlificCheck,
 )
 from annotation.prolific import ProlificError, poll_studies, review_submissions
-from annotation.tasks import sweep
+from annotation.tasks import poll_prolific
 from tests.annotation.test_loads import counted_from_rows
 from tests.annotation.test_views import answers, send_answers, take_hit
 from tests.factories import (
@@ -286,7 +286,7 @@ def test_poll_studies_asks_each_campaign_once_per_interval(study, prolific, sett
     settings.PROLIFIC_POLL_SECONDS = 60
     careful, careless = (Annotator.objects.get(external_id=p) for p in ("careful", "careless"))
     set_prolific_check(careful, ProlificCheck.AWAITING)
-    sweep()  # the periodic sweep polls
+    poll_prolific()  # the periodic task polls
     careful.refresh_from_db()
     assert careful.prolific_check == ProlificCheck.CONFIRMED
     set_prolific_check(careless, ProlificCheck.AWAITING)

@@ -4,7 +4,7 @@ import re
 
 from django.conf import settings
 
-from evalsite.celery import app, worker_command
+from evalsite.celery import ONE_MACHINE, app, queue_worker_commands, worker_command
 from tests.processes import REPO
 
 
@@ -33,6 +33,7 @@ def test_beat_sweeps_attention_rankings_generation_judges_and_webhooks_on_the_de
     tasks = {entry["task"] for entry in schedule.values()}
     assert tasks == {
         "annotation.sweep",
+        "annotation.poll_prolific",
         "ranking.sweep",
         "generation.sweep",
         "judges.sweep",
@@ -46,9 +47,23 @@ def test_beat_sweeps_attention_rankings_generation_judges_and_webhooks_on_the_de
     assert routes["judges.judge_outputs"] == {"queue": "generation"}
     assert "judges.sweep" not in routes
     assert routes["ranking.compute_metrics"] == {"queue": "long"}
+    # Requests to servers outside wait on them: never on the queue rankings need.
+    assert routes["api.deliver_webhook"] == {"queue": "outbound"}
+    assert routes["annotation.poll_prolific"] == {"queue": "outbound"}
+    assert "api.sweep" not in routes and "annotation.sweep" not in routes
 
 
-def test_one_machine_worker_embeds_beat_and_consumes_every_queue():
+def test_one_worker_for_every_queue_embeds_beat():
     command = worker_command()
     assert "-B" in command
-    assert command[command.index("-Q") + 1] == "default,long,generation"
+    assert command[command.index("-Q") + 1] == "default,long,generation,outbound"
+
+
+def test_one_machine_runs_a_worker_per_queue_with_beat_in_the_rankings_one():
+    commands = queue_worker_commands(ONE_MACHINE)
+    queues = [command[command.index("-Q") + 1] for command in commands]
+    assert queues == ["default", "long", "generation", "outbound"]
+    assert ["-B" in command for command in commands] == [True, False, False, False]
+    assert "--hostname=outbound@%h" in commands[3] and "--concurrency=2" in commands[0]
+    no_generation = queue_worker_commands({**ONE_MACHINE, "generation": 0})
+    assert [c[c.index("-Q") + 1] for c in no_generation] == ["default", "long", "outbound"]

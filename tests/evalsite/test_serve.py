@@ -14,9 +14,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import get_commands
 from django.urls import reverse
 
-from evalsite.management.commands.serve import WORKER_STOP_SECONDS, Command
+from evalsite.celery import ONE_MACHINE
+from evalsite.management.commands.serve import Command
+from evalsite.workers import STOP_SECONDS
 from tests.conftest import wait_until
-from tests.processes import REPO, free_port, kill_group, wait_for_line, wait_for_port
+from tests.processes import REPO, free_port, kill_group, wait_for_port, wait_for_workers
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 
@@ -52,7 +54,7 @@ def running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-# Slow (about 17 s each: bin/serve installs nothing but starts the site and a worker): CI.
+# Slow (about 30 s each: bin/serve installs nothing but starts the site and its workers): CI.
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
@@ -76,18 +78,18 @@ def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
         )
     try:
         wait_for_port(port, serve, timeout=120)
-        wait_for_line(log, "ready.", serve, timeout=90)  # the worker
+        wait_for_workers(log, serve, ONE_MACHINE)  # a worker per queue
         worker_and_children = descendants(serve.pid)
-        assert worker_and_children, "serve started no worker"
+        assert len(worker_and_children) >= 2 * len(ONE_MACHINE), "a worker per queue"
 
         serve.send_signal(signum)
-        assert serve.wait(timeout=WORKER_STOP_SECONDS + 15) == 0
+        assert serve.wait(timeout=STOP_SECONDS + 15) == 0
         wait_until(
             lambda: not any(running(pid) for pid in worker_and_children),
             timeout=10,
             message=f"left running: {[p for p in worker_and_children if running(p)]}",
         )
-        assert "Stopped the Celery worker" in log.read_text()
+        assert "Stopped the Celery workers" in log.read_text()
     finally:
         kill_group(serve)
 

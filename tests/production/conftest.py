@@ -25,6 +25,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from evalsite.celery import ONE_MACHINE
 from tests.conftest import FAST_JOB_SETTINGS
 from tests.processes import (
     REPO,
@@ -33,8 +34,8 @@ from tests.processes import (
     kill_group,
     redis_available,
     stop,
-    wait_for_line,
     wait_for_port,
+    wait_for_workers,
 )
 
 PRODUCTION_VENV = REPO / ".venv-prod"
@@ -153,10 +154,10 @@ def production_environment(bin_dir: Path, home: Path, database_url: str, broker_
     }
 
 
-# The production processes, as docs/production.md starts them: one worker
-# for every queue with beat embedded (-B), as on a single machine.
+# The production processes, as docs/production.md starts them on a single machine: a
+# worker per queue, beat embedded in the default queue's (`manage.py workers`).
 WEB = "gunicorn evalsite.wsgi -w 2 -b 127.0.0.1:{port}"
-WORKER = "celery -A evalsite worker -B -Q default,long,generation --concurrency 1 --loglevel INFO"
+WORKER = "python manage.py workers"
 
 # The demo campaign flags HITs answered faster than its minimum and leaves them out of
 # rankings; the test's crowd workers answer in milliseconds, so the minimum is lifted.
@@ -256,7 +257,7 @@ def site(smoke_database, broker, production_venv, tmp_path_factory):
     try:
         try:
             wait_for_port(port, web)
-            wait_for_line(site.logs["worker"], "ready.", worker, timeout=90)
+            wait_for_workers(site.logs["worker"], worker, ONE_MACHINE, timeout=120)
             # "ready." says nothing of the embedded beat, which can die on its own: without
             # it no sweep runs and no ranking is ever queued.
             wait_for_sweep(site.logs["worker"], worker)

@@ -1,5 +1,4 @@
 import signal
-import subprocess
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -9,10 +8,12 @@ from django.urls import reverse
 
 from annotation.demo import DEMO_SLUG
 from annotation.models import QUALITY, Campaign
-from evalsite.celery import worker_command
+from evalsite.celery import ONE_MACHINE, queue_worker_commands
+from evalsite.workers import STOP_SECONDS, WorkerGroup
 from generation.demo import DEMO_SYSTEM
 
-WORKER_STOP_SECONDS = 30
+# The demo's workers: one per queue, as `manage.py workers` runs them, one task at a time.
+DEMO_CONCURRENCY = dict.fromkeys(ONE_MACHINE, 1)
 
 
 def exit_on_signal(signum, frame):
@@ -22,8 +23,8 @@ def exit_on_signal(signum, frame):
 
 class Command(BaseCommand):
     help = (
-        "Run the whole platform on one machine: migrate, build the demo campaign, start a "
-        "Celery worker process (every queue), and serve the site."
+        "Run the whole platform on one machine: migrate, build the demo campaign, start "
+        "the Celery workers (one per queue, as `manage.py workers`), and serve the site."
     )
 
     def add_arguments(self, parser):
@@ -42,14 +43,14 @@ class Command(BaseCommand):
         if not no_demo and not Campaign.objects.filter(slug=DEMO_SLUG).exists():
             call_command("demo")
         self.ensure_organiser()
-        worker = None
+        workers = None
         try:
-            worker = None if no_worker else self.start_worker()
+            workers = None if no_worker else self.start_workers()
             self.print_start_pages(addrport)
             call_command("runserver", addrport, use_reloader=False)
         finally:
-            if worker:
-                self.stop_worker(worker)
+            if workers:
+                self.stop_workers(workers)
 
     def ensure_organiser(self) -> None:
         users = get_user_model().objects
@@ -74,20 +75,15 @@ class Command(BaseCommand):
             )
         )
 
-    def start_worker(self) -> subprocess.Popen:
-        command = worker_command("--concurrency=2")
-        worker = subprocess.Popen(command, cwd=settings.BASE_DIR)
-        self.stdout.write(f"Started a Celery worker (pid {worker.pid}): {' '.join(command[1:])}")
-        return worker
+    def start_workers(self) -> WorkerGroup:
+        workers = WorkerGroup(queue_worker_commands(DEMO_CONCURRENCY), settings.BASE_DIR)
+        pids = workers.start()
+        self.stdout.write(f"Started the Celery workers, one per queue (pids {pids}).")
+        return workers
 
-    def stop_worker(self, worker: subprocess.Popen) -> None:
-        # A second TERM while the worker finishes its tasks must not abandon it half-way.
+    def stop_workers(self, workers: WorkerGroup) -> None:
+        # A second TERM while the workers finish their tasks must not abandon them half-way.
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_IGN)
-        worker.terminate()
-        try:
-            worker.wait(timeout=WORKER_STOP_SECONDS)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            worker.wait()
-        self.stdout.write(f"Stopped the Celery worker (pid {worker.pid}).")
+        workers.stop(STOP_SECONDS)
+        self.stdout.write("Stopped the Celery workers.")

@@ -22,19 +22,20 @@ import pytest
 
 from generation.backends import (
     PUBLIC_ONLY,
-    EndpointPolicy,
+    AddressPolicy,
     SecretEnvPolicy,
     TypedInput,
     check_settings,
     make_backend,
 )
-from generation.backends.openai_backend import MAX_ERROR_CHARS, OpenAIBackend, OpenAISettings
+from generation.backends.openai_backend import OpenAIBackend, OpenAISettings
+from outbound.bodies import MAX_CHARS as MAX_ERROR_CHARS
 
 from .inputs import make_mr
 
 RESPONSE_DELAY = 0.05  # seconds, so that concurrent requests overlap
 TEST_SECRETS = SecretEnvPolicy(prefix="EVAL_TEST_")
-LOOPBACK = EndpointPolicy.allowing(["127.0.0.1"])
+LOOPBACK = AddressPolicy.allowing(["127.0.0.1"])
 INTERNAL_PAGE = b"<html>db-password=hunter2 on redis://10.0.0.3</html>"
 
 
@@ -359,6 +360,9 @@ def test_openai_invalid_settings_name_the_setting(settings, setting_named):
         "http://100.64.0.1/v1",
         "http://0.0.0.0:{port}/v1",
         "https://224.0.0.1/v1",
+        "http://[64:ff9b::7f00:1]:{port}/v1",  # NAT64 of 127.0.0.1
+        "http://[2002:7f00:1::1]:{port}/v1",  # 6to4 of 127.0.0.1
+        "http://[64:ff9b::a9fe:a9fe]/latest/meta-data",  # NAT64 of the metadata service
     ],
 )
 def test_openai_refuses_an_internal_endpoint_without_the_setting(server, base_url):
@@ -373,17 +377,17 @@ def test_openai_refuses_an_internal_endpoint_without_the_setting(server, base_ur
 
 def test_openai_allows_an_internal_host_the_deployment_names(server):
     settings = {"base_url": server.base_url, "model": "m"}
-    check_settings("openai", settings, TEST_SECRETS, EndpointPolicy.allowing([" 127.0.0.1 "]))
+    check_settings("openai", settings, TEST_SECRETS, AddressPolicy.allowing([" 127.0.0.1 "]))
     # By name as written in the URL: allowing localhost does not allow 127.0.0.1.
     with pytest.raises(ValueError, match="not a public address"):
-        check_settings("openai", settings, TEST_SECRETS, EndpointPolicy.allowing(["localhost"]))
+        check_settings("openai", settings, TEST_SECRETS, AddressPolicy.allowing(["localhost"]))
 
 
 def test_openai_unresolvable_host_is_refused_unless_allowed_by_name():
     settings = {"base_url": "http://gpu-box.invalid:8000/v1", "model": "m"}
     with pytest.raises(ValueError, match="'base_url' .*gpu-box.invalid does not resolve from here"):
         check_settings("openai", settings)
-    check_settings("openai", settings, endpoints=EndpointPolicy.allowing(["GPU-box.invalid"]))
+    check_settings("openai", settings, endpoints=AddressPolicy.allowing(["GPU-box.invalid"]))
 
 
 def test_openai_worker_checks_the_endpoint_again_before_each_request(server):
@@ -410,7 +414,7 @@ def test_openai_checks_every_address_of_a_name_and_connects_to_the_one_checked(s
     with pytest.raises(ValueError, match="llm.test resolves to 127.0.0.1, not a public"):
         check_settings("openai", settings)
     # Allowed by name, the request goes to the first address checked, under the host's name.
-    backend = make_backend("openai", settings, endpoints=EndpointPolicy.allowing(["llm.test"]))
+    backend = make_backend("openai", settings, endpoints=AddressPolicy.allowing(["llm.test"]))
 
     def rebound(host, *args, **kwargs):  # the name moved to loopback, allowed by name
         return resolve("127.0.0.1" if host == "llm.test" else host, *args, **kwargs)

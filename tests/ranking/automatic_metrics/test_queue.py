@@ -22,8 +22,9 @@ def test_long_jobs_have_queues_of_their_own():
     assert queue_of("ranking.sweep") == "default"
     assert queue_of("ranking.compute_metrics") == "long"
     assert queue_of("generation.generate_outputs") == "generation"
-    # One machine's worker (manage.py serve, the tests' worker) serves them all.
-    assert set(ALL_QUEUES.split(",")) == {"default", "long", "generation"}
+    assert queue_of("api.deliver_webhook") == "outbound"
+    # The tests' worker serves them all (one machine runs a worker per queue instead).
+    assert set(ALL_QUEUES.split(",")) == {"default", "long", "generation", "outbound"}
 
 
 @pytest.fixture

@@ -1,0 +1,42 @@
+"""One machine's Celery workers, started and stopped together: a process per queue
+(evalsite.celery.queue_worker_commands), for `manage.py workers` and `manage.py serve`."""
+
+import subprocess
+import time
+from pathlib import Path
+
+STOP_SECONDS = 30
+
+
+class WorkerGroup:
+    def __init__(self, commands: list[list[str]], cwd: Path) -> None:
+        self.commands, self.cwd = commands, cwd
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self) -> list[int]:
+        """Start every worker; their process ids."""
+        for command in self.commands:
+            self.processes.append(subprocess.Popen(command, cwd=self.cwd))
+        return [process.pid for process in self.processes]
+
+    def wait(self) -> int:
+        """Until one worker exits (a crash, or a signal meant for the group); its code."""
+        while True:
+            for process in self.processes:
+                if process.poll() is not None:
+                    return process.returncode
+            time.sleep(0.5)
+
+    def stop(self, timeout: float = STOP_SECONDS) -> None:
+        """SIGTERM to every worker (each finishes its current tasks), SIGKILL to those
+        still running after `timeout`."""
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        deadline = time.monotonic() + timeout
+        for process in self.processes:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()

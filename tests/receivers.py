@@ -1,0 +1,94 @@
+"""Receivers that hold a request as a hostile or broken server does, on 127.0.0.1: one that
+answers `HTTP/1.1 200 OK` and then one byte every `interval` seconds (trickling), and one
+that reads the request and never answers (silent). Each counts the connections it holds:
+accepted, the request read, and the client not gone yet."""
+
+import select
+import socket
+import threading
+
+
+class SlowReceiver:
+    def __init__(self, mode: str, interval: float = 5.0) -> None:
+        assert mode in ("trickle", "silent")
+        self.mode, self.interval = mode, interval
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/hook"
+        self.lock = threading.Lock()
+        self.requests = 0  # requests read whole
+        self.holding = 0  # connections whose request was read and whose client is still there
+        self.hung_up = 0  # connections the client closed while this receiver held them
+        self.bytes_sent = 0
+        self.stopped = threading.Event()
+        threading.Thread(target=self.accept, daemon=True).start()
+
+    def accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                connection, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self.hold, args=(connection,), daemon=True).start()
+
+    def hold(self, connection: socket.socket) -> None:
+        with connection:
+            if not read_request(connection):
+                return
+            with self.lock:
+                self.requests += 1
+                self.holding += 1
+            try:
+                self.keep_waiting(connection)
+            finally:
+                with self.lock:
+                    self.holding -= 1
+
+    def keep_waiting(self, connection: socket.socket) -> None:
+        if self.mode == "trickle":
+            self.send(connection, b"HTTP/1.1 200 OK\r\n")
+        while not self.stopped.is_set():
+            readable, _, _ = select.select([connection], [], [], self.interval)
+            if readable and not connection.recv(1024):  # the client hung up
+                with self.lock:
+                    self.hung_up += 1
+                return
+            if self.mode == "trickle" and not self.send(connection, b"X"):
+                return
+
+    def send(self, connection: socket.socket, data: bytes) -> bool:
+        try:
+            connection.sendall(data)
+        except OSError:
+            with self.lock:
+                self.hung_up += 1
+            return False
+        with self.lock:
+            self.bytes_sent += len(data)
+        return True
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+def read_request(connection: socket.socket) -> bool:
+    """Read a request's head and its Content-Length of body; False if the client left."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return False
+        body += chunk
+    return True
