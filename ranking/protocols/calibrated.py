@@ -83,6 +83,16 @@ def csv_cells(name: str, row: ResultLine) -> list:
     ]
 
 
+def note(ranking: CalibratedRanking) -> str:
+    """Too few permutations to claim anything: the smallest p-value is 1 / (B + 1)."""
+    if np.isfinite(ranking.claims.critical):
+        return ""
+    return (
+        f"With {ranking.permutations} permutations no claim can reach 95% (the smallest"
+        " p-value is 1 / (permutations + 1)): at least 19 are needed; the sweep uses 200."
+    )
+
+
 def nothing_to_rank(ranking: CalibratedRanking) -> str:
     if len(ranking.order) >= 2:
         return ""
@@ -134,4 +144,5 @@ PROTOCOL = RankingProtocol(
     score_name="strength",
     resample_word="permutations",
     nothing_to_rank=nothing_to_rank,
+    note=note,
 )

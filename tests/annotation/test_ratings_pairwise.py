@@ -5,7 +5,6 @@ best-worst one) ranked through the sweep and the worker's task, as RankME's are.
 import csv
 import io
 import re
-from dataclasses import astuple
 
 import numpy as np
 import pytest
@@ -193,7 +192,10 @@ def test_the_comparisons_are_the_choices_not_the_scores_within_a_page():
     data = load_ranking_input(criterion)
     names = [campaign.systems.get(pk=pk).name for pk in data.systems]
     pairs = sorted(
-        (names[w], names[lo], bool(d)) for w, lo, d in zip(*astuple(data.comparisons), strict=True)
+        (names[w], names[lo], bool(d))
+        for w, lo, d in zip(
+            data.comparisons.winner, data.comparisons.loser, data.comparisons.draw, strict=True
+        )
     )
     assert pairs == [
         ("alpha", "beta", False),

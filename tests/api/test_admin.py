@@ -128,6 +128,8 @@ def test_prolific_hook_needs_a_secret_when_added(organiser, campaign):
         and "Give the workspace&#x27;s hook secret." in page.content.decode()
     )
     assert not ProlificHook.objects.exists()
+
+
 def test_admin_rotates_a_token_shows_the_new_secret_once_and_ends_the_old(organiser, campaign):
     old, old_secret = create_token(organiser.user, "pipeline", [campaign], change=True)
     chosen = {"action": "rotate", "_selected_action": [old.pk]}

@@ -72,10 +72,10 @@ def test_datasheet_has_the_heds_sections_and_the_campaigns_values():
     quality = questions(sheet, "4", "quality")
     assert quality["4.3.7"]["answer"] == QUESTION
     (ranking,) = quality["4.3.9"]["facts"]["ranking_runs"]
-    assert (ranking["run"], ranking["protocol"], ranking["seed"]) == (run.pk, "e2e", 5)
+    assert (ranking["run"], ranking["protocol"], ranking["seed"]) == (run.pk, "calibrated", 5)
     assert ranking["repetitions"] == 10 and ranking["covers_current_judgments"]
-    assert quality["4.3.9"]["answer"][0].startswith("e2e: each HIT's k scores give")
-    assert quality["4.3.10"]["answer"][0].startswith("e2e: 95% rank ranges")
+    assert quality["4.3.9"]["answer"][0].startswith("calibrated: each annotator's scores as")
+    assert quality["4.3.10"]["answer"][0].startswith("calibrated: every two systems' difference")
     assert quality["4.3.11"]["answer"].startswith("Krippendorff's alpha")
     assert quality["4.3.11"]["facts"] == {"run": run.pk}
     sample = questions(sheet, "3")

@@ -233,7 +233,13 @@ def test_results_page_shows_the_fused_tab_its_table_and_the_intervals_narrowing(
     assert f"[{first.humans_ci_lo:.3f}, {first.humans_ci_hi:.3f}]" in page
     assert "Judge oracle: weight λ =" in page
     assert 'id="width-chart"' in page and "36 judgments: humans + judge" in page
-    assert "What more judgments would settle" in page  # the forecast on the fused table
+    assert "What more judgments would settle" not in page  # no calibrated verdict yet
+    verdict = RankingRun.objects.create(
+        campaign=criterion.campaign, criterion=criterion, protocol="calibrated", repetitions=50
+    )
+    assert execute_run(verdict)
+    page = organiser.get(url, {"protocol": "fused"}).content.decode()
+    assert "What more judgments would settle" in page  # the verdict's forecast, on every tab
     csv_url = reverse("ranking:csv", args=[criterion.campaign.slug, criterion.name])
     assert organiser.get(csv_url, {"protocol": "fused"}).status_code == 200
     # Switched off: the tab goes, as a view that does not fit.
