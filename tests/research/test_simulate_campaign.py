@@ -40,7 +40,7 @@ def write_ratings(path: Path, items: int = 12) -> None:
 def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(tmp_path):
     ratings, out = tmp_path / "ratings.csv", tmp_path / "out.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--policies", "balanced,active", "--step", "20", "--json", str(out)]
     subprocess.run(command, check=True, capture_output=True, timeout=300, cwd=REPO)
@@ -66,7 +66,7 @@ def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(tmp_path
 def test_simulator_reuses_stored_balanced_runs(tmp_path):
     ratings, first, second = tmp_path / "ratings.csv", tmp_path / "a.json", tmp_path / "b.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
     command += ["--policies", "balanced", "--estimators", "bt"]
     step = ["--step", "20"]
@@ -85,7 +85,7 @@ def test_simulator_replays_in_memory_with_the_same_truth(tmp_path):
     are never taken for database runs by --reuse."""
     ratings, memory, database = tmp_path / "ratings.csv", tmp_path / "m.json", tmp_path / "d.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--estimators", "bt", "--step", "20"]
     in_memory = [*command, "--policies", "balanced,active", "--in-memory", "--json", str(memory)]
@@ -117,7 +117,7 @@ def test_online_calibration_reads_every_pair_at_every_checkpoint(tmp_path):
     them at 4 checkpoints, and a ranking this clear is never misordered past z = 1."""
     ratings = tmp_path / "ratings.csv"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "online_calibration.py")]
+    command = [sys.executable, str(REPO / "research" / "online_calibration.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
     done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO)
     lines = done.stdout.splitlines()
@@ -132,7 +132,7 @@ def test_simulator_bounds_active_composition_with_the_truth_and_weighs_pairs_equ
     across HITs on the same item) recover the clear ranking."""
     ratings, out = tmp_path / "ratings.csv", tmp_path / "out.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--policies", "balanced,guided", "--estimators", "bt,bt-pairs,cells"]
     command += ["--step", "20"]
@@ -155,8 +155,8 @@ def in_simulator(code: str):
         check=True,
         capture_output=True,
         text=True,
-        cwd=REPO / "benchmarks",
-        env={**os.environ, "PYTHONPATH": str(REPO / "benchmarks")},
+        cwd=REPO / "research",
+        env={**os.environ, "PYTHONPATH": str(REPO / "research")},
     )
     return json.loads(done.stdout)
 
@@ -213,7 +213,7 @@ def test_cells_compare_scores_across_hits_on_the_same_item():
 
 
 def test_simulator_refuses_an_estimator_it_does_not_have(tmp_path):
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(tmp_path / "r.csv"), "--criterion", "quality"]
     command += ["--estimators", "bt,elo", "--json", str(tmp_path / "out.json")]
     refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
@@ -228,7 +228,7 @@ def test_cross_hit_scores_count_pairs_of_scores_by_source_and_split_halves(tmp_p
     of the HITs order every pair alike."""
     ratings = tmp_path / "ratings.csv"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "cross_hit_scores.py")]
+    command = [sys.executable, str(REPO / "research" / "cross_hit_scores.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality"]
     done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO)
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines())
@@ -261,7 +261,7 @@ def test_simulator_replays_with_the_model_oracle_against_the_file_s_clusters(tmp
     runs are never taken for runs of the file's oracle."""
     ratings, model, file_runs = tmp_path / "ratings.csv", tmp_path / "m.json", tmp_path / "f.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
     command += ["--estimators", "bt", "--step", "20", "--in-memory", "--policies", "balanced"]
     subprocess.run([*command, "--json", str(file_runs)], check=True, capture_output=True)
@@ -301,7 +301,7 @@ def test_the_designed_policy_follows_a_fixed_design_item_by_item(tmp_path):
         "print(json.dumps(sorted(set(per_item.values())) + [len({i for i, _ in per_item})]))"
     )
     assert in_simulator(code) == [1, 3, 12]
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--in-memory"]
     command += ["--policies", "balanced,designed", "--json", str(tmp_path / "out.json")]
     refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
