@@ -888,6 +888,8 @@ def main() -> None:
     checkpoints = sorted({*range(args.step, budget + 1, args.step), budget})
     if oracle.hits <= budget:
         checkpoints = sorted({*checkpoints, oracle.hits})
+    # Stored runs that cannot be reused are refused before the truth and the database cost.
+    reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
     started = time.perf_counter()
     truth = truth_of(oracle, seed=0)
     print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
@@ -897,7 +899,6 @@ def main() -> None:
     implied = implied_rating(oracle)
     template = None if args.in_memory else build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
-    reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
     if args.in_memory:
         replay = partial(
             run_in_memory, spread_on_item=not args.without_item_spread, design_path=args.design
