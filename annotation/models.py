@@ -300,7 +300,8 @@ class CampaignCriterion(models.Model):
         help_text="How new HITs choose their systems; may be switched while the criterion runs."
         " Active shows the systems whose order is still in doubt more often: replaying E2E"
         " quality, it matched balanced HITs' agreement with about 80% of their HITs early on"
-        " and saved none by the campaign's full size (README, 'Does it pay?').",
+        " and saved none by the campaign's full size (docs/research-active-composition.md,"
+        " 'Does it pay?').",
     )
     balanced_share = models.PositiveSmallIntegerField(
         "balanced HITs (%)",

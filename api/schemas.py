@@ -20,6 +20,19 @@ class Error(Schema):
     field: str | None = None
 
 
+class InvalidPart(Schema):
+    type: str = Field(..., description="pydantic's name for the problem, e.g. missing")
+    loc: list[str | int] = Field(..., description="where: body, query or path, then names")
+    msg: str
+    ctx: dict[str, Any] | None = None
+
+
+class Invalid(Schema):
+    """A request the endpoint's types refuse before it runs (django-ninja's answer)."""
+
+    detail: list[InvalidPart]
+
+
 class CampaignIn(Schema):
     slug: str = Field(..., max_length=50, pattern=r"^[-a-zA-Z0-9_]+$")
     name: str = Field(..., min_length=1, max_length=200)

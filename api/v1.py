@@ -41,6 +41,7 @@ from .schemas import (
     CriterionOut,
     Error,
     GenerationJobOut,
+    Invalid,
     ItemsIn,
     MetricsOut,
     OutputsIn,
@@ -72,7 +73,28 @@ class BoundedParser(Parser):
         return DECODER.decode(request.body.decode("utf-8"))
 
 
-api = NinjaAPI(
+class DocumentedApi(NinjaAPI):
+    """Its schema also declares the answers that come from before an endpoint runs: a body
+    over REQUEST_MAX_BYTES (413, from evalsite's middleware, plain text) on every operation,
+    and a body that is not JSON (400) on those that read one."""
+
+    def get_openapi_schema(self, **kwargs: Any) -> Any:
+        schema = super().get_openapi_schema(**kwargs)
+        for operations in schema["paths"].values():
+            for operation in operations.values():
+                operation["responses"]["413"] = TOO_LARGE
+                if "requestBody" in operation:
+                    operation["responses"]["400"] = NOT_JSON
+        return schema
+
+
+TOO_LARGE = {"description": "Request body too large", "content": {"text/plain": {}}}
+NOT_JSON = {
+    "description": "Cannot parse request body",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+
+api = DocumentedApi(
     title="NLG evaluation platform",
     version="1",
     description="Campaigns, data, results and hosted generation, for pipelines and notebooks.",
@@ -81,7 +103,7 @@ api = NinjaAPI(
     urls_namespace="api-v1",
 )
 
-ERRORS: dict[int, Any] = {401: Error, 403: Error, 404: Error, 422: Error, 429: Error}
+ERRORS: dict[int, Any] = {401: Error, 403: Error, 404: Error, 422: Error | Invalid, 429: Error}
 
 
 @api.exception_handler(DataFileError)

@@ -48,7 +48,7 @@ ITEMS, SYSTEMS, K = 630, 21, 5
 PERCENTILES = ("50%", "95%", "99%")
 ENDPOINTS = ("entry", "instructions", "start", "HIT GET", "HIT POST", "finish")
 
-# The environment every process of the site gets, as the README's production section says,
+# The environment every process of the site gets, as docs/production.md says,
 # with a key of the benchmark's own and plain HTTP on loopback.
 SITE_ENV = {
     "SECRET_KEY": "bench-load-only-" + "x" * 40,

@@ -20,18 +20,19 @@ order is still in doubt: the k candidates with the fewest judgments per unit of 
 s^2 the two variances summed: 1 for a pair that cannot be told apart, near 0 for one
 settled far beyond doubt. A system that more comparisons will not move (a clear winner) is
 shown less; systems in a crowd of rivals more. The width is wide on purpose. The online z
-is calibrated (benchmarks/online_calibration.py: under balanced HITs, pairs at z 1-2 are
+is calibrated (research/online_calibration.py: under balanced HITs, pairs at z 1-2 are
 misordered 7.6% of the time against Phi(-z)'s 7.3%), so width 1 would weigh each rival by
 the chance that it is still misordered; but that drops a clear winner within a few hundred
 HITs, before the bootstrap's 95% ranks can single it out. In the simulator, widths 1, 2 and
-4 order the systems equally well (40 seeds on E2E quality; README, "Does it pay?"), and
-width 4 finds the best system about when balanced HITs do (after 675 HITs against 600;
-width 1: 1,125). The opponents stay those of the balanced rule otherwise (the k least
-judged per unit of doubt), not the closest pairs: with real judgments the order a
-Bradley-Terry or TrueSkill fit converges to depends on who met whom, and HITs built from
-adjacent pairs (the separation value s * pdf(|d| / s - 2), windows of adjacent systems, the
-oracle's own best design) moved close pairs to the wrong side of the balanced campaign's
-order in the simulator (README, "Does it pay?").
+4 order the systems equally well (40 seeds on E2E quality; "Does it pay?" in
+docs/research-active-composition.md), and width 4 finds the best system about when balanced
+HITs do (after 675 HITs against 600; width 1: 1,125). The opponents stay those of the
+balanced rule otherwise (the k least judged per unit of doubt), not the closest pairs: with
+real judgments the order a Bradley-Terry or TrueSkill fit converges to depends on who met
+whom, and HITs built from adjacent pairs (the separation value s * pdf(|d| / s - 2), windows
+of adjacent systems, the oracle's own best design) moved close pairs to the wrong side of
+the balanced campaign's order in the simulator ("Does it pay?" in
+docs/research-active-composition.md).
 
 Active composition spends only the early budget: once the criterion has had
 ACTIVE_PER_PAIR comparisons per pair of systems on average, every HIT is composed as a

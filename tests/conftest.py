@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.test import override_settings
 
 from evalsite.celery import app
@@ -33,13 +34,34 @@ def pytest_addoption(parser):
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked slow (minutes on this 2-core machine) are skipped, saying how to run them,
-    unless --slow is given: CI runs them, a newcomer's first run need not."""
-    if config.getoption("--slow"):
-        return
-    skip = pytest.mark.skip(reason="slow: CI runs it (.ci/run); bin/test --slow runs it here")
+    unless --slow is given: CI runs them, a newcomer's first run need not. Tests marked
+    postgres skip on any other database, saying where they run."""
+    slow = pytest.mark.skip(reason="slow: CI runs it (.ci/run); bin/test --slow runs it here")
+    postgres = pytest.mark.skip(reason=POSTGRES_ONLY)
+    on_postgres = connection.vendor == "postgresql"
     for item in items:
-        if "slow" in item.keywords:
-            item.add_marker(skip)
+        if "slow" in item.keywords and not config.getoption("--slow"):
+            item.add_marker(slow)
+        if "postgres" in item.keywords and not on_postgres:
+            item.add_marker(postgres)
+
+
+POSTGRES_ONLY = (
+    "needs PostgreSQL: bin/test runs it on PostgreSQL after this run where one answers on "
+    "127.0.0.1:5432, CI on its own; elsewhere set DATABASE_URL=postgres://..."
+)
+
+
+def pytest_collection_finish(session):
+    """Where bin/test asks (POSTGRES_LATER names a file), the selected tests that skip for
+    want of PostgreSQL are written there, one node id a line, for it to run on PostgreSQL."""
+    later = os.environ.get("POSTGRES_LATER")
+    if not later or connection.vendor == "postgresql":
+        return
+    ids = sorted(item.nodeid for item in session.items if "postgres" in item.keywords)
+    written = Path(f"{later}.{os.getpid()}")  # xdist's workers each collect the same set
+    written.write_text("".join(f"{nodeid}\n" for nodeid in ids))
+    written.replace(later)
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ Why: building and compiling a queryset costs about 1 ms of CPU per statement (a 
 SELECT: 1.05 ms through the ORM, 0.14 ms through the cursor, on this project's reference
 machine), and these statements run under the lock that serialises every hand-out of a
 criterion. On a busy machine each millisecond of CPU under the lock is a millisecond that
-every annotator waiting for a HIT waits too (benchmarks/bench_load.py; README, Scale).
+every annotator waiting for a HIT waits too (benchmarks/bench_load.py; docs/scale.md).
 
 The SQL is standard and runs on PostgreSQL and SQLite alike (INSERT ... RETURNING needs
 SQLite 3.35). Inserts take model instances, so defaults and the conversion of values to the

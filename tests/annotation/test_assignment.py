@@ -3,7 +3,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection, connections, transaction
+from django.db import connections, transaction
 
 from annotation.handout.assignment import expire_abandoned, lock_criterion, next_assignment, release
 from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs
@@ -22,11 +22,9 @@ from tests.factories import (
 )
 from tests.handout import kept_loads, submit
 
-needs_postgres = pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="real concurrency needs PostgreSQL (set DATABASE_URL=postgres://...); "
-    "SQLite serialises every write transaction anyway",
-)
+# Real concurrency needs PostgreSQL: SQLite serialises every write transaction anyway. The
+# marker's tests skip on SQLite, saying where they run (tests/conftest.py).
+needs_postgres = pytest.mark.postgres
 
 
 def task_of(campaign, criterion=QUALITY):

@@ -232,10 +232,7 @@ def test_import_ratings_records_a_judgments_change_of_its_criterion():
     assert versions == {"quality": 1, "naturalness": 0}
 
 
-@pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="PostgreSQL's planner statistics: run with DATABASE_URL=postgres://... (README)",
-)
+@pytest.mark.postgres  # PostgreSQL's planner statistics
 def test_import_ratings_brings_the_planner_statistics_up_to_date():
     campaign = make_campaign()
     rows = [RATINGS_ROW.format(id=n, q1=100) for n in range(1, 41)]

@@ -4,14 +4,17 @@ import json
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.http.response import HttpResponseBase
 
 from api.tokens import create_token
+from tests.api.openapi import assert_described, media_type_of
 from tests.client import HttpsClient
 from tests.factories import make_campaign, make_system_set
 
 
 class ApiClient(HttpsClient):
-    """Sends `Authorization: Bearer <secret>` and JSON bodies."""
+    """Sends `Authorization: Bearer <secret>` and JSON bodies; every answer is checked
+    against the schema the API serves (tests/api/openapi.py)."""
 
     def __init__(self, secret: str | None = None):
         super().__init__()
@@ -24,11 +27,24 @@ class ApiClient(HttpsClient):
             body = json.dumps(body)
             extra.setdefault("content_type", "application/json")
         send = getattr(self, method.lower())
-        return (
+        response = (
             send(f"/api/v1{path}", body, **extra)
             if body is not None
             else send(f"/api/v1{path}", **extra)
         )
+        check_against_schema(method, response)
+        return response
+
+
+def check_against_schema(method: str, response: HttpResponseBase) -> None:
+    if response.streaming:  # read once here, then handed back to the test as it was
+        body = b"".join(response.streaming_content)
+        response.streaming_content = [body]
+    else:
+        body = response.content
+    path = response.wsgi_request.path
+    media_type = media_type_of(response.get("Content-Type"))
+    assert_described(method, path, response.status_code, media_type, body)
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from annotation.models import Judgment
 from api import client as client_module
 from api.client import ApiError, Client
 from api.tokens import create_token
+from tests.api.openapi import checked_urlopen
 from tests.api.test_endpoints import ratings_csv
 from tests.factories import make_judged_hit
 
@@ -21,6 +22,12 @@ def live_server():
         server = LiveServer("localhost")
         yield server
         server.stop()
+
+
+@pytest.fixture(autouse=True)
+def answers_checked_against_the_schema(monkeypatch):
+    """Every answer the client gets from the live server, checked (tests/api/openapi.py)."""
+    monkeypatch.setattr(client_module.urllib.request, "urlopen", checked_urlopen)
 
 
 @pytest.fixture

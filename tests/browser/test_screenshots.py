@@ -1,4 +1,4 @@
-"""Screenshots for the README (opt-in: SCREENSHOTS=1 pytest -m browser).
+"""Screenshots for the docs (opt-in: SCREENSHOTS=1 pytest -m browser).
 
 - docs/screenshots/{quality,naturalness}-hit[-phone].png: the HIT pages with the E2E-like demo
   data, some numbers typed and boxes ticked, so the live ranking shows.
@@ -49,9 +49,9 @@ pytestmark = [
     pytest.mark.skipif(not os.environ.get("SCREENSHOTS"), reason="set SCREENSHOTS=1 to write them"),
 ]
 OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-# The width of the results page's column (960 px) with a margin, as the README shows it.
+# The width of the results page's column (960 px) with a margin, as docs/rankings.md shows it.
 RESULTS = {"width": 1100, "height": 900}
-# Repetitions as the README's figures: 200 TrueSkill runs as E2E, 1,000 resamples for Arena's
+# Repetitions as docs/rankings.md's figures: 200 TrueSkill runs as E2E, 1,000 resamples for Arena's
 # intervals; WMT's view has nothing to repeat.
 REPETITIONS = {"e2e": 200, "bt": 1000, "wmt": 1}
 

@@ -4,10 +4,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import CampaignCriterion
-from ranking.engine.bradley_terry import reference_ratings
 from ranking.models import RankingRun
 from ranking.service import load_ranking_input
 from tests.e2e_reference import REFERENCE_MEAN_MU, TABLE_11
+from tests.ranking.engine.test_bradley_terry import choix_ratings
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,8 @@ def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_
 
 def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, capsys):
     """Through the service on E2E's quality ratings: Bradley-Terry's stored ratings are the
-    reference fit's; WMT's view puts chen and sheff2 alone in its last cluster."""
+    maximum-likelihood fit that choix gives; WMT's view puts chen and sheff2 alone in its
+    last cluster."""
     call_command(
         "import_ratings",
         "e2e",
@@ -73,7 +74,7 @@ def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, ca
     call_command("rank", "e2e", "--runs", "1000", "--protocol", "bt", "--csv", str(out))
     assert "cluster  rating   range  system" in capsys.readouterr().out
     data = load_ranking_input(CampaignCriterion.objects.get(name="quality"))
-    reference = reference_ratings(data.comparisons, len(data.systems))
+    reference = choix_ratings(data.comparisons, len(data.systems))
     run = RankingRun.objects.get(protocol="bt")
     for result in run.results.all():
         assert result.mu == pytest.approx(reference[data.systems.index(result.system_id)], abs=1e-6)

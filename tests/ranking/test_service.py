@@ -1,3 +1,4 @@
+import statistics
 from datetime import timedelta
 
 import numpy as np
@@ -125,11 +126,15 @@ def test_execute_run_stores_results_best_first():
     assert run.note == "" and first.ci_lo is None and first.sigma is not None
 
 
+# Four systems in 24 HITs, each by its own annotator: sys1 clearly first, sys2 and sys3
+# alike (sys2 slightly ahead), sys4 clearly last, with a few upsets.
+KNOWN_ORDER_HITS = [[300, 120, 80, 10]] * 11 + [[300, 80, 120, 10]] * 9
+KNOWN_ORDER_HITS += [[90, 100, 80, 10], [90, 80, 100, 10], [300, 5, 100, 10], [300, 100, 5, 10]]
+
+
 def known_order_campaign():
-    """Four systems in 24 HITs, each by its own annotator: sys1 clearly first, sys2 and
-    sys3 alike (sys2 slightly ahead), sys4 clearly last, with a few upsets."""
-    hits = [[300, 120, 80, 10]] * 11 + [[300, 80, 120, 10]] * 9
-    hits += [[90, 100, 80, 10], [90, 80, 100, 10], [300, 5, 100, 10], [300, 100, 5, 10]]
+    """KNOWN_ORDER_HITS, the scores of each HIT in the order of its systems' names."""
+    hits = KNOWN_ORDER_HITS
     campaign, systems, items = make_system_set(systems=4, items=len(hits))
     for item, scores in zip(items, hits, strict=True):
         make_judged_hit(list(item.outputs.order_by("system__name")), scores)
@@ -173,6 +178,15 @@ def test_execute_run_bradley_terry_stores_joint_claims_and_intervals():
     assert run.note.startswith("In ") and " of 200 resamples, some systems never lost" in run.note
 
 
+def mean_z_of_sys1(hits: list[list[int]]) -> float:
+    """WMT's mean z of sys1, by the standard library: each HIT has its own annotator, so a
+    score's z is taken within its HIT (sample standard deviation, as WMT's). By hand: the 20
+    HITs (300, 120, 80, 10) in either order give sys1 z = 172.5 / 123.66 = 1.3950, the two
+    (90, 100, 80, 10) ones 20 / 40.82 = 0.4899, the two (300, 100, 5, 10) ones
+    196.25 / 137.92 = 1.4229: (20 * 1.3950 + 2 * 0.4899 + 2 * 1.4229) / 24 = 1.3219."""
+    return statistics.mean((hit[0] - statistics.mean(hit)) / statistics.stdev(hit) for hit in hits)
+
+
 def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
     run = quality_run(known_order_campaign(), protocol="wmt")
     assert execute_run(run)
@@ -185,7 +199,7 @@ def test_execute_run_wmt_stores_mean_z_and_wilcoxon_clusters():
         ("sys4", 3, 4, 4, 24),
     ]
     best = run.results.get(position=1)
-    assert best.mu == pytest.approx(1.3219, abs=1e-4)
+    assert best.mu == pytest.approx(mean_z_of_sys1(KNOWN_ORDER_HITS), rel=1e-9)
     assert (best.sigma, best.mu_std, best.ci_lo, best.ci_hi) == (None, None, None, None)
 
 

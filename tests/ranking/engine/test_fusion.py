@@ -1,68 +1,49 @@
-"""The fused view (humans and a judge by PPI++): against a plain reference implementation
-written here, and its coverage on simulated campaigns whose truth is known."""
+"""The fused view (humans and a judge by PPI++): against ppi_py (the PPI++ authors' package)
+and statsmodels, and its coverage on simulated campaigns whose truth is known."""
 
 import numpy as np
+import pandas as pd
 import pytest
+from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+from scipy.optimize import minimize_scalar
+from scipy.stats import norm
 from scipy.stats import t as student
+from statsmodels.stats.weightstats import DescrStatsW
 
 from ranking.engine.clusters import clusters
 from ranking.engine.fusion import fused_ranking, humans_only_ranking, ppi_means
 
-# Reference implementation ---------------------------------------------------------------------
+# The oracles -------------------------------------------------------------------------------
 
 
-def reference_z(annotators: list, scores: list) -> list:
-    """Each score minus its annotator's mean over their standard deviation (ddof 1); None for
-    annotators with one score or all equal."""
-    by_annotator: dict = {}
-    for a, s in zip(annotators, scores, strict=True):
-        by_annotator.setdefault(a, []).append(s)
-    out = []
-    for a, s in zip(annotators, scores, strict=True):
-        mine = by_annotator[a]
-        sd = float(np.std(mine, ddof=1)) if len(mine) > 1 else 0.0
-        out.append(None if sd == 0 else (s - float(np.mean(mine))) / sd)
-    return out
+def human_scores(judged, annotators, scores, scale: str) -> pd.Series:
+    """Judged output -> the mean of its human scores, raw or standardised per annotator (by
+    pandas: minus the annotator's mean, over their sample standard deviation)."""
+    rows = pd.DataFrame({"output": judged, "annotator": annotators, "score": scores})
+    if scale == "z":
+        by_annotator = rows.groupby("annotator")["score"]
+        mean, sd = by_annotator.transform("mean"), by_annotator.transform("std")
+        rows["score"] = (rows["score"] - mean) / sd
+    return rows.groupby("output")["score"].mean()
 
 
-def reference(output_system, judge, judged_output, annotators, scores, n_systems, scale, pooled):
-    """Per system: (estimate, standard error, lambda, effective judgments), by loops over a
-    dict of outputs, and the rank ranges from intervals that hold for every pair at once at
-    95% (Bonferroni: each at 1 - 0.05 / pairs)."""
-    values = reference_z(annotators, scores) if scale == "z" else list(scores)
-    per_output: dict = {}
-    for output, value in zip(judged_output, values, strict=True):
-        if value is not None:
-            per_output.setdefault(output, []).append(value)
-    systems = []
-    for s in range(n_systems):
-        mine = [m for m in range(len(output_system)) if output_system[m] == s]
-        labelled = [m for m in mine if m in per_output]
-        y = np.array([np.mean(per_output[m]) for m in labelled])
-        f_lab = np.array([judge[m] for m in labelled])
-        f_all = np.array([judge[m] for m in mine])
-        judgments = sum(len(per_output[m]) for m in labelled)
-        systems.append((y, f_lab, f_all, np.cov(y, f_lab)[0, 1], np.var(f_all, ddof=1), judgments))
-    if pooled:  # the lambda minimising the sum of the variances below
-        gains = [1 / len(y) - 1 / len(f_all) for y, _, f_all, *_ in systems]
-        shared = sum(g * c for g, (*_, c, _, _) in zip(gains, systems, strict=True)) / sum(
-            g * v for g, (*_, v, _) in zip(gains, systems, strict=True)
-        )
-    results = []
-    for y, f_lab, f_all, cov, var_f, judgments in systems:
-        n, big_n = len(y), len(f_all)
-        lam = min(max(shared if pooled else cov / var_f, 0.0), 1.0)
-        theta = lam * f_all.mean() + (y - lam * f_lab).mean()
-        var_h = np.var(y, ddof=1) / n
-        var = var_h - (2 * lam * cov - lam**2 * var_f) * (1 / n - 1 / big_n)
-        pairs = n_systems * (n_systems - 1) / 2
-        half = student.ppf(1 - 0.025 / pairs, n - 1) * np.sqrt(var)
-        results.append((theta, np.sqrt(var), lam, judgments * var_h / var, half))
-    lo = [t - half for t, *_, half in results]
-    hi = [t + half for t, *_, half in results]
-    best = [1 + sum(lo[j] > hi[i] for j in range(n_systems)) for i in range(n_systems)]
-    worst = [n_systems - sum(hi[j] < lo[i] for j in range(n_systems)) for i in range(n_systems)]
-    return [r[:4] for r in results], best, worst
+def split(output_system, judge, human: pd.Series, system: int):
+    """One system's human scores Y, the judge's scores of those outputs, and of the others."""
+    mine = np.flatnonzero(output_system == system)
+    labelled = np.isin(mine, human.index)
+    return human[mine[labelled]].to_numpy(), judge[mine[labelled]], judge[mine[~labelled]]
+
+
+def ppi_py_standard_error(y, f_labelled, f_unlabelled, weight: float) -> float:
+    """ppi_py's standard error of the PPI++ mean at `weight`, from its 95% interval."""
+    lower, upper = ppi_mean_ci(y, f_labelled, f_unlabelled, alpha=0.05, lam=weight)
+    return float((upper - lower)[0] / 2 / norm.ppf(0.975))
+
+
+def ppi_py_tuned_weight(y, f_labelled, f_unlabelled) -> float:
+    """The lambda ppi_py tunes (its estimate is linear in lambda: mean(Y) at 0)."""
+    tuned = float(ppi_mean_pointestimate(y, f_labelled, f_unlabelled)[0])
+    return (tuned - y.mean()) / (f_unlabelled.mean() - f_labelled.mean())
 
 
 def small_campaign(seed: int):
@@ -81,23 +62,72 @@ def small_campaign(seed: int):
 
 @pytest.mark.parametrize("scale", ["z", "raw"])
 @pytest.mark.parametrize("pooled", [True, False])
-def test_fused_ranking_matches_the_reference_implementation(scale, pooled):
+def test_fused_ranking_is_ppi_py_s_estimator(scale, pooled):
+    """ppi_py takes the judge's scores of the unlabelled outputs apart from the labelled
+    ones; the engine weighs the judge's mean over all N outputs, the n labelled among them.
+    The same estimator: ppi_py's lambda is the engine's times (N - n) / N. Its standard
+    error differs by what each assumes (ppi_py: an unlabelled sample drawn apart, variances
+    with ddof 0), a few per cent at n of 35 to 42; humans-only, only by ddof."""
     output_system, judge, judged, annotators, scores = small_campaign(1)
     fused = fused_ranking(
         output_system, judge, judged, annotators, scores, 4, scale=scale, pooled=pooled
     )
-    expected, best, worst = reference(
-        output_system, judge, judged, annotators, scores, 4, scale, pooled
-    )
-    theta, se, lam, effective = (np.array(column) for column in zip(*expected, strict=True))
-    np.testing.assert_allclose(fused.estimate, theta, rtol=1e-9)
-    np.testing.assert_allclose(fused.std_error, se, rtol=1e-9)
-    np.testing.assert_allclose(fused.weight, lam, rtol=1e-9)
-    np.testing.assert_allclose(fused.effective_judgments, effective, rtol=1e-9)
-    assert fused.rank_lo.tolist() == best and fused.rank_hi.tolist() == worst
-    assert fused.cluster.tolist() == clusters(theta, np.array(best), np.array(worst)).tolist()
+    human = human_scores(judged, annotators, scores, scale)
+    weights_compared = 0
+    for system in range(4):
+        y, f_labelled, f_unlabelled = split(output_system, judge, human, system)
+        n, big_n = len(y), len(y) + len(f_unlabelled)
+        weight = fused.weight[system] * (big_n - n) / big_n
+        at_weight = ppi_mean_pointestimate(y, f_labelled, f_unlabelled, lam=weight)
+        assert fused.estimate[system] == pytest.approx(float(at_weight[0]), rel=1e-9)
+        assert fused.humans_only[system] == pytest.approx(y.mean(), rel=1e-9)
+        classical = ppi_py_standard_error(y, f_labelled, f_unlabelled, 0.0)
+        assert fused.humans_only_se[system] == pytest.approx(classical * np.sqrt(n / (n - 1)))
+        ppi_se = ppi_py_standard_error(y, f_labelled, f_unlabelled, weight)
+        assert fused.std_error[system] == pytest.approx(ppi_se, rel=0.04)
+        if not pooled and 0 < fused.weight[system] < 1:  # tuned per system, not clipped
+            tuned = ppi_py_tuned_weight(y, f_labelled, f_unlabelled)
+            assert tuned * n / (n - 1) == pytest.approx(weight, rel=1e-9)  # Cov over n there
+            weights_compared += 1
+    assert weights_compared == (4 if (scale, pooled) == ("z", False) else 0)
     assert fused.judgments.sum() == len(judged)  # every annotator has several varied scores
     assert (fused.weight > 0).all() and (fused.std_error < fused.humans_only_se).all()
+    ratio = fused.humans_only_se**2 / fused.std_error**2
+    np.testing.assert_allclose(fused.effective_judgments, fused.judgments * ratio, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", ["z", "raw"])
+def test_the_shared_weight_minimises_the_systems_summed_variance(scale):
+    """PPI++'s trace criterion: the pooled lambda is where the sum of the systems' variances
+    is least, found here numerically over the per-system variances at a fixed lambda."""
+    output_system, judge, judged, annotators, scores = small_campaign(1)
+    human = human_scores(judged, annotators, scores, scale)
+    per_output = human.reindex(range(len(output_system))).to_numpy()
+    shared = ppi_means(output_system, judge, per_output, 4)["weight"]
+
+    def summed_variance(weight: float) -> float:
+        fixed = ppi_means(output_system, judge, per_output, 4, clip=(weight, weight), pooled=False)
+        return float(fixed["variance"].sum())
+
+    best = minimize_scalar(summed_variance, bounds=(0.0, 1.0), method="bounded")
+    assert shared == pytest.approx(np.full(4, best.x), abs=1e-4)
+
+
+def test_rank_ranges_and_clusters_follow_from_the_intervals():
+    """A system's best rank is 1 plus the systems whose interval (Student's t, n - 1 degrees
+    of freedom, each at 1 - 0.05 / 6 so that the 6 pairs of 4 systems hold together at 95%:
+    Bonferroni) lies wholly above its own; its worst, 4 minus those wholly below."""
+    output_system, judge, judged, annotators, scores = small_campaign(1)
+    fused = fused_ranking(output_system, judge, judged, annotators, scores, 4)
+    half = student.ppf(1 - 0.025 / 6, fused.labelled - 1) * fused.std_error
+    lower, upper = fused.estimate - half, fused.estimate + half
+    np.testing.assert_allclose(fused.lower, lower, rtol=1e-12)
+    np.testing.assert_allclose(fused.upper, upper, rtol=1e-12)
+    best = [1 + sum(lower[j] > upper[i] for j in range(4)) for i in range(4)]
+    worst = [4 - sum(upper[j] < lower[i] for j in range(4)) for i in range(4)]
+    assert fused.rank_lo.tolist() == best and fused.rank_hi.tolist() == worst
+    expected = clusters(fused.estimate, np.array(best), np.array(worst))
+    assert fused.cluster.tolist() == expected.tolist()
 
 
 def test_a_judge_equal_to_the_humans_is_worth_every_output_labelled():
@@ -114,11 +144,17 @@ def test_a_judge_equal_to_the_humans_is_worth_every_output_labelled():
 
 
 def test_without_a_judge_the_view_is_the_humans_only_mean():
+    """And its intervals are the t intervals of statsmodels over the judged outputs."""
     output_system, _, judged, annotators, scores = small_campaign(3)
     humans = humans_only_ranking(output_system, judged, annotators, scores, 4)
     np.testing.assert_allclose(humans.estimate, humans.humans_only)
     np.testing.assert_allclose(humans.std_error, humans.humans_only_se)
     np.testing.assert_allclose(humans.effective_judgments, humans.judgments)
+    human = human_scores(judged, annotators, scores, "z")
+    for system in range(4):
+        y, _, _ = split(output_system, np.zeros(len(output_system)), human, system)
+        lower, upper = DescrStatsW(y).tconfint_mean(alpha=0.05)
+        assert (humans.lower[system], humans.upper[system]) == pytest.approx((lower, upper))
 
 
 def test_a_system_with_one_labelled_output_is_left_out():

@@ -1,7 +1,7 @@
 """Replay a RankME campaign through the platform's own hand-out, with an oracle that answers
 from published ratings, and measure how fast each composition policy gets the ranking right.
 
-    python benchmarks/simulate_campaign.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
+    python research/simulate_campaign.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
         --criterion quality --seeds 5 --policies balanced,active \\
         --json docs/simulation-e2e-quality.json --plot docs/simulation-e2e-quality.png
 
@@ -53,9 +53,9 @@ about thirty times faster, for sweeps over many seeds (`--first-seed`) and setti
 (`--doubt-width`, `--per-pair`, `--share`); the database replay is the reference, since it
 is the platform's own hand-out. `--without-item-spread` hides each system's slots on the
 item from the policies, as the truth's replay does: the balanced rule then no longer shows
-every system with an item before any twice (see the README for what that costs). The
-`guided` policy, in memory only, is the active rule told the truth's order: a bound on what
-weighing loads by doubt could buy, not a policy the platform offers.
+every system with an item before any twice (docs/research-active-composition.md says what
+that costs). The `guided` policy, in memory only, is the active rule told the truth's order:
+a bound on what weighing loads by doubt could buy, not a policy the platform offers.
 
 `--oracle model` answers from the rankings' own model instead (`ModelOracle`: Bradley-Terry
 at the file's implied ratings, times `--model-scale`), against the file's truth's clusters:
@@ -888,6 +888,8 @@ def main() -> None:
     checkpoints = sorted({*range(args.step, budget + 1, args.step), budget})
     if oracle.hits <= budget:
         checkpoints = sorted({*checkpoints, oracle.hits})
+    # Stored runs that cannot be reused are refused before the truth and the database cost.
+    reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
     started = time.perf_counter()
     truth = truth_of(oracle, seed=0)
     print(f"truth: {truth.hits} balanced HITs in {time.perf_counter() - started:.0f} s", flush=True)
@@ -897,7 +899,6 @@ def main() -> None:
     implied = implied_rating(oracle)
     template = None if args.in_memory else build_database(oracle, args.criterion)
     runs: dict[str, list] = {}
-    reused = reusable_runs(args.reuse, args, oracle, checkpoints) if args.reuse else []
     if args.in_memory:
         replay = partial(
             run_in_memory, spread_on_item=not args.without_item_spread, design_path=args.design

@@ -3,7 +3,7 @@ fewest HITs the best fixed allocation of comparisons needs for the balanced desi
 expected misordered pairs, and for its chance of reaching the simulator's target, under a
 normal approximation.
 
-    python benchmarks/best_design.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
+    python research/best_design.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
         --criterion quality
 
 The model. Bradley-Terry at the ratings the oracle implies (`simulate_campaign.implied_rating`,
@@ -14,7 +14,7 @@ P(j beats i), b_p = e_i - e_j). Pair (i, j) comes out misordered with probabilit
 Phi(-|r_i - r_j| / sd(r^_i - r^_j)); summed over the pairs that the simulator's truth puts in
 different clusters, that is E(w, C), the expected misordered pairs: the simulator's measure.
 On E2E quality it predicts the balanced curve the simulator measures to within 0.75 pairs
-(README, "Does it pay?").
+("Does it pay?" in docs/research-active-composition.md).
 
 The best design for C comparisons minimises a measure (below) over a design space by
 exponentiated gradient (mirror descent on the simplex; the gradient is closed form). Two

@@ -1,10 +1,10 @@
 """Do two scores of one item tell as much from different HITs as from the same HIT? A check,
 on a real ratings file, of what the simulator's oracle assumes and its `cells` estimator uses.
 
-    python benchmarks/cross_hit_scores.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
+    python research/cross_hit_scores.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
         --criterion quality
 
-The oracle (benchmarks/simulate_campaign.py) draws each slot's score on its own, so within a
+The oracle (research/simulate_campaign.py) draws each slot's score on its own, so within a
 simulated HIT two scores are as far apart as two real scores from different annotators, and
 `cells`, which compares scores across HITs on the same item, loses nothing by it. Two
 measures on the real file:

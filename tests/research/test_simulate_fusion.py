@@ -40,7 +40,7 @@ def write_files(ratings: Path, references: Path, items: int = 24) -> None:
 def test_simulator_reports_coverage_separation_and_the_hits_ratio(tmp_path):
     ratings, references, out = tmp_path / "r.csv", tmp_path / "refs.csv", tmp_path / "o.json"
     write_files(ratings, references)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_fusion.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_fusion.py")]
     command += ["--ratings", str(ratings), "--references", str(references)]
     command += ["--criterion", "quality", "--judge", "ser", "--seeds", "3", "--step", "20"]
     command += ["--cache", str(tmp_path / "cache"), "--json", str(out)]

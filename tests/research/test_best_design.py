@@ -1,4 +1,4 @@
-"""benchmarks/best_design.py: the normal approximation, its gradient, the design spaces and
+"""research/best_design.py: the normal approximation, its gradient, the design spaces and
 the best design, on hand-made ratings (no Django: the module loads the simulator only in
 main)."""
 
@@ -14,7 +14,7 @@ import pytest
 from scipy.special import expit
 from scipy.stats import norm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "research"))
 import best_design  # noqa: E402
 
 

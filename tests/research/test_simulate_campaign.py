@@ -37,14 +37,25 @@ def write_ratings(path: Path, items: int = 12) -> None:
                 writer.writerow(row)
 
 
-def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(tmp_path):
-    ratings, out = tmp_path / "ratings.csv", tmp_path / "out.json"
+SIMULATOR = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
+
+
+@pytest.fixture(scope="module")
+def database_run(tmp_path_factory) -> tuple[Path, Path]:
+    """The hand-made file replayed through the database (the platform's own hand-out) by both
+    policies, 2 seeds, both estimators: run once for the tests that read or reuse its runs
+    (each database replay migrates a database and computes the truth anew)."""
+    folder = tmp_path_factory.mktemp("database-run")
+    ratings, out = folder / "ratings.csv", folder / "out.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
-    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
+    command = [*SIMULATOR, "--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--policies", "balanced,active", "--step", "20", "--json", str(out)]
-    subprocess.run(command, check=True, capture_output=True, timeout=300, cwd=REPO)
-    result = json.loads(out.read_text())
+    subprocess.run(command, check=True, capture_output=True, timeout=600, cwd=REPO)
+    return ratings, out
+
+
+def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(database_run):
+    result = json.loads(database_run[1].read_text())
     assert result["file_hits"] == 60 and result["budget"] == 120
     truth = dict(zip(result["truth"]["systems"], result["truth"]["rating"], strict=True))
     assert sorted(truth, key=truth.get, reverse=True) == list(SYSTEMS)
@@ -63,30 +74,27 @@ def test_simulator_recovers_a_clear_ranking_from_any_file_in_the_format(tmp_path
     assert set(result["runs"]["active"][0]["composed"]) <= {"active", "balanced"}
 
 
-def test_simulator_reuses_stored_balanced_runs(tmp_path):
-    ratings, first, second = tmp_path / "ratings.csv", tmp_path / "a.json", tmp_path / "b.json"
-    write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
-    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
-    command += ["--policies", "balanced", "--estimators", "bt"]
-    step = ["--step", "20"]
-    subprocess.run([*command, *step, "--json", str(first)], check=True, cwd=REPO)
-    again = [*command, "--json", str(second), "--reuse", str(first)]
-    done = subprocess.run([*again, *step], check=True, capture_output=True, text=True, cwd=REPO)
+def test_simulator_reuses_stored_balanced_runs(database_run, tmp_path):
+    ratings, first = database_run
+    second = tmp_path / "b.json"
+    command = [*SIMULATOR, "--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
+    command += ["--policies", "balanced", "--estimators", "bt", "--reuse", str(first)]
+    again = [*command, "--step", "20", "--json", str(second)]
+    done = subprocess.run(again, check=True, capture_output=True, text=True, cwd=REPO)
     assert "reused" in done.stdout
     stored = json.loads(first.read_text())["runs"]["balanced"]
-    assert json.loads(second.read_text())["runs"]["balanced"] == stored
-    other_step = subprocess.run([*again, "--step", "30"], capture_output=True, text=True, cwd=REPO)
-    assert other_step.returncode != 0 and "other checkpoints" in other_step.stderr
+    assert json.loads(second.read_text())["runs"]["balanced"] == stored[:1]
+    other_step = [*command, "--step", "30", "--json", str(tmp_path / "c.json")]
+    refused = subprocess.run(other_step, capture_output=True, text=True, cwd=REPO)
+    assert refused.returncode != 0 and "other checkpoints" in refused.stderr
 
 
-def test_simulator_replays_in_memory_with_the_same_truth(tmp_path):
+def test_simulator_replays_in_memory_with_the_same_truth(database_run, tmp_path):
     """--in-memory replays the policies without the database from the same truth; its runs
     are never taken for database runs by --reuse."""
-    ratings, memory, database = tmp_path / "ratings.csv", tmp_path / "m.json", tmp_path / "d.json"
-    write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
-    command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
+    ratings, database = database_run
+    memory = tmp_path / "m.json"
+    command = [*SIMULATOR, "--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--estimators", "bt", "--step", "20"]
     in_memory = [*command, "--policies", "balanced,active", "--in-memory", "--json", str(memory)]
     in_memory += ["--doubt-width", "2", "--close-when-stable", "40"]
@@ -104,11 +112,9 @@ def test_simulator_replays_in_memory_with_the_same_truth(tmp_path):
     again = [*command, "--policies", "balanced", "--in-memory", "--without-item-spread"]
     subprocess.run([*again, "--json", str(unspread)], check=True, capture_output=True, cwd=REPO)
     assert json.loads(unspread.read_text())["replay"] == "in memory, without item spread"
-    mixed = [*command, "--policies", "balanced", "--json", str(database), "--reuse", str(memory)]
-    refused = subprocess.run(mixed, capture_output=True, text=True, cwd=REPO)
+    mixed = [*command, "--policies", "balanced", "--json", str(tmp_path / "d.json")]
+    refused = subprocess.run([*mixed, "--reuse", str(memory)], capture_output=True, text=True)
     assert refused.returncode != 0 and "replayed another way" in refused.stderr
-    balanced = [*command, "--policies", "balanced", "--json", str(database)]
-    subprocess.run(balanced, check=True, capture_output=True, cwd=REPO)
     assert json.loads(database.read_text())["truth"] == result["truth"]
 
 
@@ -117,7 +123,7 @@ def test_online_calibration_reads_every_pair_at_every_checkpoint(tmp_path):
     them at 4 checkpoints, and a ranking this clear is never misordered past z = 1."""
     ratings = tmp_path / "ratings.csv"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "online_calibration.py")]
+    command = [sys.executable, str(REPO / "research" / "online_calibration.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
     done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO)
     lines = done.stdout.splitlines()
@@ -132,7 +138,7 @@ def test_simulator_bounds_active_composition_with_the_truth_and_weighs_pairs_equ
     across HITs on the same item) recover the clear ranking."""
     ratings, out = tmp_path / "ratings.csv", tmp_path / "out.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "2"]
     command += ["--policies", "balanced,guided", "--estimators", "bt,bt-pairs,cells"]
     command += ["--step", "20"]
@@ -148,20 +154,55 @@ def test_simulator_bounds_active_composition_with_the_truth_and_weighs_pairs_equ
             assert all(end["best_alone"] for end in ends)
 
 
-def in_simulator(code: str):
-    """What `code` prints, as JSON, run with the simulator imported as `s`."""
-    done = subprocess.run(
-        [sys.executable, "-c", f"import json, numpy as np, simulate_campaign as s; {code}"],
-        check=True,
-        capture_output=True,
+# One interpreter answers every test that calls the simulator's functions: a snippet arrives
+# as a line of JSON and what it printed goes back as one (importing the simulator sets up
+# Django and the engines, seconds each time).
+SNIPPETS = """
+import contextlib, io, json, sys, traceback
+import numpy as np
+import simulate_campaign as s
+for line in sys.stdin:
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            exec(json.loads(line), {"json": json, "np": np, "s": s})
+        answer = {"printed": printed.getvalue()}
+    except Exception:
+        answer = {"error": traceback.format_exc()}
+    print(json.dumps(answer), flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def simulator():
+    process = subprocess.Popen(
+        [sys.executable, "-c", SNIPPETS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
         text=True,
-        cwd=REPO / "benchmarks",
-        env={**os.environ, "PYTHONPATH": str(REPO / "benchmarks")},
+        cwd=REPO / "research",
+        env={**os.environ, "PYTHONPATH": str(REPO / "research")},
     )
-    return json.loads(done.stdout)
+    yield process
+    process.stdin.close()
+    process.wait(timeout=60)
 
 
-def test_pair_weighting_gives_every_pair_the_same_total():
+@pytest.fixture
+def in_simulator(simulator):
+    """What `code` prints, as JSON, run with the simulator imported as `s`."""
+
+    def run(code: str):
+        simulator.stdin.write(json.dumps(code) + "\n")
+        simulator.stdin.flush()
+        answer = json.loads(simulator.stdout.readline() or '{"error": "the interpreter exited"}')
+        assert "error" not in answer, answer["error"]
+        return json.loads(answer["printed"])
+
+    return run
+
+
+def test_pair_weighting_gives_every_pair_the_same_total(in_simulator):
     """Pair 0-1 met 30 times (20 wins to 10), pair 0-2 3 times (2 to 1), 1-2 never: both
     that met count the mean, 16.5 comparisons, with their own win rates."""
     weighted = in_simulator(
@@ -171,7 +212,7 @@ def test_pair_weighting_gives_every_pair_the_same_total():
     assert weighted == [[0, 11.0, 11.0], [5.5, 0, 0], [5.5, 0, 0]]
 
 
-def test_same_mean_reads_the_hits_balanced_needs_for_a_policy_s_mean_agreement():
+def test_same_mean_reads_the_hits_balanced_needs_for_a_policy_s_mean_agreement(in_simulator):
     """Balanced's mean goes 0.5, 0.7, 0.9 at 100, 200, 300 HITs; a policy at 0.8 after
     100 HITs is where balanced is at 250: a ratio of 0.4. One never as good as balanced's
     first checkpoint is credited with it; one better than balanced ever is has no ratio."""
@@ -193,7 +234,7 @@ def test_same_mean_reads_the_hits_balanced_needs_for_a_policy_s_mean_agreement()
     assert [row["ratio"] for row in rows] == [pytest.approx(0.4), None, 3]
 
 
-def test_cells_compare_scores_across_hits_on_the_same_item():
+def test_cells_compare_scores_across_hits_on_the_same_item(in_simulator):
     """b and c never share a HIT, but both were scored on item 0: c's 2 beats b's 1, so
     `cells` puts c above b, where Bradley-Terry on the HITs' comparisons (each lost once to
     a) cannot tell them apart. Once b also has a 2.5 there, b beats c half the time: a tie."""
@@ -213,7 +254,7 @@ def test_cells_compare_scores_across_hits_on_the_same_item():
 
 
 def test_simulator_refuses_an_estimator_it_does_not_have(tmp_path):
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(tmp_path / "r.csv"), "--criterion", "quality"]
     command += ["--estimators", "bt,elo", "--json", str(tmp_path / "out.json")]
     refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
@@ -228,7 +269,7 @@ def test_cross_hit_scores_count_pairs_of_scores_by_source_and_split_halves(tmp_p
     of the HITs order every pair alike."""
     ratings = tmp_path / "ratings.csv"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "cross_hit_scores.py")]
+    command = [sys.executable, str(REPO / "research" / "cross_hit_scores.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality"]
     done = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO)
     lines = dict(line.split(": ", 1) for line in done.stdout.splitlines())
@@ -242,7 +283,7 @@ def test_cross_hit_scores_count_pairs_of_scores_by_source_and_split_halves(tmp_p
         assert lines[f"split-half, {estimator}"].startswith("the halves order 1.000 of the pairs")
 
 
-def test_the_model_oracle_answers_as_bradley_terry_says():
+def test_the_model_oracle_answers_as_bradley_terry_says(in_simulator):
     """Two systems 0.5 nats apart at scale 1.4: the first wins logistic(0.7) of the time,
     whoever else is shown, on any item."""
     code = (
@@ -261,7 +302,7 @@ def test_simulator_replays_with_the_model_oracle_against_the_file_s_clusters(tmp
     runs are never taken for runs of the file's oracle."""
     ratings, model, file_runs = tmp_path / "ratings.csv", tmp_path / "m.json", tmp_path / "f.json"
     write_ratings(ratings)
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--seeds", "1"]
     command += ["--estimators", "bt", "--step", "20", "--in-memory", "--policies", "balanced"]
     subprocess.run([*command, "--json", str(file_runs)], check=True, capture_output=True)
@@ -279,7 +320,7 @@ def test_simulator_replays_with_the_model_oracle_against_the_file_s_clusters(tmp
     assert refused.returncode != 0 and "replayed another way" in refused.stderr
 
 
-def test_the_designed_policy_follows_a_fixed_design_item_by_item(tmp_path):
+def test_the_designed_policy_follows_a_fixed_design_item_by_item(in_simulator, tmp_path):
     """Every item: HIT (best, good, mid) for three quarters of its HITs, (mid, low, bad) for
     the rest. 48 HITs over 12 items: 4 per item, exactly 3 and 1; refused without a design."""
     ratings, design = tmp_path / "ratings.csv", tmp_path / "design.json"
@@ -301,7 +342,7 @@ def test_the_designed_policy_follows_a_fixed_design_item_by_item(tmp_path):
         "print(json.dumps(sorted(set(per_item.values())) + [len({i for i, _ in per_item})]))"
     )
     assert in_simulator(code) == [1, 3, 12]
-    command = [sys.executable, str(REPO / "benchmarks" / "simulate_campaign.py")]
+    command = [sys.executable, str(REPO / "research" / "simulate_campaign.py")]
     command += ["--ratings", str(ratings), "--criterion", "quality", "--in-memory"]
     command += ["--policies", "balanced,designed", "--json", str(tmp_path / "out.json")]
     refused = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
@@ -310,7 +351,7 @@ def test_the_designed_policy_follows_a_fixed_design_item_by_item(tmp_path):
     assert done.returncode == 0
 
 
-def test_the_plot_draws_agreement_and_misordered_pairs(tmp_path):
+def test_the_plot_draws_agreement_and_misordered_pairs(in_simulator, tmp_path):
     """Two policies, two seeds, three checkpoints: a PNG with both panels."""
     out = tmp_path / "plot.png"
     code = (

@@ -2,7 +2,7 @@
 in different clusters, how often the online TrueSkill estimate orders them wrongly, by the
 z = |mu_a - mu_b| / sqrt(var_a + var_b) it gives them, against Phi(-z).
 
-    python benchmarks/online_calibration.py --criterion quality --seeds 20 \\
+    python research/online_calibration.py --criterion quality --seeds 20 \\
         --ratings ../shared/data/e2e/human_ratings/quality.csv
 
 Balanced campaigns replayed in memory (`simulate_campaign.replay_in_memory`, seeds 500 on, so

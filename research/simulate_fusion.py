@@ -1,7 +1,7 @@
 """Replay a RankME campaign's HITs in random order and measure what an automatic judge, fused
 with the humans by PPI++ (`ranking.engine.fusion`), saves in human HITs.
 
-    python benchmarks/simulate_fusion.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
+    python research/simulate_fusion.py --ratings ../shared/data/e2e/human_ratings/quality.csv \\
         --references ../shared/data/e2e/testset_w_refs.csv --criterion quality --judge chrf \\
         --seeds 20 --json /tmp/fusion-chrf.json --plot docs/fusion-e2e-quality.png
 
