@@ -14,6 +14,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -47,8 +48,8 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def null_check(
-    data,
-    rank_rows: Callable[[object, int], list],
+    data: Any,
+    rank_rows: Callable[[Any, int], list],
     most: int,
     seconds: float,
     seed: int,

@@ -139,7 +139,8 @@ def _published_context(criterion: CampaignCriterion, protocol: str, run: Ranking
     verdict = RankingRun.objects.for_criterion(criterion, DEFAULT).latest_done()
     rows = list(run.results.select_related("system"))
     names = {row.system_id: str(row.system) for row in rows}
-    ordered = {(above.pk, below.pk) for above, below in claimed_pairs(rows)}
+    # claimed_pairs gives the rows' `system`: here the System objects themselves.
+    ordered = {(above.pk, below.pk) for above, below in claimed_pairs(rows)}  # type: ignore[attr-defined]
     verdict_pairs = set()
     if verdict is not None:
         verdict_pairs = {

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0036_criterion_judgments_rewrites'),
+        ('annotation', '0037_campaign_accepts_mturk'),
     ]
 
     operations = [
