@@ -17,7 +17,7 @@ from . import (
     admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
 )
 from .admin_base import AnnotationAdmin, RecountAfterEdits, count_of
-from .datafiles.exporters import ExportError, export
+from .datafiles.exporters import DOWNLOADS, ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
     CriterionAdminForm,
@@ -401,17 +401,11 @@ class CampaignAdmin(RecountAfterEdits):
 # How often the monitor page fetches its progress section again.
 MONITOR_REFRESH_SECONDS = 15
 
-EXPORT_FILES = {
-    "csv": ("text/csv; charset=utf-8", "judgments.csv"),
-    "jsonl": ("application/x-ndjson; charset=utf-8", "judgments.jsonl"),
-    "e2e": ("text/csv; charset=utf-8", "e2e-ratings.csv"),
-}
-
 
 def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
     criterion = data["criterion"]
     chunks = export(campaign, data["file_format"], criterion)
-    content_type, suffix = EXPORT_FILES[data["file_format"]]
+    content_type, suffix = DOWNLOADS[data["file_format"]]
     name = f"{campaign.slug}-{criterion.name if criterion else 'all'}-{suffix}"
     response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'
