@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.forms.formsets import DELETION_FIELD_NAME
 from django.forms.models import BaseInlineFormSet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -56,6 +57,28 @@ class CriterionFormSet(BaseInlineFormSet):
         if commit and form.changed_data:
             obj.save(update_fields=form.changed_data)
         return obj
+
+    def full_clean(self):
+        # The criteria are checked as this save leaves them: a criterion's settings may name
+        # another one added in the same save, in either order (DA's `also_asks`).
+        if self.is_bound:
+            after_save = self.criteria_after_save()
+            for form in self.forms:
+                form.instance.criteria_after_save = after_save
+        super().full_clean()
+
+    def criteria_after_save(self) -> dict[str, str]:
+        """name -> judgment form of each criterion the save keeps or adds, as the rows are
+        filled in (their own checks come after this)."""
+        found = {}
+        for form in self.forms:
+            if self.can_delete and form[DELETION_FIELD_NAME].value():
+                continue
+            if form.instance.pk:
+                found[form.instance.name] = form.instance.form
+            elif form.has_changed():
+                found[str(form["name"].value() or "").strip()] = str(form["form"].value())
+        return found
 
     def clean(self):
         # Deleting a criterion deletes its HITs, judgments and rankings with it: one with

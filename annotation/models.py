@@ -343,6 +343,12 @@ class CampaignCriterion(models.Model):
 
     objects = CampaignCriterionQuerySet.as_manager()
 
+    # Not a column: set while a form checks several criteria that are saved together (the
+    # campaign page's criteria), name -> judgment form of the campaign's criteria as that
+    # save leaves them, so a criterion's settings may name one added in the same save (DA's
+    # `also_asks`). None: the database's criteria are the campaign's.
+    criteria_after_save: dict[str, str] | None = None
+
     class Meta:
         ordering = ["campaign", "name"]
         verbose_name = "criterion"
