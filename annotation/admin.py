@@ -27,6 +27,7 @@ from .forms_admin import (
 )
 from .identity import invite, invite_path, prolific_entry_url, site_url
 from .models import (
+    DEFAULT_QUESTIONS,
     Campaign,
     CampaignCriterion,
     DataFile,
@@ -35,6 +36,7 @@ from .models import (
     Judgment,
     Output,
     System,
+    default_form,
 )
 from .monitor import (
     BAR_WIDTH,
@@ -84,6 +86,7 @@ class CriterionFormSet(BaseInlineFormSet):
         # Deleting a criterion deletes its HITs, judgments and rankings with it: one with
         # HITs is closed instead.
         super().clean()
+        self.check_standard()
         for form in self.deleted_forms:
             criterion = form.instance
             if criterion.pk and Hit.objects.for_criterion(criterion).exists():
@@ -91,6 +94,15 @@ class CriterionFormSet(BaseInlineFormSet):
                     f"The {criterion.name} criterion has HITs: untick 'is open' to close"
                     " it instead of deleting it."
                 )
+
+    def check_standard(self) -> None:
+        """The campaign as its form leaves it (status, standard) with the criteria this
+        save leaves: opened without a standard that RankME's pages need, it is refused. A
+        campaign saved without criteria gets RankME's two (CampaignAdmin.save_related)."""
+        after_save = self.criteria_after_save() or dict.fromkeys(DEFAULT_QUESTIONS, default_form())
+        problem = self.instance.why_not_open(after_save)
+        if problem:
+            raise ValidationError(problem)
 
 
 class CampaignCriterionInline(admin.StackedInline):
