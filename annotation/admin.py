@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.forms.formsets import DELETION_FIELD_NAME
 from django.forms.models import BaseInlineFormSet
 from django.http import StreamingHttpResponse
 from django.shortcuts import get_object_or_404
@@ -22,7 +23,7 @@ from .admin_base import (
     count_of,
     may_delete_kind,
 )
-from .datafiles.exporters import ExportError, export
+from .datafiles.exporters import DOWNLOADS, ExportError, export
 from .forms_admin import (
     CampaignAdminForm,
     CriterionAdminForm,
@@ -31,6 +32,7 @@ from .forms_admin import (
 )
 from .identity import invite, invite_path, prolific_entry_url, site_url
 from .models import (
+    DEFAULT_QUESTIONS,
     Campaign,
     CampaignCriterion,
     DataFile,
@@ -39,6 +41,7 @@ from .models import (
     Judgment,
     Output,
     System,
+    default_form,
 )
 from .monitor import (
     BAR_WIDTH,
@@ -62,10 +65,33 @@ class CriterionFormSet(BaseInlineFormSet):
             obj.save(update_fields=form.changed_data)
         return obj
 
+    def full_clean(self):
+        # The criteria are checked as this save leaves them: a criterion's settings may name
+        # another one added in the same save, in either order (DA's `also_asks`).
+        if self.is_bound:
+            after_save = self.criteria_after_save()
+            for form in self.forms:
+                form.instance.criteria_after_save = after_save
+        super().full_clean()
+
+    def criteria_after_save(self) -> dict[str, str]:
+        """name -> judgment form of each criterion the save keeps or adds, as the rows are
+        filled in (their own checks come after this)."""
+        found = {}
+        for form in self.forms:
+            if self.can_delete and form[DELETION_FIELD_NAME].value():
+                continue
+            if form.instance.pk:
+                found[form.instance.name] = form.instance.form
+            elif form.has_changed():
+                found[str(form["name"].value() or "").strip()] = str(form["form"].value())
+        return found
+
     def clean(self):
         # Deleting a criterion deletes its HITs, judgments and rankings with it: one with
         # HITs is closed instead.
         super().clean()
+        self.check_standard()
         for form in self.deleted_forms:
             criterion = form.instance
             if criterion.pk and Hit.objects.for_criterion(criterion).exists():
@@ -73,6 +99,15 @@ class CriterionFormSet(BaseInlineFormSet):
                     f"The {criterion.name} criterion has HITs: untick 'is open' to close"
                     " it instead of deleting it."
                 )
+
+    def check_standard(self) -> None:
+        """The campaign as its form leaves it (status, standard) with the criteria this
+        save leaves: opened without a standard that RankME's pages need, it is refused. A
+        campaign saved without criteria gets RankME's two (CampaignAdmin.save_related)."""
+        after_save = self.criteria_after_save() or dict.fromkeys(DEFAULT_QUESTIONS, default_form())
+        problem = self.instance.why_not_open(after_save)
+        if problem:
+            raise ValidationError(problem)
 
 
 class CampaignCriterionInline(admin.StackedInline):
@@ -401,17 +436,11 @@ class CampaignAdmin(RecountAfterEdits):
 # How often the monitor page fetches its progress section again.
 MONITOR_REFRESH_SECONDS = 15
 
-EXPORT_FILES = {
-    "csv": ("text/csv; charset=utf-8", "judgments.csv"),
-    "jsonl": ("application/x-ndjson; charset=utf-8", "judgments.jsonl"),
-    "e2e": ("text/csv; charset=utf-8", "e2e-ratings.csv"),
-}
-
 
 def export_response(campaign: Campaign, data: dict) -> StreamingHttpResponse:
     criterion = data["criterion"]
     chunks = export(campaign, data["file_format"], criterion)
-    content_type, suffix = EXPORT_FILES[data["file_format"]]
+    content_type, suffix = DOWNLOADS[data["file_format"]]
     name = f"{campaign.slug}-{criterion.name if criterion else 'all'}-{suffix}"
     response = StreamingHttpResponse(chunks, content_type=content_type)
     response["Content-Disposition"] = f'attachment; filename="{name}"'

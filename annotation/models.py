@@ -142,6 +142,32 @@ class Campaign(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def why_not_open(self, criteria_forms: dict[str, str] | None = None) -> str:
+        """Why the campaign, as it stands (its status and standard, saved or not), may not
+        be open to annotators; '' where it may. A criterion whose pages show the standard
+        scored 100 (RankME) needs the organiser's own: none is made up from the items.
+        `criteria_forms`: name -> judgment form of its criteria as a save will leave them,
+        where the caller knows (the admin's criteria); else the database's."""
+        if self.status != self.Status.OPEN or self.standard_text.strip():
+            return ""
+        if criteria_forms is None:
+            criteria_forms = dict(self.criteria.values_list("name", "form")) if self.pk else {}
+        forms = judging_registry().FORMS
+        showing = sorted(
+            name
+            for name, form in criteria_forms.items()
+            if form in forms and forms[form].shows_standard
+        )
+        if not showing:
+            return ""
+        return (
+            f"A campaign opens to annotators with a standard: its {', '.join(showing)}"
+            f" {'criterion is' if len(showing) == 1 else 'criteria are'} judged with RankME,"
+            " whose pages score every output against the standard's 100. Write the standard"
+            " utterance (with its input, for criteria that show the input) first, or keep the"
+            " campaign a draft."
+        )
+
     @property
     def asks_prolific(self) -> bool:
         """Whether the campaign names its Prolific study and API token, so Prolific can say
@@ -351,6 +377,12 @@ class CampaignCriterion(models.Model):
     attention_checked_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     objects = CampaignCriterionQuerySet.as_manager()
+
+    # Not a column: set while a form checks several criteria that are saved together (the
+    # campaign page's criteria), name -> judgment form of the campaign's criteria as that
+    # save leaves them, so a criterion's settings may name one added in the same save (DA's
+    # `also_asks`). None: the database's criteria are the campaign's.
+    criteria_after_save: dict[str, str] | None = None
 
     class Meta:
         ordering = ["campaign", "name"]

@@ -18,7 +18,13 @@ from django.db import transaction
 from nlgdata.datafiles import DataFileError, batches
 from nlgdata.dataset_files import file_inside, files_inside
 from nlgdata.inputs import InputError, check_input, input_key
-from nlgdata.published import READERS, Dataset, PublishedItem, PublishedSystem
+from nlgdata.published import (
+    E2E_STANDARD,
+    READERS,
+    Dataset,
+    PublishedItem,
+    PublishedSystem,
+)
 
 from .datafiles.importers import (
     BATCH_CHARS,
@@ -96,6 +102,7 @@ def load_dataset(
     with transaction.atomic():
         campaign, created = campaign_for(dataset, slug or dataset.name)
         summary = LoadSummary(campaign, created, notes=list(dataset.notes))
+        summary.notes.append(standard_note(campaign, created))
         load_items(campaign, dataset, summary, progress)
         for system in dataset.systems:
             load_system(campaign, system, summary, progress)
@@ -112,6 +119,7 @@ def campaign_for(dataset: Dataset, slug: str) -> tuple[Campaign, bool]:
     if campaign is not None:
         return campaign, False
     standard_text, standard_kind, standard_input = dataset.standard or ("", "mr", {})
+    check_input(standard_kind, standard_input)  # the dataset's own: a fault here is ours
     campaign = Campaign.objects.create(
         slug=slug,
         name=dataset.title,
@@ -130,6 +138,22 @@ def campaign_for(dataset: Dataset, slug: str) -> tuple[Campaign, bool]:
             coverage_required=dataset.coverage_required,
         )
     return campaign, True
+
+
+def standard_note(campaign: Campaign, created: bool) -> str:
+    """What the summary says of the standard RankME's pages show: the one written for the
+    dataset, which the organiser should read before opening, or that there is none (the
+    campaign then opens only once one is written)."""
+    if not campaign.standard_text.strip():
+        return (
+            f"'{campaign.slug}' has no standard: write one on its admin page before opening"
+            " it (RankME's pages score every output against the standard's 100)."
+        )
+    made = "written for the dataset" if created else "the campaign's own, kept"
+    return (
+        f"Standard ({made}; change it on the campaign's admin page before opening if it does"
+        f" not suit): {campaign.standard_text}"
+    )
 
 
 def already_loaded(campaign: Campaign, kind: str, sha256: str) -> bool:
@@ -246,10 +270,11 @@ def load_e2e(
         items_source=items_path.name,
         systems=[],
         questions=E2E_QUESTIONS,
+        standard=E2E_STANDARD,
     )
     with transaction.atomic():
         campaign, created = campaign_for(dataset, slug or dataset.name)
-        summary = LoadSummary(campaign, created)
+        summary = LoadSummary(campaign, created, notes=[standard_note(campaign, created)])
         if import_once(campaign, DataFile.Kind.ITEMS, items_path, summary, progress):
             with items_path.open("rb") as file:
                 result = import_items(campaign, file, items_path.name)

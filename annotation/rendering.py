@@ -3,6 +3,7 @@ that its template in templates/annotation/inputs/ lays out. Every value is text 
 template to escape; nothing here is marked safe."""
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from nlgdata.text import humanise_entity, label
@@ -19,14 +20,76 @@ def mr_context(data: dict) -> dict:
     return {"attributes": [(label(str(n)), cell(v)) for n, v in data["attributes"]]}
 
 
+# Above about this many characters of cells in a row, with a cell's padding, a table does not
+# fit beside the sentences on a wide screen (a column of 432 px at 1280 px): its HIT page
+# lays it across the page instead (annotation_pages.wide_input).
+NARROW_TABLE_CHARS = 48
+WIDEST_CELL_CHARS = 40  # about as wide as a long cell is laid out
+LONG_CELL_CHARS = 24  # a longer cell wraps at its spaces (templates/annotation/_task_base.html)
+
+
 def table_context(data: dict) -> dict:
+    """A table with its marks: a column whose every cell is highlighted is a marked column
+    (its header marked, its cells tinted), any other highlighted cell is marked itself.
+    LogicNLG links a statement to columns, not cells (its models read the linked columns of
+    every row), and its loader highlights every cell of them: marked cell by cell, one
+    statement's table had 113 marked cells, which marked nothing in particular."""
+    header, rows = data["header"], data["rows"]
     marked = {tuple(pair) for pair in data.get("highlighted", [])}
-    rows = [
-        [(cell(value), (r, c) in marked) for c, value in enumerate(row)]
-        for r, row in enumerate(data["rows"])
+    columns = marked_columns(marked, len(rows), len(header))
+    if header and len(columns) == len(header):  # every column linked: none stands out
+        marked, columns = set(), set()
+    shown = [
+        [
+            TableCell(cell(value), (r, c) in marked and c not in columns, c in columns)
+            for c, value in enumerate(row)
+        ]
+        for r, row in enumerate(rows)
     ]
     title = data.get("title") or data.get("caption") or ""
-    return {"title": cell(title), "header": [cell(h) for h in data["header"]], "rows": rows}
+    return {
+        "title": cell(title),
+        "header": [(cell(name), c in columns) for c, name in enumerate(header)],
+        "rows": shown,
+        "marked_columns": len(columns),
+        "marked_cells": len(marked) - len(columns) * len(rows),  # those marked on their own
+    }
+
+
+def is_wide(kind: str, data: dict) -> bool:
+    """Whether the input is a table too wide for the column beside a HIT's sentences."""
+    if kind != "table":
+        return False
+    return table_chars(data.get("header", []), data.get("rows", [])) > NARROW_TABLE_CHARS
+
+
+@dataclass(frozen=True)
+class TableCell:
+    text: str
+    marked: bool  # highlighted on its own
+    in_marked_column: bool
+
+    @property
+    def long(self) -> bool:
+        """Wraps (at spaces) rather than widen its column past reading."""
+        return len(self.text) > LONG_CELL_CHARS
+
+
+def marked_columns(marked: set, rows: int, columns: int) -> set[int]:
+    """The columns whose every cell is marked, in a table of two rows or more (in one row,
+    a marked cell is clearer than a marked column)."""
+    if rows < 2:
+        return set()
+    return {c for c in range(columns) if all((r, c) in marked for r in range(rows))}
+
+
+def table_chars(header: list, rows: list[list]) -> int:
+    """About how many characters wide the table is laid out: each column as wide as its
+    widest cell (at most WIDEST_CELL_CHARS), with two characters of padding."""
+    widths = [len(str(name)) for name in header]
+    for row in rows:
+        widths = [max(w, len(str(value))) for w, value in zip(widths, row, strict=False)]
+    return sum(min(w, WIDEST_CELL_CHARS) + 2 for w in widths)
 
 
 # Box-score columns (RotoWire's names) in a fixed, familiar order, the main counts first;

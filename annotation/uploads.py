@@ -31,8 +31,11 @@ from .datafiles.ratings_layouts import IMPORTERS
 from .models import Campaign, DataFile, System, validate_system_name
 from .upload_models import UploadJob
 
-# progress.json is written after this many lines, and at the start of each file.
+# progress.json is written at the start of each file, then after every hundredth of its
+# lines, at most this many apart (a 631-line file used to show "0 of 631 lines read" until
+# it was done: its first report was due at line 2,000), and at its last line.
 REPORT_EVERY_LINES = 2000
+REPORTS_PER_FILE = 100
 PROGRESS = "progress.json"
 
 
@@ -198,9 +201,14 @@ class CountingFile:
         line = self.file.readline(size)
         if line:
             self.lines += 1
-            if self.lines % REPORT_EVERY_LINES == 0:
+            if self.lines % self.step == 0 or self.lines == self.total:
                 self.report(self.lines, self.total)
         return line
+
+    @property
+    def step(self) -> int:
+        """Lines between reports: a hundredth of the file's, at most REPORT_EVERY_LINES."""
+        return max(1, min(REPORT_EVERY_LINES, self.total // REPORTS_PER_FILE))
 
     def seek(self, offset: int, whence: int = 0) -> int:
         if self.counting_total:

@@ -363,19 +363,16 @@ def _hit_context(criterion, assignment, form) -> dict:
 
 
 def _standard(campaign: Campaign) -> dict | None:
-    """The STANDARD shown with its score of 100: the campaign's own, or else the first
-    reference of the campaign's first item that has one."""
-    if campaign.standard_text:
-        text, kind, data = (
-            campaign.standard_text,
-            campaign.standard_input_kind,
-            campaign.standard_input,
-        )
-    else:
-        item = campaign.items.exclude(references=[]).first()
-        if item is None:
-            return None
-        text, kind, data = item.references[0], item.input_kind, item.input_data
+    """The STANDARD shown with its score of 100: the campaign's own, written by the
+    organiser (a campaign whose pages show it opens only with one: Campaign.why_not_open);
+    none is made up from the items."""
+    if not campaign.standard_text.strip():
+        return None
+    text, kind, data = (
+        campaign.standard_text,
+        campaign.standard_input_kind,
+        campaign.standard_input,
+    )
     try:
         check_input(kind, data)
     except InputError:

@@ -14,13 +14,18 @@ the platform; it imports nothing of Django.
     ranking = platform.wait_for_ranking("ckpt-eval", "quality")
     for row in ranking["run"]["systems"]:
         print(row["position"], row["system"], row["mu"], row["rank_lo"], row["rank_hi"])
+    hook = platform.add_webhook("ckpt-eval", "https://ci.example.org/hook", ["ranking.done"])
+    # in the receiver: payload = verify_webhook(hook["secret"], request_headers, request_body)
 
 Records are sent in batches that stay under the server's request limits; sending the same
 records again creates nothing (items are known by id, systems by name, outputs by item and
 system), so a pipeline may simply retry.
 """
 
+import base64
 import csv as csv_module
+import hashlib
+import hmac
 import io
 import json
 import time
@@ -30,6 +35,10 @@ import urllib.request
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+# The events a webhook may ask for (api.models.Event; docs/api.md says what each carries).
+WEBHOOK_EVENTS = ("ranking.done", "criterion.settled", "campaign.complete", "annotator.failed_qc")
+# How old a delivery may be before a receiver refuses it as a replay (Standard Webhooks).
+WEBHOOK_TOLERANCE_SECONDS = 300
 # Under the server's default REQUEST_MAX_BYTES (2.5 MB) and its 5,000 records a request.
 BATCH_RECORDS = 2000
 BATCH_BYTES = 2_000_000
@@ -99,12 +108,15 @@ class Client:
     def campaign(self, slug: str) -> dict:
         return self.request("GET", f"/campaigns/{slug}/")
 
-    def create_campaign(self, slug: str, name: str, description: str = "") -> dict:
-        body = {"slug": slug, "name": name, "description": description}
+    def create_campaign(self, slug: str, name: str, description: str = "", **standard) -> dict:
+        """A draft; `standard`: standard_text, standard_input_kind, standard_input."""
+        body = {"slug": slug, "name": name, "description": description, **standard}
         return self.request("POST", "/campaigns/", body)
 
     def update_campaign(self, slug: str, **fields) -> dict:
-        """name, description, or status ("draft", "open", "closed")."""
+        """name, description, status ("draft", "open", "closed"), standard_text,
+        standard_input_kind, standard_input (a campaign with a RankME criterion opens only
+        with a standard). Another field is refused (ApiError 400 naming it)."""
         return self.request("PATCH", f"/campaigns/{slug}/", fields)
 
     def add_criterion(self, slug: str, name: str, **fields) -> dict:
@@ -218,6 +230,20 @@ class Client:
             cursor = headers.get("X-Next-Cursor")
             after = int(cursor) if cursor else None
 
+    # Webhooks ----------------------------------------------------------------------------------
+
+    def webhooks(self, slug: str) -> list[dict]:
+        """The campaign's webhook endpoints, each with its secret (a change token's)."""
+        return self.request("GET", f"/campaigns/{slug}/webhooks/")
+
+    def add_webhook(self, slug: str, url: str, events: list[str] | None = None) -> dict:
+        """Register `url` for `events` (default: all of WEBHOOK_EVENTS); the answer holds
+        the secret that signs each delivery (check them with `verify_webhook`)."""
+        body: dict[str, Any] = {"url": url}
+        if events is not None:
+            body["events"] = list(events)
+        return self.request("POST", f"/campaigns/{slug}/webhooks/", body)
+
     # Hosted generation -------------------------------------------------------------------------
 
     def start_generation(self, slug: str, system: str) -> dict:
@@ -225,6 +251,41 @@ class Client:
 
     def generation_job(self, slug: str, job_id: int) -> dict:
         return self.request("GET", f"/campaigns/{slug}/generation/{job_id}/")
+
+
+class WebhookRefused(Exception):
+    """A delivery that does not come from the platform (bad signature) or is too old."""
+
+
+def verify_webhook(
+    secret: str,
+    headers: dict[str, str],
+    body: bytes,
+    now: float | None = None,
+    tolerance: float = WEBHOOK_TOLERANCE_SECONDS,
+) -> dict:
+    """A delivery checked as Standard Webhooks asks (its timestamp within `tolerance`, its
+    `webhook-signature` a v1 HMAC-SHA256 of "id.timestamp.body" under the endpoint's
+    secret), and its payload: {"type": one of WEBHOOK_EVENTS, "timestamp", "data"}.
+    `headers` as received (any case); WebhookRefused otherwise."""
+    found = {name.lower(): value for name, value in headers.items()}
+    try:
+        message_id, timestamp = found["webhook-id"], found["webhook-timestamp"]
+        signatures = found["webhook-signature"]
+    except KeyError as missing:
+        raise WebhookRefused(f"no {missing.args[0]} header") from None
+    moment = time.time() if now is None else now
+    if not timestamp.isdigit() or abs(moment - int(timestamp)) > tolerance:
+        raise WebhookRefused("too old or badly timed: a replay?")
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    versions = [part.split(",", 1) for part in signatures.split()]
+    if not any(
+        len(v) == 2 and v[0] == "v1" and hmac.compare_digest(v[1], expected) for v in versions
+    ):
+        raise WebhookRefused("the signature does not match the secret")
+    return json.loads(body)
 
 
 def csv_parts(text: str) -> list[str]:

@@ -5,9 +5,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Field, Schema
+from pydantic import ConfigDict
 
 from annotation.judging import DEFAULT as JUDGING_DEFAULT
 from annotation.judging import NAMES as FORMS
+from nlgdata.inputs import KINDS
 
 # One request creates at most this many records; a client sends more in several requests.
 MAX_RECORDS = 5000
@@ -33,16 +35,43 @@ class Invalid(Schema):
     detail: list[InvalidPart]
 
 
-class CampaignIn(Schema):
+class Input(Schema):
+    """A request's body: a field it does not take (unknown, or read-only such as a
+    campaign's `outputs_per_hit`) is refused with 400 naming it, never ignored."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+STANDARD_TEXT = Field(
+    None,
+    max_length=5000,
+    description="the standard utterance RankME's pages show with its fixed score of 100; a"
+    " campaign with a RankME criterion opens only with one",
+)
+STANDARD_INPUT_KIND = Field(
+    None, max_length=10, description=f"the standard's input's kind: {', '.join(KINDS)}"
+)
+STANDARD_INPUT = Field(
+    None, description="the standard's own input, as an item's (empty: shown without one)"
+)
+
+
+class CampaignIn(Input):
     slug: str = Field(..., max_length=50, pattern=r"^[-a-zA-Z0-9_]+$")
     name: str = Field(..., min_length=1, max_length=200)
     description: str = Field("", max_length=10_000)
+    standard_text: str | None = STANDARD_TEXT
+    standard_input_kind: str | None = STANDARD_INPUT_KIND
+    standard_input: dict[str, Any] | None = STANDARD_INPUT
 
 
-class CampaignPatch(Schema):
+class CampaignPatch(Input):
     name: str | None = Field(None, min_length=1, max_length=200)
     description: str | None = Field(None, max_length=10_000)
     status: Literal["draft", "open", "closed"] | None = None
+    standard_text: str | None = STANDARD_TEXT
+    standard_input_kind: str | None = STANDARD_INPUT_KIND
+    standard_input: dict[str, Any] | None = STANDARD_INPUT
 
 
 class CriterionOut(Schema):
@@ -62,11 +91,14 @@ class CampaignOut(Schema):
     description: str
     status: str
     outputs_per_hit: int
+    standard_text: str
+    standard_input_kind: str
+    standard_input: dict[str, Any]
     created_at: datetime
     criteria: list[CriterionOut] = []
 
 
-class CriterionIn(Schema):
+class CriterionIn(Input):
     name: str = Field(
         ...,
         description="the criterion's name: lowercase letters, digits, '-' and '_' (e.g."
@@ -85,15 +117,15 @@ class CriterionIn(Schema):
     )
 
 
-class ItemsIn(Schema):
+class ItemsIn(Input):
     items: list[dict[str, Any]] = Field(..., max_length=MAX_RECORDS)
 
 
-class SystemsIn(Schema):
+class SystemsIn(Input):
     systems: list[dict[str, Any]] = Field(..., max_length=MAX_RECORDS)
 
 
-class OutputsIn(Schema):
+class OutputsIn(Input):
     outputs: list[dict[str, Any]] = Field(..., max_length=MAX_RECORDS)
 
 
@@ -236,7 +268,7 @@ class ProlificEventOut(Schema):
     repeated: bool
 
 
-class WebhookIn(Schema):
+class WebhookIn(Input):
     url: str = Field(..., max_length=500)
     events: list[str] | None = Field(None, description="default: every event")
 

@@ -8,12 +8,12 @@ import hashlib
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.core.exceptions import ValidationError as ModelValidationError
+from django.db import transaction
 from django.http import HttpRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from ninja import NinjaAPI, Query, Status
-from ninja.errors import HttpError
+from ninja.errors import HttpError, ValidationError
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 
@@ -27,8 +27,9 @@ from generation.service import request_generation
 from nlgdata.datafiles import DECODER, DataFileError
 from ranking.service import fitting_protocols
 
-from . import bulk, export, results
+from . import bulk, campaigns, export, results
 from .access import campaign_for, may_add_campaigns, require
+from .campaigns import CampaignRefused
 from .criteria import CriterionRefused, create_criterion
 from .models import ApiToken, Event, ProlificHook, WebhookEndpoint
 from .prolific_events import SignatureRefused, handle, verify
@@ -53,6 +54,16 @@ from .schemas import (
     WebhookIn,
     WebhookOut,
     WrittenOut,
+)
+from .strict import (
+    ITEM_FIELDS,
+    OUTPUT_FIELDS,
+    SYSTEM_FIELDS,
+    FieldsNotTaken,
+    not_taken,
+    not_taken_answer,
+    query_fields_taken,
+    record_fields_taken,
 )
 from .tokens import token_for
 
@@ -103,7 +114,20 @@ api = DocumentedApi(
     urls_namespace="api-v1",
 )
 
-ERRORS: dict[int, Any] = {401: Error, 403: Error, 404: Error, 422: Error | Invalid, 429: Error}
+ERRORS: dict[int, Any] = {
+    400: Error,
+    401: Error,
+    403: Error,
+    404: Error,
+    422: Error | Invalid,
+    429: Error,
+}
+STANDARD_FIELDS = ("standard_text", "standard_input_kind", "standard_input")
+
+
+@api.exception_handler(FieldsNotTaken)
+def fields_not_taken(request: HttpRequest, error: FieldsNotTaken):
+    return api.create_response(request, not_taken_answer(error.names), status=400)
 
 
 @api.exception_handler(DataFileError)
@@ -124,13 +148,29 @@ def rate_limited(request: HttpRequest, limited: rate_limits.RateLimited):
     return response
 
 
+@api.exception_handler(CampaignRefused)
+def campaign_refused(request: HttpRequest, error: CampaignRefused):
+    return api.create_response(request, {"detail": error.detail, "field": error.field}, status=422)
+
+
+@api.exception_handler(ValidationError)
+def invalid_request(request: HttpRequest, error: ValidationError):
+    """A field the request may not send (unknown, or read-only) is 400 naming it; other
+    faults of the request's shape stay django-ninja's 422 with its list of errors."""
+    names = not_taken(error.errors)
+    if names:
+        return api.create_response(request, not_taken_answer(names), status=400)
+    return api.create_response(request, {"detail": error.errors}, status=422)
+
+
 def token(request: HttpRequest) -> ApiToken:
     return request.auth  # type: ignore[attr-defined]
 
 
 def campaign_out(campaign: Campaign) -> dict:
     criteria = [criterion_out(c) for c in campaign.criteria.order_by("name")]
-    fields = ("slug", "name", "description", "status", "outputs_per_hit", "created_at")
+    fields = ["slug", "name", "description", "status", "outputs_per_hit", *STANDARD_FIELDS]
+    fields.append("created_at")
     return {**{f: getattr(campaign, f) for f in fields}, "criteria": criteria}
 
 
@@ -163,14 +203,14 @@ def list_campaigns(request):
 
 @api.post("/campaigns/", response={201: CampaignOut, 409: Error, **ERRORS})
 def create_campaign(request, payload: CampaignIn):
+    """A draft campaign (with its standard, where given), in the token's scope."""
     if not may_add_campaigns(token(request)):
         raise HttpError(403, "this token may not add campaigns")
-    try:
-        with transaction.atomic():
-            campaign = Campaign.objects.create(**payload.dict())
-            token(request).campaigns.add(campaign)
-    except IntegrityError:
-        return Status(409, {"detail": f"a campaign '{payload.slug}' exists already"})
+    with transaction.atomic():
+        campaign = campaigns.create_campaign(payload)
+        if campaign is None:
+            return Status(409, {"detail": f"a campaign '{payload.slug}' exists already"})
+        token(request).campaigns.add(campaign)
     return Status(201, campaign_out(campaign))
 
 
@@ -181,13 +221,10 @@ def read_campaign(request, slug: str):
 
 @api.patch("/campaigns/{slug}/", response={200: CampaignOut, **ERRORS})
 def update_campaign(request, slug: str, payload: CampaignPatch):
+    """Name, description, status, standard. Opening a campaign with a RankME criterion
+    needs its standard (422 naming status otherwise)."""
     campaign = campaign_for(token(request), slug, "change")
-    changed = payload.dict(exclude_unset=True, exclude_none=True)
-    for field, value in changed.items():
-        setattr(campaign, field, value)
-    if changed:
-        campaign.save(update_fields=list(changed))
-    return campaign_out(campaign)
+    return campaign_out(campaigns.update_campaign(campaign, payload))
 
 
 @api.get("/campaigns/{slug}/criteria/", response={200: list[CriterionOut], **ERRORS})
@@ -228,18 +265,21 @@ def system_named(campaign: Campaign, system: str) -> System:
 @api.post("/campaigns/{slug}/items/", response={200: WrittenOut, **ERRORS})
 def add_items(request, slug: str, payload: ItemsIn):
     campaign = campaign_for(token(request), slug, "change")
+    record_fields_taken(payload.items, "items", ITEM_FIELDS)
     return bulk.create_items(campaign, payload.items)
 
 
 @api.post("/campaigns/{slug}/systems/", response={200: WrittenOut, **ERRORS})
 def add_systems(request, slug: str, payload: SystemsIn):
     campaign = campaign_for(token(request), slug, "change")
+    record_fields_taken(payload.systems, "systems", SYSTEM_FIELDS)
     return bulk.create_systems(campaign, payload.systems)
 
 
 @api.post("/campaigns/{slug}/systems/{system}/outputs/", response={200: WrittenOut, **ERRORS})
 def add_outputs(request, slug: str, system: str, payload: OutputsIn):
     campaign = campaign_for(token(request), slug, "change")
+    record_fields_taken(payload.outputs, "outputs", OUTPUT_FIELDS)
     return bulk.create_outputs(campaign, system_named(campaign, system), payload.outputs)
 
 
@@ -252,6 +292,7 @@ CSV_BODY = {
     }
 }
 
+RATINGS_QUERY = ("criterion", "form", "name")
 # The forms whose judgments a ratings file can bring (beside the E2E format).
 RATING_FORMS = [name for name in FORMS if name in IMPORTERS]
 
@@ -272,6 +313,7 @@ def add_ratings(
     `form`, the E2E CrowdFlower CSV (`criterion`: which of its scores to read when it has
     both); with `form`, that form's layout (whose rows name their criteria)."""
     campaign = campaign_for(token(request), slug, "change")
+    query_fields_taken(request.GET, RATINGS_QUERY)
     if form is not None and form not in RATING_FORMS:
         known = ", ".join(RATING_FORMS) or "none"
         detail = f"form: no ratings import for {form!r}; one of {known} (or none: E2E)"
@@ -383,7 +425,7 @@ def add_webhook(request, slug: str, payload: WebhookIn):
     endpoint = WebhookEndpoint(campaign=campaign, url=payload.url, events=events)
     try:
         endpoint.full_clean()
-    except ValidationError as error:
+    except ModelValidationError as error:
         field, messages = next(iter(error.message_dict.items()))
         return Status(422, {"detail": f"{field}: {' '.join(messages)}", "field": field})
     endpoint.save()

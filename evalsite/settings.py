@@ -232,6 +232,8 @@ MIDDLEWARE = [
 ]
 
 ROOT_URLCONF = "evalsite.urls"
+# Its error handlers (evalsite/errors.py) give the admin its own error pages; so does this.
+CSRF_FAILURE_VIEW = "evalsite.errors.csrf_failure"
 WSGI_APPLICATION = "evalsite.wsgi.application"
 
 TEMPLATES = [

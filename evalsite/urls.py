@@ -14,3 +14,9 @@ urlpatterns = [
     path("results/", include("ranking.automatic_metrics.urls")),
     path("results/", include("ranking.urls")),
 ]
+
+# Organisers in the admin get the admin's error pages, annotators the site's own.
+handler400 = "evalsite.errors.bad_request"
+handler403 = "evalsite.errors.permission_denied"
+handler404 = "evalsite.errors.page_not_found"
+handler500 = "evalsite.errors.server_error"

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db import transaction
 
 from annotation.admin_base import CampaignObjectAdmin
-from jobs.admin import progress_html
+from jobs.admin import duration_column, progress_html
 
 from .models import GenerationJob, HostedSystem
 from .service import missing_items_count, output_count, request_generation
@@ -52,7 +52,7 @@ class GenerationJobAdmin(CampaignObjectAdmin):
         "progress_bar",
         "outputs_created",
         "items_failed",
-        "seconds",
+        "time_taken",
         "queued_at",
     ]
     list_filter = ["status", "hosted__backend"]
@@ -68,8 +68,9 @@ class GenerationJobAdmin(CampaignObjectAdmin):
         "queued_at",
         "started_at",
         "finished_at",
-        "seconds",
+        "time_taken",
     ]
+    time_taken = duration_column("seconds", "time taken")
 
     @admin.display(description="progress")
     def progress_bar(self, job):

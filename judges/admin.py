@@ -12,7 +12,7 @@ from django.utils.timezone import localtime
 from django.views.decorators.http import require_GET
 
 from annotation.admin_base import CampaignObjectAdmin
-from jobs.admin import progress_html
+from jobs.admin import duration_column, progress_html
 from ranking.service import request_judged_rankings
 
 from .export import FIGURES, write_agreement_csv
@@ -208,7 +208,7 @@ def _agreement_csv(judges, filename: str) -> HttpResponse:
 
 @admin.register(JudgeJob)
 class JudgeJobAdmin(CampaignObjectAdmin):
-    list_display = ["id", "judge", "status", "progress_bar", "outputs_failed", "seconds"]
+    list_display = ["id", "judge", "status", "progress_bar", "outputs_failed", "time_taken"]
     list_filter = ["status", "judge__kind"]
     readonly_fields = [
         "judge",
@@ -221,8 +221,9 @@ class JudgeJobAdmin(CampaignObjectAdmin):
         "queued_at",
         "started_at",
         "finished_at",
-        "seconds",
+        "time_taken",
     ]
+    time_taken = duration_column("seconds", "time taken")
 
     @admin.display(description="progress")
     def progress_bar(self, job):

@@ -25,7 +25,6 @@ class Judge(models.Model):
     class Kind(models.TextChoices):
         METRIC = "metric", JUDGE_KINDS["metric"]
         OPENAI = "openai", JUDGE_KINDS["openai"]
-        TRANSFORMERS = "transformers", JUDGE_KINDS["transformers"]
 
     criterion = models.ForeignKey(
         CampaignCriterion, on_delete=models.CASCADE, related_name="judges"

@@ -9,8 +9,9 @@ against the item's references, or `ser` against its MR), `openai` (an OpenAI-com
 endpoint asked with a rubric prompt, `{input}` and `{output}` filled in, its first number
 read and checked against the scale; the endpoint's settings and policies are the generation
 backend's: the key only from an allowed environment variable, internal hosts only where the
-deployment allows them). `transformers` (a local checkpoint) is named for organisers but not
-built yet: its settings are refused with a message that says so.
+deployment allows them). A local checkpoint as a judge is not built: the kinds offered are
+the ones that score (a local model can serve through an OpenAI-compatible endpoint, as
+vLLM's or llama.cpp's servers do).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from ranking.metrics.sentence import NEEDS_REFERENCES, SENTENCE_METRICS, sentenc
 JUDGE_KINDS = {
     "metric": "Metric of the output (against references or the MR)",
     "openai": "OpenAI-compatible endpoint with a rubric",
-    "transformers": "Local transformers checkpoint",
 }
 DEFAULT_RUBRIC = (
     "You rate texts generated from structured data. Input: {input}\n"
@@ -187,8 +187,6 @@ def check_judge_settings(
         _metric(values)
     elif kind == "openai":
         _openai_parts(values, secret_env, endpoints)
-    elif kind == "transformers":
-        raise ValueError("transformers judges are not available yet: use metric or openai")
     else:
         raise ValueError(f"unknown judge kind {kind!r}: use one of {', '.join(JUDGE_KINDS)}")
 

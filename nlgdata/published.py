@@ -68,7 +68,9 @@ class Dataset:
     questions: dict[str, str]  # criterion -> question
     coverage_required: bool = True
     outputs_per_hit: int = 5
-    standard: tuple[str, str, dict] | None = None  # (text, kind, input), else a reference
+    # (text, kind, input): the standard RankME's pages show with its score of 100, written
+    # for the dataset; none is taken from the items, whose references are rated themselves.
+    standard: tuple[str, str, dict] | None = None
     notes: list[str] = field(default_factory=list)  # what the organiser should know
 
 
@@ -85,6 +87,40 @@ def expect(condition: bool, file_name: str, message: str, where: str = "") -> No
 
 
 # LogicNLG -----------------------------------------------------------------------------------
+
+# LogicNLG's STANDARD (the statement shown with its score of 100): a small table written for
+# this platform, with a statement of LogicNLG's kind (a comparison across rows) that is true
+# of it, its linked column marked as the test set's are. The test set's own references are
+# each rated among the outputs of their item's HITs, so none of them can be the standard.
+LOGICNLG_STANDARD = (
+    "Of the four planets closest to the sun, mars has the most moons, with two.",
+    "table",
+    {
+        "title": "planets closest to the sun",
+        "header": ["planet", "moons", "diameter (km)"],
+        "rows": [
+            ["mercury", "0", "4879"],
+            ["venus", "0", "12104"],
+            ["earth", "1", "12742"],
+            ["mars", "2", "6779"],
+        ],
+        "highlighted": [[row, 1] for row in range(4)],
+    },
+)
+# E2E's STANDARD: a human reference of the development set (devset.csv, whose MRs and
+# restaurants the test set does not share), with its MR.
+E2E_STANDARD = (
+    "The Alimentum is a family-friendly restaurant located in the city centre near Burger King.",
+    "mr",
+    {
+        "attributes": [
+            ["name", "Alimentum"],
+            ["area", "city centre"],
+            ["familyFriendly", "yes"],
+            ["near", "Burger King"],
+        ]
+    },
+)
 
 LOGICNLG_SYSTEMS = (  # file, slug, the paper's name (Table 2)
     ("field_infusing.json", "field-infusing-trans", "Field-Infusing + Trans"),
@@ -127,6 +163,7 @@ def read_logicnlg(folder: Path) -> Dataset:
         },
         coverage_required=False,  # a statement is about part of a table by design
         outputs_per_hit=3,
+        standard=LOGICNLG_STANDARD,
     )
 
 

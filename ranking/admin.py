@@ -6,7 +6,7 @@ from django.utils.html import format_html
 
 from annotation.admin_base import CampaignObjectAdmin, criterion_filter
 from annotation.models import CampaignCriterion
-from jobs.admin import progress_html
+from jobs.admin import duration_column, progress_html
 from ranking.agreement.admin import RunAgreementInline
 
 from .models import RankingRun, SystemResult
@@ -47,7 +47,7 @@ class RankingRunAdmin(CampaignObjectAdmin):
         "state",
         "progress_bar",
         "comparisons",
-        "compute_seconds",
+        "compute_time",
         "queued_at",
         "results_link",
     ]
@@ -63,8 +63,8 @@ class RankingRunAdmin(CampaignObjectAdmin):
         "queued_at",
         "started_at",
         "finished_at",
-        "load_seconds",
-        "compute_seconds",
+        "load_time",
+        "compute_time",
         "note",
         "error",
     ]
@@ -80,6 +80,9 @@ class RankingRunAdmin(CampaignObjectAdmin):
         if db_field.name == "criterion":  # each choice names its campaign: read with it
             kwargs["queryset"] = CampaignCriterion.objects.select_related("campaign")
         return super().formfield_for_dbfield(db_field, request, **kwargs)
+
+    load_time = duration_column("load_seconds", "load time")
+    compute_time = duration_column("compute_seconds", "compute time")
 
     @admin.display(description="criterion", ordering="criterion__name")
     def criterion_label(self, run):

@@ -41,6 +41,16 @@ FORMATS = {
     esa.NAME: "Error-span annotation JSON Lines (import_ratings --form)",
     pairwise.NAME: "Pairwise preference CSV (import_ratings --form)",
 }
+# Format -> (content type, file name suffix) of its download: every format of FORMATS has
+# one, so the admin's export serves each format the command writes.
+DOWNLOADS = {
+    "csv": ("text/csv; charset=utf-8", "judgments.csv"),
+    "jsonl": ("application/x-ndjson; charset=utf-8", "judgments.jsonl"),
+    "e2e": ("text/csv; charset=utf-8", "e2e-ratings.csv"),
+    da.NAME: ("text/csv; charset=utf-8", "da.csv"),
+    esa.NAME: ("application/x-ndjson; charset=utf-8", "esa.jsonl"),
+    pairwise.NAME: ("text/csv; charset=utf-8", "pairwise.csv"),
+}
 CHUNK_ROWS = 2000
 
 # Column -> where the judgment's row holds it.

@@ -75,6 +75,8 @@ The interface, field by field (rankme.py is the worked example):
   scores as given, for a form whose scores share one absolute scale (ESA's 0-100).
 - `marks_error_spans`: True for a form whose judgments carry ErrorSpan rows (ESA): the
   results page then shows the errors per 100 words by severity per system.
+- `shows_standard`: True for a form whose page shows the campaign's standard with its fixed
+  score (RankME): a campaign with such a criterion opens only with a written standard.
 """
 
 from collections.abc import Callable, Iterable
@@ -174,3 +176,6 @@ class JudgmentForm:
     marks_error_spans: bool = False
     # Whether the judgments are choices, scored 1 best, 0 worst, 0.5 neither (see above).
     chooses: bool = False
+    # Whether its pages show the campaign's standard, scored 100 (RankME): such a campaign
+    # opens only once the organiser has written one (Campaign.why_not_open).
+    shows_standard: bool = False

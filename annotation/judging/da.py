@@ -167,13 +167,22 @@ def further_criteria(names, criterion: CampaignCriterion) -> list[str]:
         raise ValidationError({"settings": "also_asks: a list of criterion names"})
     if len(set(names)) != len(names) or criterion.name in names:
         raise ValidationError({"settings": "also_asks: each other criterion once"})
-    found = dict(campaign_criteria(criterion).filter(name__in=names).values_list("name", "form"))
+    found = criteria_forms(criterion)
     wrong = [n for n in names if found.get(n) != NAME]
     if wrong:
         not_da = ", ".join(wrong)
         message = f"also_asks: not direct-assessment criteria of this campaign: {not_da}"
         raise ValidationError({"settings": message})
     return names
+
+
+def criteria_forms(criterion: CampaignCriterion) -> dict[str, str]:
+    """name -> judgment form of the campaign's criteria: as the save being checked leaves
+    them where it checks several together (the admin's criteria, added and kept, in
+    `criteria_after_save`), else as the database has them."""
+    if criterion.criteria_after_save is not None:
+        return criterion.criteria_after_save
+    return dict(campaign_criteria(criterion).values_list("name", "form"))
 
 
 def asked_on_another_page(criterion: CampaignCriterion) -> bool:

@@ -100,4 +100,5 @@ FORM = JudgmentForm(
     ),
     # Every view: the comparisons a HIT's scores imply, and the raw scores.
     protocols=("calibrated", "e2e", "bootstrap", "bt", "wmt", "bws", "fused"),
+    shows_standard=True,
 )

@@ -3,7 +3,7 @@ from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.utils.text import Truncator
 
-from annotation.rendering import input_context
+from annotation.rendering import input_context, is_wide
 
 register = template.Library()
 
@@ -12,6 +12,14 @@ register = template.Library()
 def show_input(kind: str, data: dict) -> dict:
     """`{% show_input item.input_kind item.input_data %}`: the input laid out for reading."""
     return input_context(kind, data)
+
+
+@register.simple_tag
+def wide_input(kind: str, data: dict, shown: bool) -> bool:
+    """`{% wide_input item.input_kind item.input_data criterion.shows_input as wide %}`:
+    whether the page shows an input too wide for the column beside the sentences, which it
+    then lays out across the page, above them (templates/annotation/_task_base.html)."""
+    return shown and is_wide(kind, data)
 
 
 @register.simple_tag

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.admin_base import CampaignObjectAdmin
+from jobs.admin import duration_column
 from nlgdata.attention import describe_verdict
 
 from .models import AnnotatorAgreement, RunAgreement
@@ -22,9 +23,10 @@ class RunAgreementInline(admin.StackedInline):
         "rounds",
         "units",
         "judgments",
-        "seconds",
+        "time_taken",
         "per_annotator",
     )
+    time_taken = duration_column("seconds", "time taken")
 
     @admin.display(description="per annotator")
     def per_annotator(self, agreement):

@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from annotation.admin_base import CampaignObjectAdmin
+from jobs.admin import duration_column
 
 from .models import MetricResult, MetricRun
 from .service import request_metrics
@@ -24,7 +25,7 @@ class MetricResultInline(admin.TabularInline):
 
 @admin.register(MetricRun)
 class MetricRunAdmin(CampaignObjectAdmin):
-    list_display = ["id", "campaign", "status", "systems", "outputs", "compute_seconds"]
+    list_display = ["id", "campaign", "status", "systems", "outputs", "compute_time"]
     list_display += ["queued_at", "results_link"]
     list_filter = ["status", "campaign"]
     readonly_fields = [
@@ -36,12 +37,14 @@ class MetricRunAdmin(CampaignObjectAdmin):
         "queued_at",
         "started_at",
         "finished_at",
-        "compute_seconds",
+        "compute_time",
         "error",
     ]
     fields = ["campaign", *readonly_fields]
     inlines = [MetricResultInline]
     actions = ["queue_again"]
+
+    compute_time = duration_column("compute_seconds", "compute time")
 
     @admin.display(description="")
     def results_link(self, run):

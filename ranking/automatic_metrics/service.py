@@ -6,6 +6,7 @@ import time
 from dataclasses import dataclass, field
 
 from django.db import transaction
+from django.utils import timezone
 
 from annotation.models import Campaign, Item, Output
 from jobs.claims import Heartbeat, work_as_holder
@@ -135,7 +136,7 @@ def request_metrics(campaign: Campaign) -> MetricRun:
 
 def execute_metric_run(run: MetricRun) -> bool:
     """Compute a run and store its results; False if another worker has it or took it."""
-    token = run.claim(progress=0)
+    token = run.claim(progress=0, first_scored_at=None, first_scored=0)
     if token is None:
         return False
     return work_as_holder(
@@ -175,9 +176,13 @@ class ProgressWriter:
 
     def __call__(self, done: int, total: int) -> None:
         self.heartbeat.check()
-        if done != self.written:
-            self.run.update_as_holder(self.token, progress=done, progress_total=total)
-            self.written = done
+        if done == self.written:
+            return
+        first: dict[str, object] = {}
+        if not self.written:  # the first systems scored: the pace is measured from now
+            first = {"first_scored_at": timezone.now(), "first_scored": done}
+        self.run.update_as_holder(self.token, progress=done, progress_total=total, **first)
+        self.written = done
 
 
 @transaction.atomic
@@ -266,7 +271,8 @@ def metric_table(run: MetricRun) -> MetricTable:
         row.outputs[metric] = outputs
     present = {metric for row in by_system.values() for metric in row.values}
     known = WORD_OVERLAP_METRICS + SENTENCE_BLEU_METRICS + SLOT_METRICS + NUMBER_METRICS
-    order = [m for m in known if m in present]
+    # Metrics of no list (stored by a later version, or by hand) follow, so none is hidden.
+    order = [m for m in known if m in present] + sorted(present - set(known))
     rows = sorted(
         by_system.values(),
         key=lambda row: (-row.values.get(Metric.NORMALISED_AVERAGE, float("-inf")), row.system),
@@ -308,7 +314,7 @@ def correlations(table: MetricTable, ranking: RankingRun) -> list[MetricCorrelat
         found.append(
             MetricCorrelation(
                 metric,
-                Metric(metric).label,
+                Metric(metric).label if metric in Metric.values else metric,
                 metrics.correlate([p[1] for p in points], [p[2] for p in points]),
                 points,
             )

@@ -271,7 +271,7 @@ def test_admin_standard_input_of_the_wrong_shape_is_refused_with_the_expected_on
 def test_admin_campaign_without_standard_input_saves_again(organiser):
     """Campaigns made by import_items --create-campaign have none: the page shows the
     field empty, as the help says it may be, and saves."""
-    campaign = make_campaign(standard_text="", standard_input={})
+    campaign = make_campaign(status=Campaign.Status.DRAFT, standard_text="", standard_input={})
     url = reverse("admin:annotation_campaign_change", args=[campaign.pk])
     page = organiser.get(url)
     data = change_form_data(page)

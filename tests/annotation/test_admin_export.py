@@ -2,17 +2,24 @@
 
 import csv
 import io
+import json
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.datafiles.exporters import DOWNLOADS, FORMATS
+from annotation.datafiles.ratings_layouts import IMPORTERS
+from annotation.judging import form_named
 from annotation.models import Judgment
 from tests.client import changelist_rows, forms_on
 from tests.factories import make_campaign, make_judged_hit, make_system_set
+from tests.judging_helpers import form_world
 from tests.world import logged_in
 
 pytestmark = pytest.mark.django_db
+DA, PAIRWISE, ESA = form_named("da"), form_named("pairwise"), form_named("esa")
 
 
 def export_url(campaign) -> str:
@@ -105,3 +112,69 @@ def test_admin_export_of_a_criterion_the_campaign_lacks_is_refused(organiser):
     )
     assert not response.streaming
     assert "Select a valid choice" in response.content.decode()
+
+
+# Each judgment form's layout, downloaded from the admin: the same bytes as the command's.
+DA_FILE = """item,system,annotator,criterion,score
+i1,alpha,w1,correctness,80
+i1,beta,w1,correctness,40
+i2,alpha,w2,correctness,75
+i2,gamma,w2,correctness,20
+"""
+PAIRWISE_FILE = """item,system_a,system_b,annotator,criterion,winner
+i1,alpha,beta,w1,coherence,a
+i2,beta,gamma,w1,coherence,tie
+i3,gamma,delta,w2,coherence,b
+"""
+ESA_FILE = "".join(
+    json.dumps(record) + "\n"
+    for record in [
+        {"item": "i1", "system": "alpha", "annotator": "w1", "criterion": "mqm", "score": 70,
+         "spans": [{"start": 0, "end": 5, "severity": "minor"}]},
+        {"item": "i2", "system": "beta", "annotator": "w2", "criterion": "mqm", "score": 30,
+         "spans": []},
+    ]
+)  # fmt: skip
+LAYOUTS = {
+    DA.name: (DA_FILE, "correctness", "text/csv; charset=utf-8", "da.csv"),
+    PAIRWISE.name: (PAIRWISE_FILE, "coherence", "text/csv; charset=utf-8", "pairwise.csv"),
+    ESA.name: (ESA_FILE, "mqm", "application/x-ndjson; charset=utf-8", "esa.jsonl"),
+}
+
+
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+@pytest.mark.parametrize("chosen", [True, False], ids=["one criterion", "all criteria"])
+def test_admin_export_of_a_form_layout_is_the_commands_file(organiser, tmp_path, layout, chosen):
+    text, criterion, content_type, suffix = LAYOUTS[layout]
+    campaign = form_world(slug="layouts")
+    IMPORTERS[layout](campaign, io.BytesIO(text.encode()), f"in.{suffix}")
+    options = ["--criterion", criterion] if chosen else []
+    out = tmp_path / suffix
+    call_command("export_judgments", campaign.slug, "--format", layout, *options, "--out", out)
+    query = {"file_format": layout, "criterion": criterion if chosen else ""}
+    response = organiser.get(export_url(campaign), query)
+    assert response.status_code == 200
+    assert response["Content-Type"] == content_type
+    name = f"{campaign.slug}-{criterion if chosen else 'all'}-{suffix}"
+    assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+    downloaded = download(response)
+    assert downloaded == out.read_bytes().decode()
+    # Every judgment of the file is in it: a header (CSV) and a line per judgment.
+    assert len(downloaded.splitlines()) == len(text.splitlines())
+
+
+def test_admin_export_offers_every_format_the_command_writes(organiser):
+    campaign = judged()
+    page = organiser.get(export_url(campaign)).content.decode()
+    for name in FORMATS:
+        assert f'value="{name}"' in page
+        assert name in DOWNLOADS
+
+
+def test_admin_export_of_a_criterion_of_another_form_says_why(organiser):
+    campaign = judged()
+    response = organiser.get(
+        export_url(campaign), {"file_format": PAIRWISE.name, "criterion": "quality"}
+    )
+    assert not response.streaming
+    assert "judged with rankme, not pairwise preference" in response.content.decode()

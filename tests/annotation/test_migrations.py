@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from annotation.models import CampaignCriterion, Hit, Judgment
+from annotation.models import Campaign, CampaignCriterion, Hit, Judgment
 from ranking.models import RankingRun
 
 BEFORE_CRITERION_ROWS = [
@@ -123,3 +123,52 @@ def test_folding_criterion_scores_makes_each_a_judgment_of_its_criterion_and_bac
 
     executor = MigrationExecutor(connection)
     executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+BEFORE_STANDARD_WRITTEN = [("annotation", "0036_criterion_judgments_rewrites")]
+
+
+def campaign_rows(apps, slug: str, status: str, form: str, standard: str = "") -> None:
+    get = apps.get_model
+    campaign = get("annotation", "Campaign").objects.create(
+        slug=slug, name=slug, status=status, standard_text=standard
+    )
+    get("annotation", "CampaignCriterion").objects.create(
+        campaign=campaign, name="quality", form=form
+    )
+    for n, references in enumerate([[], ["First reference.", "Second."], ["Later."]]):
+        get("annotation", "Item").objects.create(
+            campaign=campaign,
+            external_id=str(n),
+            input_kind="mr",
+            input_data={"attributes": [["name", f"Place {n}"]]},
+            input_key=f"k{n}",
+            references=references,
+        )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_migrating_writes_the_standard_annotators_were_shown_into_the_campaign():
+    old_state = MigrationExecutor(connection).migrate(BEFORE_STANDARD_WRITTEN)
+    campaign_rows(old_state.apps, "shown", "open", "rankme")
+    campaign_rows(old_state.apps, "closed", "closed", "rankme")
+    campaign_rows(old_state.apps, "draft", "draft", "rankme")
+    campaign_rows(old_state.apps, "da", "open", "da")
+    campaign_rows(old_state.apps, "own", "open", "rankme", standard="The organiser's.")
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+    standards = dict(Campaign.objects.values_list("slug", "standard_text"))
+    assert standards == {
+        "shown": "First reference.",
+        "closed": "First reference.",
+        "draft": "",  # never shown: it gets one before it opens
+        "da": "",  # its pages show no standard
+        "own": "The organiser's.",
+    }
+    shown = Campaign.objects.get(slug="shown")
+    assert (shown.standard_input_kind, shown.standard_input) == (
+        "mr",
+        {"attributes": [["name", "Place 1"]]},
+    )

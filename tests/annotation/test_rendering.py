@@ -85,3 +85,57 @@ def test_boxscore_reads_the_nested_shape_of_the_loader_and_the_backends():
     assert context["player_columns"] == ["POS", "MIN", "PTS"]
     assert context["teams"][0]["players"] == [("Rudy Gay", ["F", "38", "25"])]
     assert context["teams"][1]["players"] == []
+
+
+# Tables: what is marked, and whether the page gives the table its width ------------------
+
+PROVINCES = {
+    "title": "provinces",
+    "header": ["gb", "province", "density"],
+    "rows": [["bj", "beijing municipality", "1167.40"], ["tj", "tianjin", "1144.46"]],
+}
+
+
+def test_table_with_whole_columns_highlighted_marks_the_columns_not_every_cell():
+    """LogicNLG's linked columns: its loader highlights every cell of them."""
+    data = {**PROVINCES, "highlighted": [[0, 1], [1, 1], [1, 2]]}
+    html = render("table", data)
+    assert html.count('<th scope="col" class="marked">') == 1
+    assert '<mark>province</mark><span class="visually-hidden"> (marked column)</span>' in html
+    assert html.count('class="in-marked"') == 2  # its cells tinted, not marked
+    assert html.count('<td class="marked">') == 1  # [1, 2]: a cell of its own
+    assert "The column marked in yellow is what the sentences should be about" in html
+    assert "and so are the highlighted cells" in html
+
+
+def test_table_with_every_column_linked_marks_none():
+    everything = [[r, c] for r in range(2) for c in range(3)]
+    html = render("table", {**PROVINCES, "highlighted": everything})
+    assert "marked" not in html and "<mark>" not in html
+
+
+def test_table_of_one_row_marks_its_cells():
+    data = {**PROVINCES, "rows": PROVINCES["rows"][:1], "highlighted": [[0, 1]]}
+    html = render("table", data)
+    assert '<td class="marked"><mark>beijing municipality</mark>' in html
+    assert "Highlighted cells are the ones the sentence should be about." in html
+
+
+def test_a_table_too_wide_for_the_column_beside_the_sentences_is_wide():
+    template = Template(
+        "{% load annotation_pages %}{% wide_input kind data shown as wide %}{{ wide }}"
+    )
+    wide = {**PROVINCES, "header": [f"column {n}" for n in range(9)], "rows": [["x" * 8] * 9]}
+    for data, shown, expected in [
+        (PROVINCES, True, "False"),  # 3 columns, some 40 characters: beside the sentences
+        (wide, True, "True"),
+        (wide, False, "False"),  # a criterion that shows no input
+    ]:
+        context = Context({"kind": "table", "data": data, "shown": shown})
+        assert template.render(context) == expected
+    assert (
+        Template("{% load annotation_pages %}{% wide_input 'mr' data True %}").render(
+            Context({"data": {"attributes": [["name", "x" * 200]]}})
+        )
+        == "False"
+    )

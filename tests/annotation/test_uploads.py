@@ -2,6 +2,7 @@
 file the job's page reads."""
 
 import io
+import itertools
 
 import pytest
 
@@ -10,14 +11,42 @@ from nlgdata.datafiles import DataFileError
 
 
 def test_counting_file_reports_lines_read_of_those_its_first_pass_counted(monkeypatch):
-    monkeypatch.setattr("annotation.uploads.REPORT_EVERY_LINES", 2)
+    monkeypatch.setattr("annotation.uploads.REPORTS_PER_FILE", 2)
     reports = []
     file = CountingFile(io.BytesIO(b"a\nb\nc\nd\ne\n"), lambda *r: reports.append(r))
     assert file.read(4) + file.read(100) == b"a\nb\nc\nd\ne\n"  # the checking pass
     assert file.seek(0) == 0
     while file.readline():
         pass
-    assert reports == [(0, 5), (2, 5), (4, 5)] and file.lines == 5
+    assert reports == [(0, 5), (2, 5), (4, 5), (5, 5)] and file.lines == 5
+
+
+def test_counting_file_reports_a_small_file_as_it_is_read():
+    """E2E's outputs files have 631 lines: they used to report 0 of 631 until the end."""
+    reports = []
+    text = b"MR\toutput\n" + b"".join(b"mr %d\tout %d\n" % (n, n) for n in range(630))
+    file = CountingFile(io.BytesIO(text), lambda *r: reports.append(r))
+    while file.read(4096):
+        pass
+    file.seek(0)
+    while file.readline():
+        pass
+    lines = [done for done, total in reports if total == 631]
+    assert lines[0] == 0 and lines[-1] == 631 and lines == sorted(lines)
+    assert max(b - a for a, b in itertools.pairwise(lines)) == 6  # a hundredth of the file
+    assert len(reports) == 1 + 105 + 1
+
+
+def test_counting_file_reports_a_large_file_every_2000_lines_at_most():
+    reports = []
+    file = CountingFile(io.BytesIO(b"x\n" * 500_000), lambda *r: reports.append(r))
+    while file.read(65536):
+        pass
+    file.seek(0)
+    while file.readline():
+        pass
+    assert [done for done, _ in reports[:3]] == [0, 2000, 4000]
+    assert reports[-1] == (500_000, 500_000)
 
 
 def test_progress_file_is_read_back_by_the_page(tmp_path, settings):

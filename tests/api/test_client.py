@@ -1,14 +1,19 @@
 """The client (api/client.py) against a live server of the test database: batches,
 idempotent pushes, errors, and the judgments' pages."""
 
+import json
+from pathlib import Path
+
 import pytest
 from django.test import override_settings
 from pytest_django.live_server_helper import LiveServer
 
 from annotation.models import Judgment
 from api import client as client_module
-from api.client import ApiError, Client
+from api.client import WEBHOOK_EVENTS, ApiError, Client, WebhookRefused, verify_webhook
+from api.models import Event, WebhookEndpoint, new_webhook_secret
 from api.tokens import create_token
+from api.webhooks import sign
 from tests.api.openapi import checked_urlopen
 from tests.api.test_endpoints import ratings_csv
 from tests.factories import make_judged_hit
@@ -77,3 +82,46 @@ def test_client_sends_a_large_ratings_file_in_parts_once(platform, campaign, mon
     again = platform.import_ratings(campaign.slug, text, name="big.csv")
     assert all(part["repeated"] for part in again["parts"])
     assert judged.count() == 12
+
+
+def test_client_registers_and_lists_webhooks(platform, campaign, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE = True
+    made = platform.add_webhook(campaign.slug, "http://127.0.0.1:9/hook", ["ranking.done"])
+    assert made["events"] == ["ranking.done"] and made["secret"].startswith("whsec_")
+    everything = platform.add_webhook(campaign.slug, "http://127.0.0.1:9/all")
+    assert everything["events"] == list(WEBHOOK_EVENTS)
+    listed = {hook["id"]: hook["url"] for hook in platform.webhooks(campaign.slug)}
+    assert listed == {made["id"]: made["url"], everything["id"]: everything["url"]}
+    with pytest.raises(ApiError) as refused:
+        platform.add_webhook(campaign.slug, "http://127.0.0.1:9/x", ["ranking.maybe"])
+    assert refused.value.status == 422 and refused.value.body["field"] == "events"
+    assert WebhookEndpoint.objects.filter(campaign=campaign).count() == 2
+
+
+def test_client_names_the_events_the_platform_sends():
+    assert WEBHOOK_EVENTS == tuple(Event.values)
+
+
+def test_client_verifies_a_delivery_as_the_platform_signs_it():
+    secret, now = new_webhook_secret(), 1_800_000_000
+    body = json.dumps({"type": "ranking.done", "timestamp": "t", "data": {"run": 7}}).encode()
+    headers = {
+        "Webhook-Id": "msg_1",
+        "Webhook-Timestamp": str(now),
+        "Webhook-Signature": sign(secret, "msg_1", now, body),
+    }
+    assert verify_webhook(secret, headers, body, now=now + 10)["data"] == {"run": 7}
+    with pytest.raises(WebhookRefused, match="signature"):
+        verify_webhook(secret, headers, body.replace(b"7", b"8"), now=now)
+    with pytest.raises(WebhookRefused, match="signature"):
+        verify_webhook(new_webhook_secret(), headers, body, now=now)
+    with pytest.raises(WebhookRefused, match="replay"):
+        verify_webhook(secret, headers, body, now=now + 301)
+    with pytest.raises(WebhookRefused, match="no webhook-signature"):
+        verify_webhook(secret, {"webhook-id": "m", "webhook-timestamp": str(now)}, body)
+
+
+def test_the_api_docs_name_every_event_type():
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text()
+    for event in Event.values:
+        assert f"| `{event}` |" in docs, event

@@ -284,12 +284,30 @@ def test_datasheet_command_writes_json_and_markdown(tmp_path, capsys):
     assert "Written" in capsys.readouterr().out
 
 
-def test_datasheet_command_unknown_campaign_or_folder(tmp_path):
+def test_datasheet_command_unknown_campaign_or_a_file_for_folder(tmp_path):
     with pytest.raises(CommandError, match="no campaign 'nope'"):
         call_command("datasheet", "nope")
     campaign = make_campaign()
-    with pytest.raises(CommandError, match="no such folder"):
-        call_command("datasheet", campaign.slug, "--out", str(tmp_path / "missing"))
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(CommandError, match="notes.txt: a file, not a folder"):
+        call_command("datasheet", campaign.slug, "--out", str(tmp_path / "notes.txt"))
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_datasheet_command_makes_the_folder_it_writes_into(tmp_path):
+    """The README's `datasheet e2e --out reports/` on a fresh clone, which has no reports/."""
+    campaign = make_campaign()
+    call_command("datasheet", campaign.slug, "--out", str(tmp_path / "reports" / "e2e"))
+    written = sorted(path.name for path in (tmp_path / "reports" / "e2e").iterdir())
+    assert written == [f"{campaign.slug}-datasheet.json", f"{campaign.slug}-datasheet.md"]
+
+
+def test_bundle_command_makes_the_folder_of_its_zip(tmp_path):
+    campaign = make_campaign()
+    call_command("bundle", campaign.slug, str(tmp_path / "bundles" / "b.zip"), stdout=io.StringIO())
+    assert (tmp_path / "bundles" / "b.zip").is_file()
+    with pytest.raises(CommandError, match="a folder; give the zip file's name"):
+        call_command("bundle", campaign.slug, str(tmp_path / "bundles"))
 
 
 # The admin's datasheet page ------------------------------------------------------------------

@@ -8,7 +8,8 @@ from django.urls import reverse
 
 from annotation.models import Assignment, Output
 from tests.client import HttpsClient
-from tests.factories import make_assignment, make_hit
+from tests.factories import make_assignment, make_campaign, make_hit
+from tests.world import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -61,3 +62,54 @@ def test_error_page_csrf_failure_says_the_page_expired(campaign, worker):
     # A POST without the page's token: what a worker sends after their cookies were cleared.
     response = worker.post(url)
     assert_friendly(response, 403, "403_csrf.html", "This page has expired")
+
+
+# Organisers in the admin: the admin's layout, what happened, never the annotators' advice.
+def assert_admin_error(response, status: int, title: str) -> None:
+    page = response.content.decode()
+    assert response.status_code == status
+    assert "admin/error.html" in [t.name for t in response.templates]
+    assert f"<h1>{title} <small>(HTTP {status})</small></h1>" in page
+    assert 'id="site-name"' in page  # the admin's header
+    assert WHAT_TO_DO not in page and "Taking part in a study?" not in page
+    assert "secret detail" not in page
+
+
+@pytest.mark.urls("tests.evalsite.error_urls")
+@pytest.mark.parametrize(
+    ("url", "status", "title"),
+    [
+        ("/admin/fail/not-found/", 404, "Page not found"),
+        ("/admin/fail/forbidden/", 403, "Not allowed"),
+        ("/admin/fail/bad-request/", 400, "Bad request"),
+        ("/admin/fail/broken/", 500, "Something went wrong on our side"),
+    ],
+)
+def test_error_page_in_the_admin_is_the_admins_own(url, status, title):
+    client = HttpsClient(raise_request_exception=False)
+    assert_admin_error(client.get(url), status, title)
+
+
+def test_error_page_404_in_the_admin_for_an_organiser(organiser):
+    response = organiser.get(reverse("admin:annotation_campaign_export", args=[999]))
+    assert_admin_error(response, 404, "Page not found")
+
+
+def test_error_page_403_in_the_admin_for_staff_without_the_permission():
+    campaign = make_campaign()
+    clerk = logged_in("clerk", is_staff=True)
+    response = clerk.get(reverse("admin:annotation_campaign_export", args=[campaign.pk]))
+    assert_admin_error(response, 403, "Not allowed")
+
+
+def test_error_page_csrf_failure_in_the_admin_says_the_form_expired():
+    client = HttpsClient(enforce_csrf_checks=True)
+    response = client.post(reverse("admin:login"), {"username": "a", "password": "b"})
+    assert_admin_error(response, 403, "This page has expired")
+
+
+def test_error_page_500_of_the_admin_needs_no_request_context():
+    page = loader.get_template("admin/error.html").render(
+        {"title": "Something went wrong on our side", "message": "m", "status": 500}
+    )
+    assert "Something went wrong on our side" in page and WHAT_TO_DO not in page

@@ -94,7 +94,7 @@ def test_a_bleu_judge_records_outputs_without_references_as_failures():
             "'scale' must be",
         ),
         ("openai", {"base_url": "http://127.0.0.1:1/v1", "model": "m"}, "not a public"),
-        ("transformers", {}, "not available yet"),
+        ("transformers", {}, "unknown judge kind 'transformers': use one of metric, openai"),
     ],
 )
 def test_judge_settings_are_checked_naming_the_setting(kind, settings, message):
@@ -220,6 +220,21 @@ def test_admin_adds_a_judge_to_a_criterion_and_shows_its_agreement(
     assert changelist_rows(organiser.get(changelist))[0]["scored"] == "4"
     page = organiser.get(reverse("admin:judges_judge_change", args=[judge.pk]))
     assert "not yet: the judge and the crowd" in page.content.decode()
+
+
+def test_admin_offers_only_the_judge_kinds_it_accepts(organiser):
+    campaign, _, _ = make_system_set(systems=2, items=2)
+    add = reverse("admin:judges_judge_add")
+    page = organiser.get(add)
+    offered = [value for value, _ in page.context["adminform"].form.fields["kind"].choices]
+    assert offered == ["", "metric", "openai"]
+    fields = {"criterion": campaign.criteria.get(name="quality").pk, "name": "local"}
+    refused = organiser.submit(
+        page, {**fields, "kind": "transformers", "batch_size": 64, "settings": "{}"}, action=add
+    )
+    assert refused.status_code == 200
+    assert "Select a valid choice. transformers is not one of" in refused.content.decode()
+    assert not Judge.objects.exists()
 
 
 def test_admin_shows_the_stored_agreement_and_fused_ranking(organiser):

@@ -17,15 +17,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug", metavar="campaign", help="campaign slug")
-        parser.add_argument("out", help="the zip file to write")
+        parser.add_argument("out", help="the zip file to write (its folder made if missing)")
 
     def handle(self, slug, out, **options):
         campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:
             raise CommandError(f"no campaign '{slug}'")
         target = Path(out)
-        if not target.parent.is_dir():
-            raise CommandError(f"{target.parent}: no such folder")
+        if target.is_dir():
+            raise CommandError(f"{out}: a folder; give the zip file's name")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise CommandError(f"{target.parent}: a file, not a folder") from None
         manifest = write_bundle(campaign, target, datasheet_of=build_datasheet)
         for name, member in manifest["members"].items():
             rows = "" if member["rows"] is None else f" ({member['rows']} rows)"

@@ -15,15 +15,20 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("slug", metavar="campaign", help="campaign slug")
-        parser.add_argument("--out", default=".", help="folder to write into (default: here)")
+        parser.add_argument(
+            "--out", default=".", help="folder to write into, made if missing (default: here)"
+        )
 
     def handle(self, slug, out, **options):
         campaign = Campaign.objects.filter(slug=slug).first()
         if campaign is None:
             raise CommandError(f"no campaign '{slug}'")
         folder = Path(out)
-        if not folder.is_dir():
-            raise CommandError(f"{out}: no such folder")
+        # Made if missing, as the README's `--out reports/` on a fresh clone needs.
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            raise CommandError(f"{out}: a file, not a folder") from None
         for name, text in datasheet_files(campaign).items():
             (folder / name).write_text(text, encoding="utf-8")
             self.stdout.write(f"Written {folder / name}")

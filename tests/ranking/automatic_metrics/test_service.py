@@ -101,14 +101,35 @@ def test_metric_run_taken_over_starts_its_progress_again(no_java):
     assert (run.status, run.progress, run.progress_total, run.attempts) == ("done", 2, 2, 1)
 
 
-def test_metric_run_time_left_at_the_pace_of_the_systems_scored():
+def test_metric_run_time_left_at_the_pace_measured_after_the_first_systems():
+    """As measured on E2E's 21 systems (docs/organisers.md): the first system was scored
+    95 s after the start (reading, tokenising, METEOR loading its tables), each after it
+    in about 4 s. The pace of the whole elapsed time said 33 min at one system scored."""
     now = timezone.now()
-    run = MetricRun(status="running", started_at=now - timedelta(seconds=60), progress_total=6)
-    assert run.seconds_left(now) is None  # no system scored yet: no pace
-    run.progress = 2
-    assert run.seconds_left(now) == 120
+    run = MetricRun(status="running", started_at=now - timedelta(seconds=95), progress_total=21)
+    assert run.seconds_left(now) is None  # nothing scored: nothing measured
+    run.progress, run.first_scored, run.first_scored_at = 1, 1, now
+    assert run.seconds_left(now) is None  # one system: its time is the start's
+    run.progress = 3
+    assert run.seconds_left(now + timedelta(seconds=8)) == pytest.approx(18 * 4)
     run.status = "done"
     assert run.seconds_left(now) is None
+
+
+def test_metric_run_records_when_its_first_systems_were_scored(no_java):
+    campaign = scored_campaign()
+    run = MetricRun.objects.create(campaign=campaign)
+    before = timezone.now()
+    assert execute_metric_run(run)
+    run.refresh_from_db()
+    assert run.first_scored_at is not None and before <= run.first_scored_at <= run.finished_at
+    assert 1 <= run.first_scored <= run.progress == 2
+    # Taken over by another worker, the run measures its pace again from its own start.
+    MetricRun.objects.filter(pk=run.pk).update(status="queued")
+    token = MetricRun.objects.get(pk=run.pk).claim(progress=0, first_scored_at=None, first_scored=0)
+    assert token is not None
+    run.refresh_from_db()
+    assert (run.first_scored_at, run.first_scored) == (None, 0)
 
 
 def test_execute_metric_run_scores_table_items_with_logicnlg_bleu(no_java):

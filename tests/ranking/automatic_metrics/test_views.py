@@ -8,7 +8,7 @@ from django.utils import timezone
 
 from annotation.models import Output
 from ranking.automatic_metrics.export import CORRELATION_COLUMNS
-from ranking.automatic_metrics.models import MetricRun
+from ranking.automatic_metrics.models import MetricResult, MetricRun
 from ranking.automatic_metrics.service import execute_metric_run
 from ranking.models import RankingRun
 from ranking.service import execute_run
@@ -122,12 +122,19 @@ def test_results_page_shows_a_running_metric_runs_progress_and_time_left(organis
         heartbeat_at=timezone.now(),
         progress=2,
         progress_total=6,
+        # One system scored 50 s after the start, the second 30 s after it: 4 more at 30 s.
+        first_scored=1,
+        first_scored_at=timezone.now() - timedelta(seconds=30),
     )
     page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
     status = page.content.decode().split('id="metrics-progress"')[1].split("</div>")[0]
     assert f"Metric run #{run.pk} is running" in status
     assert '<progress max="6" value="2">' in status
     assert "2 of 6 systems scored, about 2 min left." in " ".join(status.split())
+    MetricRun.objects.filter(pk=run.pk).update(progress=1)
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    status = page.content.decode().split('id="metrics-progress"')[1].split("</div>")[0]
+    assert "1 of 6 systems scored, measuring the pace." in " ".join(status.split())
 
 
 def test_results_page_says_what_a_metric_run_does_before_its_first_system(organiser):
@@ -265,3 +272,42 @@ def test_results_page_shows_the_number_check_for_box_score_items(organiser):
     correlated = section[section.index("Correlation with the human ranking") :]
     assert "<td>Numbers in the box score</td>" in correlated
     assert "<td>Numbers checked</td>" not in correlated  # a count, not a measure of quality
+
+
+def test_results_page_shows_logicnlgs_bleu_before_any_ranking(organiser):
+    """A campaign of table statements, scored, never ranked: BLEU-1/2/3 as LogicNLG's
+    Table 2 prints them (x100), systems by BLEU-3, and a caption that says what comes once
+    the criterion is ranked; no empty cluster or score column."""
+    campaign, systems, items = make_system_set(systems=2, items=3)
+    table = {"title": "t", "header": ["team", "wins"], "rows": [["a", "1"], ["b", "2"]]}
+    for n, item in enumerate(items):
+        item.input_kind, item.input_data = "table", {**table, "statement": n}
+        item.references = ["team b has the most wins", "team a has 1 win"]
+        item.save()
+    Output.objects.filter(system=systems[0]).update(text="team b has the most wins")
+    Output.objects.filter(system=systems[1]).update(text="team a has wins")
+    execute_metric_run(MetricRun.objects.create(campaign=campaign))
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    section = page.content.decode()[page.content.decode().index('id="metrics"') :]
+    assert "No ranking of quality yet" in section
+    bleu = section[section.index("BLEU-1/2/3 of statements about tables (LogicNLG)") :]
+    header = bleu[: bleu.index("</thead>")]
+    assert "<th>BLEU-1 (LogicNLG)</th><th>BLEU-2 (LogicNLG)</th><th>BLEU-3 (LogicNLG)</th>" in (
+        header
+    )
+    assert "<th>#</th>" not in header and "μ" not in header
+    rows = bleu[bleu.index("<tbody>") : bleu.index("</tbody>")]
+    assert rows.index(f">{systems[0].name}<") < rows.index(f">{systems[1].name}<")
+    assert '<td class="num">100.00</td>' in rows  # a copy of a reference: BLEU 1, times 100
+    assert "Systems by BLEU-3 (LogicNLG), best first." in bleu
+    assert "Correlation with the human ranking" not in section
+
+
+def test_results_page_shows_a_metric_no_group_holds(organiser):
+    campaign = ranked_and_scored_campaign()
+    run = MetricRun.objects.get(campaign=campaign)
+    system = campaign.systems.get(name="sys1")
+    MetricResult.objects.create(run=run, system=system, metric="bertscore", value=0.91, outputs=6)
+    page = organiser.get(reverse("ranking:results", args=[campaign.slug, "quality"]))
+    other = page.content.decode().split("<h3>Other metrics</h3>")[1]
+    assert "<th>bertscore</th>" in other and '<td class="num">0.9100</td>' in other
