@@ -125,7 +125,7 @@ def test_folding_criterion_scores_makes_each_a_judgment_of_its_criterion_and_bac
     executor.migrate(executor.loader.graph.leaf_nodes())
 
 
-BEFORE_STANDARD_WRITTEN = [("annotation", "0036_criterion_judgments_rewrites")]
+BEFORE_STANDARD_WRITTEN = [("annotation", "0038_composition_help_cites_research_notes")]
 
 
 def campaign_rows(apps, slug: str, status: str, form: str, standard: str = "") -> None:
