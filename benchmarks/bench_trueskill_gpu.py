@@ -27,7 +27,7 @@ import numba  # noqa: E402
 import numpy as np  # noqa: E402
 
 from ranking.engine import Comparisons, RunsResult  # noqa: E402
-from ranking.engine.protocols import (  # noqa: E402
+from ranking.engine.trueskill_runs import (  # noqa: E402
     bootstrap_protocol,
     e2e_protocol,
     gpu,

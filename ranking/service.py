@@ -34,8 +34,9 @@ from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.agreement import Judgments as AgreementJudgments
 from ranking.engine.choices import NONE, Choices, comparisons_from_choices
 from ranking.engine.forecast import stable_since
-from ranking.engine.fusion import JudgeScores
-from ranking.engine.protocols import Progress, gpu, threads
+from ranking.engine.judgments import JudgeScores
+from ranking.engine.progress import Progress
+from ranking.engine.trueskill_runs import gpu, threads
 from ranking.judge_scores import FusedJudge, fused_judge_of
 from ranking.permutation_check import NullCheck, null_check
 from ranking.protocols import DEFAULT, NAMES, STABILITY_PROTOCOL, protocol_named

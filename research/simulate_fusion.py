@@ -76,7 +76,8 @@ from annotation.datafiles.ratings_import import read_pages  # noqa: E402
 from nlgdata.datafiles import unquote  # noqa: E402
 from nlgdata.inputs import input_key, parse_mr  # noqa: E402
 from ranking.engine.fusion import ppi_means, quantile  # noqa: E402
-from ranking.engine.wmt import Judgments, z_scores  # noqa: E402
+from ranking.engine.judgments import Judgments  # noqa: E402
+from ranking.engine.wmt import z_scores  # noqa: E402
 from ranking.metrics.sentence import SENTENCE_METRICS, sentence_scores  # noqa: E402
 
 METRICS = SENTENCE_METRICS

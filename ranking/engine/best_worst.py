@@ -28,7 +28,8 @@ from scipy.stats import f as f_distribution
 from scipy.stats import f_oneway, studentized_range
 
 from .choices import NONE, Choices
-from .wmt import Judgments, cluster_spans
+from .judgments import Judgments
+from .wmt import cluster_spans
 
 SIGNIFICANCE = 0.05
 

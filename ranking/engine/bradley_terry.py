@@ -50,7 +50,7 @@ from scipy.special import expit, log_expit
 
 from .comparisons import Comparisons
 from .joint import PairStatistics, resampled_claims
-from .protocols import Progress
+from .progress import Progress
 from .units import UnitPairs, bootstrap_weights, with_units
 
 # rating = RATING_MEAN + RATING_PER_NAT * log(strength): 400 points for odds of 10 to 1.

@@ -34,7 +34,7 @@ import numpy as np
 from scipy.stats import norm
 
 from .joint import JointClaims, PairStatistics, joint_claims, pair_indices
-from .protocols import Progress
+from .progress import Progress
 from .rng import next_index, run_seeds
 from .units import UnitPairs, present_systems
 

@@ -7,8 +7,8 @@ import numpy as np
 
 from .comparisons import Comparisons
 from .joint import PairStatistics, resampled_claims
-from .protocols import RunsResult
 from .trueskill import TrueSkillParams
+from .trueskill_runs import RunsResult
 from .units import UnitPairs, with_units
 
 

@@ -65,28 +65,11 @@ import numpy as np
 from scipy.stats import t as student
 
 from .clusters import clusters
-from .wmt import Judgments, z_scores
+from .judgments import Judgments
+from .wmt import z_scores
 
 LAMBDA_CLIP = (0.0, 1.0)
 MIN_LABELLED = 2  # outputs with human scores a system needs for a variance
-
-
-@dataclass(frozen=True)
-class JudgeScores:
-    """An automatic judge's scores of outputs: the output (any identifier, as
-    Judgments.output has them), the number of its system, the score."""
-
-    output: np.ndarray  # int64[M]
-    system: np.ndarray  # int64[M]
-    score: np.ndarray  # float64[M]
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "output", np.asarray(self.output, dtype=np.int64))
-        object.__setattr__(self, "system", np.asarray(self.system, dtype=np.int64))
-        object.__setattr__(self, "score", np.asarray(self.score, dtype=np.float64))
-        if not len(self.output) == len(self.system) == len(self.score):
-            raise ValueError("output, system and score must be as long as each other")
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,12 @@ def drop_stale_cache(cache_dir: Path = ENGINE_DIR / "__pycache__") -> bool:
     stamp = cache_dir / "engine-sources.sha256"
     digest = sources_digest()
     try:
-        if stamp.read_text() == digest:
-            return False
+        recorded = stamp.read_text()
+    except OSError:
+        recorded = ""  # no stamp yet: whatever is cached was built from unknown sources
+    if recorded == digest:
+        return False
+    try:
         stale = list(cache_dir.glob("*.nbi")) + list(cache_dir.glob("*.nbc"))
         for path in stale:
             path.unlink(missing_ok=True)

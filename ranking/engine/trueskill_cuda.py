@@ -1,13 +1,13 @@
 """TrueSkill's runs on a CUDA GPU, one thread per run.
 
-Each thread calls the very functions a CPU thread calls, `protocols.e2e_run` and
-`protocols.bootstrap_run` (numba compiles njit functions for the device when a kernel calls
+Each thread calls the very functions a CPU thread calls, `trueskill_kernels.e2e_run` and
+`trueskill_kernels.bootstrap_run` (numba compiles njit functions for the device when a kernel calls
 them), from the same SplitMix64 seed (`rng.run_seeds`), so a run draws the same numbers and
 applies the same updates. Its ratings equal the CPU's up to the device's math library
 (libdevice's exp and erfc, within an ulp or two of the CPU's) and the fused multiply-adds
 its compiler makes: about 1e-12 apart, not always bit for bit.
 
-Imported only when the GPU path is chosen (`protocols.gpu`), so numba.cuda costs nothing
+Imported only when the GPU path is chosen (`trueskill_runs.gpu`), so numba.cuda costs nothing
 otherwise. Under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1, with NUMBA_DISABLE_JIT=1
 so that the shared functions run as Python on the simulator's arrays) the same kernels run
 on the CPU; the tests check them that way.
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from numba import cuda
 
-from .protocols import KernelParams, PairPools, RunsKernel, bootstrap_run, e2e_run
+from .trueskill_kernels import KernelParams, PairPools, RunsKernel, bootstrap_run, e2e_run
 
 # One warp per block: E2E asks for 200 runs, a few warps, so they spread over as many
 # multiprocessors as there are warps, each with an L1 cache of its own for its ratings.
@@ -34,7 +34,7 @@ def device_name() -> str:
 def e2e_kernel(
     pools: PairPools, active: np.ndarray, n_updates: int, constants: KernelParams
 ) -> RunsKernel:
-    """The E2E runs as `protocols._e2e_runs` makes them, on the GPU; the comparisons are
+    """The E2E runs as `trueskill_kernels._e2e_runs` makes them, on the GPU; the comparisons are
     copied to the device once, here, for every chunk of runs."""
     on_device = [
         cuda.to_device(np.ascontiguousarray(array))
@@ -51,7 +51,7 @@ def e2e_kernel(
 def bootstrap_kernel(
     games: np.ndarray, unit_starts: np.ndarray, constants: KernelParams
 ) -> RunsKernel:
-    """The unit bootstrap's runs as `protocols._bootstrap_runs` makes them, on the GPU."""
+    """The unit bootstrap's runs as `trueskill_kernels._bootstrap_runs` makes them, on the GPU."""
     on_device = cuda.to_device(np.ascontiguousarray(games))
     starts_on_device = cuda.to_device(np.ascontiguousarray(unit_starts))
 

@@ -33,7 +33,8 @@ from typing import Literal
 import numpy as np
 from scipy.stats import mannwhitneyu, ranksums
 
-from .wmt import Judgments, cluster_spans
+from .judgments import Judgments
+from .wmt import cluster_spans
 
 SIGNIFICANCE = 0.05
 

@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from . import coco, mteval
+import ranking.metrics.coco as coco
+import ranking.metrics.mteval as mteval
 
 TABLE_8 = ("bleu", "nist", "meteor", "rouge_l", "cider")
 WORD_OVERLAP = (*TABLE_8, "chrf")

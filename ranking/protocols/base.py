@@ -13,7 +13,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from ranking.engine import Comparisons, Judgments
-from ranking.engine.protocols import Progress
+from ranking.engine.progress import Progress
 
 # A system's stored line, or one ranked again from a bundle: both have SystemResult's fields.
 ResultLine = Any

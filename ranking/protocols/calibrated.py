@@ -14,7 +14,7 @@ from ranking.engine.calibrated import (
     normal_scores,
     score_blocks,
 )
-from ranking.engine.protocols import Progress
+from ranking.engine.progress import Progress
 from ranking.engine.units import UnitPairs, with_units
 
 from .base import Datasheet, Presentation, RankingProtocol, ResultLine, six_decimals

@@ -7,7 +7,8 @@ from typing import Any
 from ranking.charts import RANK_CHART_TITLE
 from ranking.engine import Comparisons, Ranking, RunsResult, summarise
 from ranking.engine.clusters import summarise_claims
-from ranking.engine.protocols import Progress, bootstrap_protocol, e2e_protocol
+from ranking.engine.progress import Progress
+from ranking.engine.trueskill_runs import bootstrap_protocol, e2e_protocol
 
 from .base import (
     NO_ORDER_WITHOUT_EVIDENCE,

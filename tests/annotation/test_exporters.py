@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from annotation.datafiles.ratings_import import import_ratings
 from annotation.identity import set_excluded
 from annotation.models import Assignment, Campaign, Judgment, System
-from ranking.engine import rank_systems
+from ranking.engine import e2e_protocol, summarise
 from ranking.service import load_ranking_input
 from tests.factories import (
     make_annotator,
@@ -231,7 +231,7 @@ def test_export_e2e_refuses_hits_of_several_sizes():
 def ranked(campaign: Campaign) -> list[tuple[str, float]]:
     """Mean mu per system, in the order the ranking numbers the systems."""
     data = load_ranking_input(campaign.criteria.get(name="quality"))
-    ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=7)
+    ranking = summarise(e2e_protocol(data.comparisons, len(data.systems), 10, seed=7))
     names = dict(System.objects.filter(campaign=campaign).values_list("id", "name"))
     return [(names[pk], float(ranking.mean_mu[i])) for i, pk in enumerate(data.systems)]
 

@@ -15,7 +15,7 @@ from jobs.claims import ClaimLost
 from ranking.agreement.models import AnnotatorAgreement, RunAgreement
 from ranking.agreement.service import JUDGMENT_ROW, measure
 from ranking.batch import KeptAsSent, execute_queued_runs
-from ranking.engine import rank_systems
+from ranking.engine import e2e_protocol, summarise
 from ranking.models import RankingRun, SystemResult
 from ranking.protocols import NAMES
 from ranking.service import (
@@ -273,7 +273,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
     assert execute_run(RankingRun.objects.get(pk=run.pk))  # the second worker takes over
     criterion = campaign.criteria.get(name="quality")
     data = load_ranking_input(criterion)
-    ranking = rank_systems(data.comparisons, len(data.systems), runs=10, seed=0)
+    ranking = summarise(e2e_protocol(data.comparisons, len(data.systems), 10, seed=0))
     agreement = measure(criterion, seed=0)
     with pytest.raises(ClaimLost):
         store_results(run, stalled_token, data, ranking, 0.0, 0.0, agreement)
@@ -573,7 +573,7 @@ def test_shared_read_reads_again_once_the_judgments_changed(django_assert_num_qu
 
 def test_trueskill_runs_fall_back_from_a_failing_gpu_to_the_same_rows(settings, monkeypatch):
     """RANKING_GPU=auto where the GPU path fails (here: no driver) stores what the CPU does."""
-    from ranking.engine import protocols, trueskill_cuda  # noqa: PLC0415 - as the engine does
+    from ranking.engine import trueskill_cuda, trueskill_runs  # noqa: PLC0415 - as the engine does
 
     def no_driver(*args):
         raise RuntimeError("CUDA driver library cannot be found")
@@ -582,7 +582,7 @@ def test_trueskill_runs_fall_back_from_a_failing_gpu_to_the_same_rows(settings, 
     stored = []
     for mode in ("off", "auto"):
         settings.RANKING_GPU = mode
-        monkeypatch.setattr(protocols, "gpu_available", lambda: True)
+        monkeypatch.setattr(trueskill_runs, "gpu_available", lambda: True)
         monkeypatch.setattr(trueskill_cuda, "e2e_kernel", no_driver)
         run = quality_run(campaign, protocol="e2e", repetitions=24, seed=7)
         assert execute_run(run)

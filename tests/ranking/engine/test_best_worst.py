@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import f_oneway, tukey_hsd
 
 from ranking.engine.best_worst import TukeyPValues, best_worst_protocol, best_worst_values
-from ranking.engine.wmt import Judgments
+from ranking.engine.judgments import Judgments
 
 
 def judgments(systems, scores) -> Judgments:

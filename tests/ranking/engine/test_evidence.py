@@ -18,10 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ranking.engine import Comparisons, Judgments, comparisons_from_hits, rank_systems
+from ranking.engine import Comparisons, Judgments, comparisons_from_hits
 from ranking.engine.clusters import rank_bounds_per_run, rank_ranges
 from ranking.engine.forecast import forecast
-from ranking.engine.fusion import JudgeScores
+from ranking.engine.judgments import JudgeScores
 from ranking.protocols import NAMES, protocol_named
 
 QUALITY_CSV = (
@@ -287,11 +287,14 @@ def test_pieces_of_the_comparison_graph_are_not_ordered_across_in_the_pairwise_v
         assert view.rank_hi.tolist() == [3, 4, 3, 4], protocol
 
 
+NO_SCORES = Judgments(np.empty(0), np.empty(0), np.empty(0))
+
+
 def test_a_system_never_compared_could_be_anywhere():
     # System 2 is judged only alone: it has no comparison.
     comparisons = Comparisons(np.zeros(30, np.int32), np.ones(30, np.int32), np.zeros(30, bool))
     for protocol in ("e2e", "bootstrap", "bt"):
-        ranking = rank_systems(comparisons, 3, protocol, RUNS, seed=0)
+        ranking = protocol_named(protocol).rank(comparisons, 3, NO_SCORES, RUNS, 0, None)
         assert (ranking.rank_lo[2], ranking.rank_hi[2]) == (1, 3), protocol
         assert (ranking.rank_lo[0], ranking.rank_hi[0]) == (1, 2), protocol
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from ranking.engine import Comparisons, rank_systems
+from ranking.engine import Comparisons, bradley_terry_protocol
 from ranking.engine.forecast import Z_SEPARATED, forecast, more_hits, stable_since
 
 STRENGTH = np.array([2.0, 0.0, 0.0, -0.3])  # A far ahead; B and C tied; D a little behind
@@ -17,7 +17,7 @@ def campaign(hits: int, seed: int) -> Comparisons:
 
 
 def forecast_of(hits: int, seed: int = 0):
-    ranking = rank_systems(campaign(hits, seed), 4, protocol="bt", runs=200, seed=seed)
+    ranking = bradley_terry_protocol(campaign(hits, seed), 4, 200, seed=seed)
     order = ranking.order
     names = "ABCD"
     score, spread, rank = ranking.rating[order], ranking.rating_std[order], ranking.rank[order]

@@ -16,26 +16,26 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ranking.engine import protocols
-from ranking.engine.protocols import bootstrap_protocol, e2e_protocol, gpu
+from ranking.engine import trueskill_runs
+from ranking.engine.trueskill_runs import bootstrap_protocol, e2e_protocol, gpu
 from tests.processes import REPO
-from tests.ranking.engine.test_protocols import make_comparisons
+from tests.ranking.engine.test_trueskill_runs import make_comparisons
 
 # 5 systems, 200 comparisons, 8 runs: the simulator runs each thread as Python.
 SIMULATED = """
 import sys
 import numpy as np
-from ranking.engine import protocols
-from tests.ranking.engine.test_protocols import make_comparisons
+from ranking.engine import trueskill_runs
+from tests.ranking.engine.test_trueskill_runs import make_comparisons
 
 def cpu_runs(*args):
     raise AssertionError("the CPU's runs were called")
 
-protocols._e2e_runs = protocols._bootstrap_runs = cpu_runs
+trueskill_runs._e2e_runs = trueskill_runs._bootstrap_runs = cpu_runs
 comparisons = make_comparisons(n_systems=5, n=200, seed=5)
-with protocols.gpu("auto"):
-    e2e = protocols.e2e_protocol(comparisons, 5, 8, seed=7)
-    bootstrap = protocols.bootstrap_protocol(comparisons, 5, 8, seed=7, chunk_runs=3)
+with trueskill_runs.gpu("auto"):
+    e2e = trueskill_runs.e2e_protocol(comparisons, 5, 8, seed=7)
+    bootstrap = trueskill_runs.bootstrap_protocol(comparisons, 5, 8, seed=7, chunk_runs=3)
 np.savez(sys.argv[1], e2e_mu=e2e.mu, e2e_sigma=e2e.sigma, bootstrap_mu=bootstrap.mu,
          bootstrap_sigma=bootstrap.sigma)
 """
@@ -86,7 +86,7 @@ numba.cuda.dispatcher.get_current_device = lambda: types.SimpleNamespace(
 )
 from numba import cuda
 from ranking.engine import trueskill_cuda
-from ranking.engine.protocols import KernelParams
+from ranking.engine.trueskill_kernels import KernelParams
 
 k = numba.typeof(KernelParams(0.0, 0.25, 1.0, 0.0, 0.1, False))
 u8, f8, i8, i4, b1 = numba.uint64, numba.float64, numba.int64, numba.int32, numba.boolean
@@ -112,7 +112,7 @@ def test_gpu_kernels_compile_for_the_cuda_target():
 
 @pytest.mark.parametrize("protocol", [e2e_protocol, bootstrap_protocol])
 def test_gpu_auto_without_a_device_runs_on_the_cpu(protocol, monkeypatch):
-    monkeypatch.setattr(protocols, "gpu_available", lambda: False)
+    monkeypatch.setattr(trueskill_runs, "gpu_available", lambda: False)
     comparisons = make_comparisons(n=300)
     with gpu("auto"):
         placed = protocol(comparisons, 6, 4, seed=3)
@@ -123,7 +123,7 @@ def test_gpu_off_does_not_look_for_a_device(monkeypatch):
     def look() -> bool:
         raise AssertionError("looked for a device")
 
-    monkeypatch.setattr(protocols, "gpu_available", look)
+    monkeypatch.setattr(trueskill_runs, "gpu_available", look)
     with gpu("off"):
         e2e_protocol(make_comparisons(n=300), 6, 2, seed=3)
 
@@ -140,11 +140,11 @@ def test_gpu_failure_falls_back_to_the_cpu_with_a_warning(failing, monkeypatch, 
 
     from ranking.engine import trueskill_cuda  # noqa: PLC0415 - as the engine loads it
 
-    monkeypatch.setattr(protocols, "gpu_available", lambda: True)
+    monkeypatch.setattr(trueskill_runs, "gpu_available", lambda: True)
     monkeypatch.setattr(trueskill_cuda, "e2e_kernel", start)
     monkeypatch.setattr(trueskill_cuda, "device_name", lambda: "a test device")
     comparisons = make_comparisons(n=300)
-    with caplog.at_level(logging.WARNING, logger=protocols.__name__), gpu("auto"):
+    with caplog.at_level(logging.WARNING, logger=trueskill_runs.__name__), gpu("auto"):
         placed = e2e_protocol(comparisons, 6, 4, seed=3)
     assert np.array_equal(placed.mu, e2e_protocol(comparisons, 6, 4, seed=3).mu)
     assert "TrueSkill runs on the CPU: the GPU path failed" in caplog.text

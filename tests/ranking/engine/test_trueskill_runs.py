@@ -4,15 +4,9 @@ import pytest
 import trueskill
 
 from ranking.engine.comparisons import Comparisons
-from ranking.engine.protocols import (
-    _draw_opponent,
-    _max_var_system,
-    bootstrap_protocol,
-    e2e_params,
-    e2e_protocol,
-    pair_pools,
-)
 from ranking.engine.trueskill import rate_1vs1
+from ranking.engine.trueskill_kernels import _draw_opponent, _max_var_system, pair_pools
+from ranking.engine.trueskill_runs import bootstrap_protocol, e2e_params, e2e_protocol
 
 PROTOCOLS = [e2e_protocol, bootstrap_protocol]
 
