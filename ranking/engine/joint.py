@@ -53,6 +53,8 @@ class JointClaims:
         no critical value, and for every system where the graph has more than one piece
         (intervals across pieces would show an order that nothing measured)."""
         n = len(estimate)
+        if not np.isfinite(self.critical):  # too few draws to claim anything: no intervals
+            return np.full(n, np.nan), np.full(n, np.nan)
         variance = np.diag(covariance)[:, None] + np.diag(covariance)[None, :] - 2 * covariance
         se = np.sqrt(np.maximum(variance, 0.0))
         usable = self.ranked[:, None] & self.ranked[None, :] & ~np.eye(n, dtype=bool)

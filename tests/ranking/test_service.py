@@ -265,7 +265,7 @@ def test_store_results_of_a_worker_that_lost_its_claim_writes_nothing():
     """The race: a stalled worker's run is taken over and finished by another; the first
     one finishes late and must neither store results nor turn the run into a failure."""
     campaign, _ = judged_campaign(hits=5)
-    run = quality_run(campaign)
+    run = quality_run(campaign, protocol="e2e")
     stalled_token = run.claim()
     RankingRun.objects.filter(pk=run.pk).update(
         heartbeat_at=timezone.now() - timedelta(seconds=settings.JOB_STALE_SECONDS + 1)

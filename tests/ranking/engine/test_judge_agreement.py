@@ -5,12 +5,20 @@ known bias), and the cases without an answer."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
 from ranking.engine.judge_agreement import FIGURES, judge_agreement
 
-from .test_fusion import reference_z
+
+def reference_z(annotators: list, scores: list) -> list:
+    """Each score minus its annotator's mean over their standard deviation (pandas, ddof 1);
+    None for annotators with one score or all equal."""
+    rows = pd.DataFrame({"annotator": list(annotators), "score": list(scores)}, dtype=float)
+    by_annotator = rows.groupby("annotator")["score"]
+    z = (rows["score"] - by_annotator.transform("mean")) / by_annotator.transform("std")
+    return [None if not np.isfinite(value) else float(value) for value in z]
 
 # Reference computation ------------------------------------------------------------------------
 
