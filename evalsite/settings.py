@@ -54,12 +54,12 @@ def env_rate(name: str, default: str) -> tuple[int, int] | None:
     value = env_str(name, "").strip().lower() or default
     if value == "off":
         return None
-    requests, _, seconds = value.partition("/")
-    if not (requests.isdigit() and seconds.isdigit() and int(requests) > 0):
+    count, _, seconds = value.partition("/")
+    if not (count.isdigit() and seconds.isdigit() and int(count) > 0):
         raise ImproperlyConfigured(f"{name}={value!r}: use REQUESTS/SECONDS, e.g. 120/60, or off")
     if not 0 < int(seconds) <= RATE_WINDOW_MAX_SECONDS:
         raise ImproperlyConfigured(f"{name}={value!r}: a window of 1 to 86400 seconds")
-    return int(requests), int(seconds)
+    return int(count), int(seconds)
 
 
 def cache_from_url(url: str, var_dir: Path) -> dict:

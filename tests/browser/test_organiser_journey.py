@@ -27,6 +27,7 @@ from django.urls import reverse
 from annotation.models import Annotator, Assignment, Campaign, Item, Judgment, Output, UploadJob
 from ranking.automatic_metrics.models import MetricRun
 from ranking.models import RankingRun
+from ranking.protocols import DEFAULT
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.test_screenshots import log_in
 from tests.browser.test_worker_journey import expect_one_way_out, new_worker, take_check
@@ -210,13 +211,14 @@ def test_organiser_runs_a_campaign_from_the_browser_only(
     # 5. The ranking of the pilot, computed by the worker's sweep, and its CSV.
     wait_for_ranking(page, live_server, campaign)
     # The sweep may have ranked the first HIT alone before the second came: the run of both.
-    runs = RankingRun.objects.filter(campaign=campaign, protocol="e2e", status="done")
+    # The page opens on the calibrated verdict; its CSV is the one the link gives.
+    runs = RankingRun.objects.filter(campaign=campaign, protocol=DEFAULT, status="done")
     run = wait_until(lambda: runs.filter(hits=PILOT_HITS).first(), RANKING_WAIT_S)
     assert run.criterion.name == "quality" and run.results.count() == len(SYSTEMS)
     page.reload()
     shoot(page, "results", phone=True)
     ranking = csv_rows(download(page, page.get_by_role("link", name="Download CSV").click))
-    assert ranking[0][:3] == ["cluster", "system", "mu"], ranking[0]
+    assert ranking[0][:3] == ["cluster", "system", "strength"], ranking[0]
     assert sorted(row[1] for row in ranking[1:]) == SYSTEMS
 
     # 6. The judgments, exported.
