@@ -34,7 +34,8 @@ def test_answers_unlike_the_schema_are_caught(db):
     good = (
         b'[{"slug": "e2e", "name": "E2E", "description": "", "status": "open",'
         b' "outputs_per_hit": 5, "created_at": "2026-11-26T12:00:00Z", "criteria": [],'
-        b' "standard_text": "The Eagle is a pub.", "standard_input_kind": "", "standard_input": {}}]'
+        b' "standard_text": "The Eagle is a pub.", "standard_input_kind": "",'
+        b' "standard_input": {}}]'
     )
     assert mismatches("GET", campaigns, 200, "application/json", good) == []
     assert "is not of type 'string'" in only(

@@ -20,6 +20,7 @@ def reference_z(annotators: list, scores: list) -> list:
     z = (rows["score"] - by_annotator.transform("mean")) / by_annotator.transform("std")
     return [None if not np.isfinite(value) else float(value) for value in z]
 
+
 # Reference computation ------------------------------------------------------------------------
 
 
