@@ -48,6 +48,7 @@ from .monitor import (
     CHART_HEIGHT,
     asked_on_other_pages,
     campaign_progress,
+    empty_outputs,
     hour_bars,
 )
 from .permissions import accepts_upload
@@ -387,6 +388,7 @@ class CampaignAdmin(RecountAfterEdits):
             "_monitor_progress.html" if part else "monitor.html",
             f"Live monitor: {campaign}",
             rows=rows,
+            empty_outputs=None if part else empty_outputs(campaign),
             asked_elsewhere=asked_on_other_pages(campaign),
             chart_height=CHART_HEIGHT,
             bar_width=BAR_WIDTH,
@@ -482,6 +484,7 @@ class SystemAdmin(CampaignObjectAdmin, RecountAfterEdits):
         "architecture",
         "is_active",
         "output_count",
+        "empty_count",
     ]
     list_filter = ["campaign", "architecture", "is_active"]
     list_select_related = ["campaign"]
@@ -495,12 +498,19 @@ class SystemAdmin(CampaignObjectAdmin, RecountAfterEdits):
         return (
             super()
             .get_queryset(request)
-            .annotate(n_outputs=count_of(Output.objects.all(), "system"))
+            .annotate(
+                n_outputs=count_of(Output.objects.all(), "system"),
+                n_empty=count_of(Output.objects.empty(), "system"),
+            )
         )
 
     @admin.display(description="outputs", ordering="n_outputs")
     def output_count(self, system):
         return system.n_outputs
+
+    @admin.display(description="empty outputs", ordering="n_empty")
+    def empty_count(self, system):
+        return system.n_empty
 
     def save_model(self, request, obj, form, change):
         """Switching a system on or off changes what its campaign's rankings are about, and
@@ -517,20 +527,42 @@ class SystemAdmin(CampaignObjectAdmin, RecountAfterEdits):
         return Judgment.objects.of_originals().filter(slot__output__system=system).count()
 
 
+class EmptyOutputFilter(admin.SimpleListFilter):
+    """Outputs without text (the system produced none): kept, and shown to annotators as
+    such; the organiser finds them here."""
+
+    title = "empty output"
+    parameter_name = "empty"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Empty (no text)"), ("no", "With text")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.empty()
+        if self.value() == "no":
+            return queryset.exclude(text="")
+        return queryset
+
+
 @admin.register(Output)
 class OutputAdmin(CampaignObjectAdmin, RecountAfterEdits):
     # Counting every row for the 'N total' line costs what the page must not.
     show_full_result_count = False
     campaign_lookup = "item__campaign"
     fixed_on_change = ("item", "system")
-    list_display = ["id", "system", "item", "origin", "text", "created_at"]
-    list_filter = ["origin", "system__campaign", "system"]
+    list_display = ["id", "system", "item", "origin", "text", "is_empty", "created_at"]
+    list_filter = ["origin", EmptyOutputFilter, "system__campaign", "system"]
     search_fields = ["text", "item__external_id", "system__name"]
     list_select_related = ["system", "item"]
     raw_id_fields = ["item", "system"]
     # The model's ordering (item, system) sorts by the related rows' own orderings, a join
     # and a sort of every output; by their ids it is the (item, system) index, read in order.
     ordering = ["item_id", "system_id"]
+
+    @admin.display(description="empty output", boolean=True)
+    def is_empty(self, output):
+        return not output.text
 
 
 @admin.register(DataFile)

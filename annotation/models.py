@@ -507,6 +507,13 @@ class System(models.Model):
         super().save(*args, **kwargs)
 
 
+class OutputQuerySet(models.QuerySet):
+    def empty(self):
+        """Outputs without text: the system produced none for the item (kept, shown to
+        annotators as such, rated and ranked like any other)."""
+        return self.filter(text="")
+
+
 class Output(models.Model):
     class Origin(models.TextChoices):
         IMPORTED = "imported", "Imported"
@@ -517,6 +524,8 @@ class Output(models.Model):
     text = models.TextField()
     origin = models.CharField(max_length=10, choices=Origin.choices, default=Origin.IMPORTED)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = OutputQuerySet.as_manager()
 
     class Meta:
         ordering = ["item", "system"]
@@ -622,11 +631,14 @@ class Hit(models.Model):
     class Meta:
         ordering = ["id"]
         verbose_name = "HIT"
-        constraints = [
-            models.UniqueConstraint(
+        indexes = [
+            # The id a crowd platform gave the task: shared by the HITs of each worker who did
+            # it and each criterion asked on it (one per assignment here), so not unique.
+            # Importers look up the ids of a file to refuse a page imported before.
+            models.Index(
                 fields=["campaign", "external_id"],
                 condition=~Q(external_id=""),
-                name="hit_external_id_once",
+                name="hit_external_id",
             )
         ]
 

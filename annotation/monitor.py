@@ -22,7 +22,7 @@ from django.db.models import Count
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from .models import Assignment, Campaign, CampaignCriterion
+from .models import Assignment, Campaign, CampaignCriterion, Output
 
 SAMPLE = 200  # newest submissions for the median time and the flagged share
 HOURS = 24  # of the chart
@@ -59,6 +59,12 @@ def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
     `asked_on_other_pages`, whose progress is their page's criterion's)."""
     criteria = campaign.criteria.order_by("name")
     return [criterion_progress(c, now) for c in criteria if c.judging.has_own_hits(c)]
+
+
+def empty_outputs(campaign: Campaign) -> int:
+    """The campaign's outputs without text (the system produced none): the page opened
+    says how many annotators see as such; the refreshed part does not count them again."""
+    return Output.objects.empty().filter(item__campaign=campaign).count()
 
 
 def asked_on_other_pages(campaign: Campaign) -> list[CampaignCriterion]:

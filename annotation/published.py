@@ -30,6 +30,7 @@ from .datafiles.importers import (
     BATCH_CHARS,
     BATCH_ROWS,
     BY_ID,
+    EMPTY,
     ItemRecord,
     ItemWriter,
     OutputRow,
@@ -55,7 +56,7 @@ Progress = Callable[[str], None]
 # What `load_published` and the admin's "Load a published dataset" offer.
 DATASETS = {
     "logicnlg": "LogicNLG (test set: tables and statements)",
-    "rotowire": "RotoWire (games/*.jsonl: box scores and summaries)",
+    "rotowire": "RotoWire (games/*.jsonl: box scores and summaries; outputs.jsonl, if any)",
     "webnlg2020": "WebNLG+ 2020 (English: triple sets)",
     "e2e": "E2E NLG Challenge (test set and 21 systems' outputs)",
 }
@@ -67,18 +68,26 @@ class LoadSummary:
     created_campaign: bool = False
     items: int = 0
     outputs: dict[str, int] = field(default_factory=dict)  # system -> outputs written
+    empty: dict[str, int] = field(default_factory=dict)  # system -> of them empty
     skipped: list[str] = field(default_factory=list)  # parts loaded by an earlier run
     notes: list[str] = field(default_factory=list)
 
     def __str__(self) -> str:
         done = [f"{self.items:,} items"] if self.items else []
-        done += [f"{count:,} outputs of {name}" for name, count in self.outputs.items()]
+        done += [
+            f"{count:,} outputs of {name}" + empty_count(self.empty.get(name, 0))
+            for name, count in self.outputs.items()
+        ]
         lines = [f"'{self.campaign.slug}': " + ("loaded " + ", ".join(done) if done else "")]
         if self.skipped:
             lines.append("already loaded, left as they were: " + ", ".join(self.skipped))
         if not done:
             lines[0] += "nothing new to load"
         return "\n".join(lines + self.notes)
+
+
+def empty_count(empty: int) -> str:
+    return f" ({empty:,} empty: the system produced no text)" if empty else ""
 
 
 def load_published(
@@ -207,12 +216,15 @@ def load_system(
         defaults={"label": published.label, "architecture": published.architecture},
     )
     rows = output_rows(published)
-    written = 0
+    written = empty = 0
     for batch in batches(rows, BATCH_ROWS, BATCH_CHARS, output_row_chars):
         write_outputs(campaign, system, batch, BY_ID, published.source)
         written += len(batch)
+        empty += sum(not row.text for row in batch)
         progress(f"{published.name}: {written:,}/{len(published.outputs):,} outputs")
     summary.outputs[published.name] = written
+    if empty:
+        summary.empty[published.name] = empty
     if published.missing:
         shown = ", ".join(published.missing[:5])
         summary.notes.append(f"{published.name} has no output for {shown}")
@@ -223,16 +235,16 @@ def load_system(
         sha256=published.sha256,
         system=system,
         rows=written,
-        summary=f"{written:,} outputs of {published.name}",
+        summary=f"{written:,} outputs of {published.name}{empty_count(empty)}",
     )
 
 
 def output_rows(published: PublishedSystem) -> Iterator[OutputRow]:
     limit = settings.MAX_OUTPUT_CHARS
     for number, (external_id, text) in enumerate(published.outputs.items(), start=1):
-        text = text.strip()
-        if not text or len(text) > limit:
-            problem = f"{len(text):,} characters; the limit is {limit:,}" if text else "empty"
+        text = text.strip()  # kept when empty: the system produced no text for the item
+        if len(text) > limit:
+            problem = f"{len(text):,} characters; the limit is {limit:,}"
             raise DataFileError(published.source, f"the output for item {external_id!r}: {problem}")
         yield OutputRow(number, external_id, text)
 
@@ -288,7 +300,10 @@ def load_e2e(
                 defaults={"architecture": E2E_ARCHITECTURES.get(path.stem, "")},
             )
             with path.open("rb") as file:
-                summary.outputs[path.stem] = import_outputs(campaign, system, file, path.name).rows
+                imported = import_outputs(campaign, system, file, path.name)
+            summary.outputs[path.stem] = imported.rows
+            if imported.created.get(EMPTY):
+                summary.empty[path.stem] = imported.created[EMPTY]
     return summary
 
 

@@ -20,7 +20,7 @@ from annotation.datafiles.importers import (
     ItemWriter,
     OutputRow,
     json_id,
-    limit_text,
+    output_text,
     read_item_lines,
     write_outputs,
 )
@@ -127,7 +127,7 @@ def create_outputs(campaign: Campaign, system: System, records: list[dict]) -> W
         seen.add(item)
         if not isinstance(row.values["text"], str):
             raise DataFileError(source, "must be a string", row.line, "text")
-        text = limit_text(row.values["text"], source, row.line, "text", settings.MAX_OUTPUT_CHARS)
+        text = output_text(row.values["text"], source, row.line, "text", settings.MAX_OUTPUT_CHARS)
         rows.append(OutputRow(row.line, item, text))
     with transaction.atomic():
         stored = dict(

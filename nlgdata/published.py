@@ -10,7 +10,8 @@ file and the entry. `annotation.published` writes a `Dataset` into a campaign.
   statements, as the authors' evaluate.py scores every statement of a table against them.
 - RotoWire (the INLG 2021 accuracy shared task's 90 games, one JSON object per line in
   games/*.jsonl): an item is a game; the human summary is its reference and the output of
-  the system `human`; `detokenized_text` is the output of one neural system.
+  the system `human`; `detokenized_text` is the output of one neural system. Where
+  `outputs.jsonl` lies beside games/, each of its lines is a system's output for a game.
 - WebNLG+ 2020 (English): an item is a sampled triple set, keyed by its sample id; line n
   of `outputs/<team>.primary.en` is the team's output for sample id n.
 """
@@ -49,7 +50,7 @@ class PublishedItem:
 class PublishedSystem:
     name: str  # a slug: System.name
     label: str  # the name its paper uses
-    outputs: dict[str, str]  # item external id -> text
+    outputs: dict[str, str]  # item external id -> text, empty where it produced none
     source: str  # the file(s) the outputs came from
     sha256: str  # of those files and the system's name, so a repeat load is recognised
     architecture: str = ""
@@ -291,9 +292,16 @@ ROTOWIRE_STANDARD = (
 )
 
 
+# Other systems' summaries, beside games/: `{"game", "system", "text"}` a line, one line per
+# output; `game` is the game's item id (its `id`, or "<day> <visitors> at <home>").
+ROTOWIRE_OUTPUTS = "outputs.jsonl"
+MAX_SYSTEM_NAME = 100  # System.name's width
+
+
 def read_rotowire(folder: Path) -> Dataset:
     games_folder = "games" if folder_inside(folder, "games") else ""
     files = files_inside(folder, games_folder, "*.jsonl")
+    files = [path for path in files if games_folder or path.name != ROTOWIRE_OUTPUTS]
     expect(bool(files), games_folder or folder.name, "no games/*.jsonl files")
     items: list[PublishedItem] = []
     human: dict[str, str] = {}
@@ -325,6 +333,10 @@ def read_rotowire(folder: Path) -> Dataset:
             missing=[i.external_id for i in items if i.external_id not in neural],
         ),
     ]
+    outputs_path = folder / ROTOWIRE_OUTPUTS
+    if outputs_path.exists() or outputs_path.is_symlink():
+        taken = {system.name for system in systems}
+        systems += rotowire_systems(file_inside(folder, ROTOWIRE_OUTPUTS), items, taken)
     return Dataset(
         name="rotowire",
         title="RotoWire: NBA game summaries from box scores",
@@ -346,6 +358,59 @@ def read_rotowire(folder: Path) -> Dataset:
         standard=ROTOWIRE_STANDARD,
         notes=same_as_human(human, neural),
     )
+
+
+def rotowire_systems(
+    path: Path, items: list[PublishedItem], taken: set[str]
+) -> list[PublishedSystem]:
+    """The systems of outputs.jsonl, in the order the file first names them; a line of a
+    game that games/ lacks, a system named like the dataset's own, or a second line of the
+    same game and system is an error naming its line (and the first)."""
+    games = {item.external_id for item in items}
+    outputs: dict[str, dict[str, str]] = {}
+    lines: dict[tuple[str, str], int] = {}
+    for line, record in rotowire_games(path):
+        game, system, text = rotowire_output(record, path.name, line)
+        if game not in games:
+            raise DataFileError(path.name, f"no game {shown(game)!r} in games/", line, "game")
+        if system in taken:
+            message = f"{system!r} is the name of the dataset's own system"
+            raise DataFileError(path.name, message, line, "system")
+        first = lines.setdefault((game, system), line)
+        if first != line:
+            message = f"game {shown(game)!r} of system {system!r} is also on line {first}"
+            raise DataFileError(path.name, message, line, "game")
+        outputs.setdefault(system, {})[game] = text
+    return [
+        PublishedSystem(
+            name,
+            name,
+            texts,
+            path.name,
+            file_digest(path, salt=name),
+            missing=[i.external_id for i in items if i.external_id not in texts],
+        )
+        for name, texts in outputs.items()
+    ]
+
+
+def rotowire_output(record: dict, file_name: str, line: int) -> tuple[str, str, str]:
+    """(game, system, text) of a line of outputs.jsonl; the text may be empty (the system
+    produced none), the system's name is one a System may have."""
+    for name in ("game", "system", "text"):
+        if name not in record:
+            raise DataFileError(file_name, f"missing field '{name}'", line, name)
+    game, system, text = record["game"], record["system"], record["text"]
+    if isinstance(game, bool) or not isinstance(game, str | int) or not str(game).strip():
+        raise DataFileError(file_name, "must be a game's id", line, "game")
+    if not isinstance(system, str) or not system.strip() or system != system.strip():
+        raise DataFileError(file_name, "must be a name without spaces around it", line, "system")
+    if len(system) > MAX_SYSTEM_NAME or not system.isprintable():
+        message = f"must be printable, at most {MAX_SYSTEM_NAME} characters"
+        raise DataFileError(file_name, message, line, "system")
+    if not isinstance(text, str):
+        raise DataFileError(file_name, "must be a string", line, "text")
+    return str(game), system, text
 
 
 def same_as_human(human: dict[str, str], neural: dict[str, str]) -> list[str]:
@@ -520,10 +585,11 @@ def webnlg_system(path: Path, sample_ids: list[str]) -> PublishedSystem:
     outputs, missing = {}, []
     for sample_id in sample_ids:
         number = int(sample_id)
-        text = lines[number - 1].strip() if number <= len(lines) else ""
-        if text:
-            outputs[sample_id] = text
-        else:  # FORGE2017 has an empty line for sample 533
+        if number <= len(lines):
+            # Kept when empty: FORGE2017 has an empty line for sample 533, which the
+            # organisers' raters scored 0 on every criterion.
+            outputs[sample_id] = lines[number - 1].strip()
+        else:
             missing.append(sample_id)
     label = WEBNLG_LABELS.get(stem, stem)
     # The system keeps the name the challenge's files give it (System.key is its slug).

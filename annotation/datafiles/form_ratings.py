@@ -103,6 +103,14 @@ class HasHit(Protocol):
     @property
     def hit(self) -> str | None: ...
 
+    @property
+    def annotator(self) -> str: ...
+
+
+# A page as a crowd platform keys it: the task shown (its HIT id, shared by the workers who
+# did it and the criteria asked on it), the worker, the criterion.
+PageKey = tuple[str, str, str]
+
 
 class FormRatingsWriter:
     """The lookups a writer keeps across batches, and the checks made with them.
@@ -148,22 +156,28 @@ class FormRatingsWriter:
     def output_id(self, item: str, system: str) -> int:
         return self.outputs[(self.items[item], self.systems[system])]
 
-    def taken_hits(self, rows: Iterable[HasHit]) -> set[str]:
-        """The rows' `hit`s the campaign already has."""
+    def taken_hits(self, rows: Iterable[HasHit]) -> set[PageKey]:
+        """The pages of the rows' `hit`s the campaign already has: (hit, annotator, criterion)."""
         ids = [r.hit for r in rows if r.hit]
-        hits = self.campaign.hits.filter(external_id__in=ids)
-        return set(hits.values_list("external_id", flat=True))
+        pages = Assignment.objects.filter(hit__campaign=self.campaign, hit__external_id__in=ids)
+        return set(
+            pages.values_list("hit__external_id", "annotator__external_id", "hit__criterion__name")
+        )
 
-    def check_not_taken(self, row: HasHit, taken: set[str]) -> None:
-        if row.hit in taken:
+    def check_not_taken(self, row: HasHit, criterion: str, taken: set[PageKey]) -> None:
+        if (row.hit, row.annotator, criterion) in taken:
             raise DataFileError(
-                self.file_name, f"HIT {row.hit} is already in the campaign", row.line, "hit"
+                self.file_name,
+                f"HIT {row.hit} of annotator {row.annotator} on {criterion} is already in the"
+                " campaign",
+                row.line,
+                "hit",
             )
 
-    def check_new_hits(self, rows: list) -> None:
+    def check_new_hits(self, rows: list, criterion: Callable[[Any], str]) -> None:
         taken = self.taken_hits(rows)
         for row in rows:
-            self.check_not_taken(row, taken)
+            self.check_not_taken(row, criterion(row), taken)
 
     def write_hits(
         self,

@@ -93,9 +93,16 @@ def key_digest(key: str) -> bytes:
 
 
 def limit_text(text: str, file_name: str, line: int, column: str, limit: int) -> str:
-    text = text.strip()
-    if not text:
+    if not text.strip():
         raise DataFileError(file_name, "empty text", line, column)
+    return output_text(text, file_name, line, column, limit)
+
+
+def output_text(text: str, file_name: str, line: int, column: str, limit: int) -> str:
+    """A system's output, which may be empty: a system that produced no text for an item
+    is part of what was published (WebNLG 2020's FORGE2017 on sample 533, scored 0 by
+    the organisers' raters), rated and ranked like any other output."""
+    text = text.strip()
     if len(text) > limit:
         raise DataFileError(
             file_name, f"{len(text):,} characters; the limit is {limit:,}", line, column
@@ -347,17 +354,30 @@ def import_outputs(
     else:
         rows, lookup = read_e2e_outputs(opened.lines, file_name), BY_MR
     with transaction.atomic():
-        count = 0
+        count = empty = 0
         for batch in batches(rows, BATCH_ROWS, BATCH_CHARS, output_row_chars):
             write_outputs(campaign, system, batch, lookup, file_name)
             count += len(batch)
+            empty += sum(not row.text for row in batch)
         if not count:
             raise DataFileError(file_name, "no outputs in the file")
-        summary = ImportSummary(file_name, count, {"outputs": count})
+        created = {"outputs": count} | ({EMPTY: empty} if empty else {})
+        summary = ImportSummary(file_name, count, created, empty_note(empty))
         record_file(campaign, DataFile.Kind.OUTPUTS, opened, summary, system, user)
         campaign.criteria.record_pool_change()
         sql.analyze(Output)
     return summary
+
+
+# How an outputs import's summary counts the empty outputs among those it created.
+EMPTY = "of them empty"
+
+
+def empty_note(empty: int) -> str:
+    """What an import's summary says of the empty outputs it stored."""
+    if not empty:
+        return ""
+    return "An empty output is the system's own: annotators are told it produced no text"
 
 
 def output_row_chars(row: OutputRow) -> int:
@@ -373,7 +393,7 @@ def read_e2e_outputs(lines: Iterable[str], file_name: str) -> Iterator[OutputRow
             raise DataFileError(file_name, "a second output for the same MR", row.line, "MR")
         seen.add(digest)
         output = unquote_field(row.values["output"])
-        output = limit_text(output, file_name, row.line, "output", settings.MAX_OUTPUT_CHARS)
+        output = output_text(output, file_name, row.line, "output", settings.MAX_OUTPUT_CHARS)
         yield OutputRow(row.line, key, output)
 
 
@@ -390,7 +410,7 @@ def read_output_lines(lines: Iterable[str], file_name: str) -> Iterator[OutputRo
         text = row.values["text"]
         if not isinstance(text, str):
             raise DataFileError(file_name, "must be a string", row.line, "text")
-        output = limit_text(text, file_name, row.line, "text", settings.MAX_OUTPUT_CHARS)
+        output = output_text(text, file_name, row.line, "text", settings.MAX_OUTPUT_CHARS)
         yield OutputRow(row.line, external_id, output)
 
 

@@ -1,13 +1,16 @@
 """Direct-assessment ratings in and out, in the long CSV layout of nlgdata/ratings_da.py:
 `item,system,annotator,criterion,score[,hit,seconds]`, one row per score.
 
-Import: the rows of one page (the same `hit`, or without it the same annotator and item)
-become one submitted HIT of the file's first criterion, its systems in the order they first
-appear; scores of the other criteria named on the page are its further criteria (a Judgment
-of theirs on the HIT's slot, and the first criterion's `also_asks`). Items are found by the
-id they were imported with, systems by name, and each (item, system) must have an output. A
-criterion the campaign lacks is created, judged by direct assessment and closed to
-annotators.
+Import: the rows of one page (the same `hit` and annotator, or without a `hit` the same
+annotator and item) become one submitted HIT of the file's first criterion, its systems in
+the order they first appear; scores of the other criteria named on the page are its further
+criteria (a Judgment of theirs on the HIT's slot, and the first criterion's `also_asks`).
+Items are found by the id they were imported with, systems by name, and each (item, system)
+must have an output. A criterion the campaign lacks is created, judged by direct assessment
+and closed to annotators. A `hit` is the crowd platform's task, shared by the workers who
+did it (Mechanical Turk's HIT and its assignments): each worker's page of it is a HIT here,
+of the same item, and a second score of the same (hit, annotator, criterion, system) is
+refused naming both lines.
 
 Export writes the judgments rankings use in the same layout, in ranking order, so that
 importing it into a new campaign gives the same rankings.
@@ -53,24 +56,19 @@ class DaPage:
     seconds: float | None
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     lines: dict[str, int] = field(default_factory=dict)  # the first line of each system
+    scored: dict[tuple[str, str], int] = field(default_factory=dict)  # (system, criterion)
     named: dict[str, int] = field(default_factory=dict)  # the first line of each criterion
 
     def add(self, rating: DaRating, file_name: str) -> None:
-        if (rating.item, rating.annotator) != (self.item, self.annotator):
-            what = "item" if rating.item != self.item else "annotator"
-            raise DataFileError(
-                file_name,
-                f"HIT {rating.hit} has another {what} on line {self.line}",
-                rating.line,
-                what,
-            )
         scores = self.scores.setdefault(rating.system, {})
         self.lines.setdefault(rating.system, rating.line)
         self.named.setdefault(rating.criterion, rating.line)
-        if rating.criterion in scores:
+        first = self.scored.setdefault((rating.system, rating.criterion), rating.line)
+        if first != rating.line:
             raise DataFileError(
                 file_name,
-                f"a second score of system {rating.system} on {rating.criterion} in the same HIT",
+                f"a second score of system {rating.system} on {rating.criterion} in the same HIT"
+                f" by the same annotator (line {first})",
                 rating.line,
                 "score",
             )
@@ -119,14 +117,24 @@ def unguarded_rating(rating: DaRating) -> DaRating:
 
 
 def file_pages(ratings: Iterable[DaRating], file_name: str) -> Iterator[DaPage]:
-    """The file's pages, one at a time: the rows of one `hit` (or without it, of one
-    annotator and item) come together, as the export writes them. A row of a page that
-    ended before other rows is an error naming both lines; only the pages' keys are kept."""
+    """The file's pages, one at a time: the rows of one `hit` and annotator (or without a
+    `hit`, of one annotator and item) come together, as the export writes them. A row of a
+    page that ended before other rows is an error naming both lines, and so is a `hit` of
+    another item; only the pages' keys and the hits' items are kept."""
     page: DaPage | None = None
     key: tuple[str, ...] = ()
     ended: dict[tuple[str, ...], int] = {}
+    items: dict[str, tuple[str, int]] = {}  # hit -> its item and the line that names it
     for r in ratings:
-        here: tuple[str, ...] = ("hit", r.hit) if r.hit else ("page", r.annotator, r.item)
+        here: tuple[str, ...] = (
+            ("hit", r.hit, r.annotator) if r.hit else ("page", r.annotator, r.item)
+        )
+        if r.hit:
+            item, line = items.setdefault(r.hit, (r.item, r.line))
+            if item != r.item:
+                raise DataFileError(
+                    file_name, f"HIT {r.hit} has another item on line {line}", r.line, "item"
+                )
         if page is not None and here != key:
             ended[key] = page.line
             yield page
@@ -162,10 +170,10 @@ class DaWriter(FormRatingsWriter):
         self.ensure_criteria(pages)
         for page in pages:
             self.check(page)
-        self.check_new_hits(pages)
-        self.ensure_annotators(p.annotator for p in pages)
         main = self.main
         assert main is not None  # ensure_criteria found it
+        self.check_new_hits(pages, lambda p: main.name)
+        self.ensure_annotators(p.annotator for p in pages)
         slots, assignments = self.write_hits(
             pages,
             criterion=lambda p: main,

@@ -2,14 +2,18 @@
 nlgdata/judgment_files.py: `{"item", "system", "annotator", "criterion", "score", "spans":
 [{"start", "end", "severity"}]}`, optional `hit`, one judgment a line.
 
-Import: the lines of one page (the same `hit`, or without it the same annotator, item and
-criterion) become one submitted HIT of their criterion, its systems in the order their lines
-come; each span becomes an ErrorSpan of its judgment. Items are found by the id they were
-imported with, systems by name; each (item, system) must have an output, and each span must
-lie within that output's text (`check_spans`, in code points). A span marked twice in one
-judgment is refused; overlapping spans are kept (published files may have them, the page
-does not make them). A criterion the campaign lacks is created, judged with ESA and closed
-to annotators, and the summary says so. All or nothing: one transaction.
+Import: the lines of one page (the same `hit`, annotator and criterion, or without a `hit`
+the same annotator, item and criterion) become one submitted HIT of their criterion, its
+systems in the order their lines come; each span becomes an ErrorSpan of its judgment. Items
+are found by the id they were imported with, systems by name; each (item, system) must have
+an output, and each span must lie within that output's text (`check_spans`, in code points).
+A span marked twice in one judgment is refused; overlapping spans are kept (published files
+may have them, the page does not make them). A `hit` is the crowd platform's task, shared by
+the workers who did it and the criteria asked on it (Mechanical Turk's HIT and its
+assignments): it shows one item, and a second judgment of the same (hit, annotator,
+criterion, system) is refused naming both lines. A criterion the campaign lacks is created,
+judged with ESA and closed to annotators, and the summary says so. All or nothing: one
+transaction.
 
 Export writes the judgments rankings use, in ranking order, with their spans: importing it
 into a new campaign gives the same rankings and the same spans.
@@ -77,16 +81,18 @@ def import_esa_judgments(
 
 def group_pages(judgments: list[EsaJudgment], file_name: str) -> list[EsaPage]:
     pages: dict[tuple, EsaPage] = {}
+    items: dict[str, EsaJudgment] = {}  # hit -> its first line
     for j in judgments:
-        key = ("hit", j.hit) if j.hit else ("page", j.annotator, j.item, j.criterion)
+        key = ("hit", j.hit) if j.hit else ("page", j.item)
+        key += (j.annotator, j.criterion)
+        if j.hit:
+            first = items.setdefault(j.hit, j)
+            if first.item != j.item:
+                message = f"HIT {j.hit} has another item on line {first.line}"
+                raise DataFileError(file_name, message, j.line, "item")
         page = pages.get(key)
         if page is None:
             page = pages[key] = EsaPage(j.line, j.hit, j.item, j.annotator, j.criterion)
-        else:
-            for what in ("item", "annotator", "criterion"):
-                if getattr(j, what) != getattr(page, what):
-                    message = f"HIT {j.hit} has another {what} on line {page.line}"
-                    raise DataFileError(file_name, message, j.line, what)
         if j.system in page.judgments:
             first = page.judgments[j.system].line
             message = f"a second judgment of system {j.system} in the same HIT (line {first})"
@@ -126,7 +132,7 @@ class EsaWriter(FormRatingsWriter):
     def write(self, pages: list[EsaPage]) -> None:
         for page in pages:
             self.check(page)
-        self.check_new_hits(pages)
+        self.check_new_hits(pages, lambda p: p.criterion)
         self.ensure_annotators(p.annotator for p in pages)
         slots, assignments = self.write_hits(
             pages, criterion=lambda p: self.criteria[p.criterion], systems=lambda p: p.judgments

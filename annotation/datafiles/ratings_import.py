@@ -46,9 +46,9 @@ from .importers import (
     ImportSummary,
     key_digest,
     limit_field,
-    limit_text,
     mr_input,
     open_data_file,
+    output_text,
     record_file,
 )
 
@@ -175,7 +175,7 @@ def read_position(page: Page, values: dict, position: int, prefix: str, file_nam
         raise DataFileError(file_name, text, line, f"sys{position}")
     page.systems.append(system)
     page.texts.append(
-        limit_text(
+        output_text(
             values[f"ref{position}"], file_name, line, f"ref{position}", settings.MAX_OUTPUT_CHARS
         )
     )
@@ -202,14 +202,20 @@ def read_pages(
 
 
 def unique_pages(rows: Iterable[Row], criterion: str, k: int, file_name: str) -> Iterator[Page]:
-    seen: dict[str, int] = {}
+    """A worker's page of a HIT once: CrowdFlower's `_id` names one worker's judgment of a
+    unit, but a file keyed like Mechanical Turk's shares a HIT id among its workers."""
+    seen: dict[tuple[str, str], int] = {}
     for row in rows:
         page = read_page(row, criterion, k, file_name)
-        if page.hit_id and page.hit_id in seen:
+        key = (page.hit_id, page.worker)
+        if page.hit_id and key in seen:
             raise DataFileError(
-                file_name, f"repeats the row of line {seen[page.hit_id]}", page.line, "_id"
+                file_name,
+                f"repeats the row of line {seen[key]} (HIT {page.hit_id}, worker {page.worker})",
+                page.line,
+                "_id",
             )
-        seen[page.hit_id] = page.line
+        seen[key] = page.line
         yield page
 
 
@@ -278,7 +284,7 @@ class PageWriter:
         )
 
     def write(self, pages: list[Page]) -> None:
-        check_new_hits(self.campaign, pages, self.file_name)
+        check_new_hits(self.criterion, pages, self.file_name)
         self.ensure_items(pages)
         self.ensure_systems(pages)
         self.ensure_outputs(pages)
@@ -420,13 +426,18 @@ def stored_outputs(campaign: Campaign) -> dict[tuple, tuple[int, bytes]]:
     }
 
 
-def check_new_hits(campaign: Campaign, pages: list[Page], file_name: str) -> None:
+def check_new_hits(criterion: CampaignCriterion, pages: list[Page], file_name: str) -> None:
+    """No worker's page of a HIT already in the criterion."""
     ids = [p.hit_id for p in pages if p.hit_id]
-    taken = set(campaign.hits.filter(external_id__in=ids).values_list("external_id", flat=True))
+    done = Assignment.objects.filter(hit__criterion=criterion, hit__external_id__in=ids)
+    taken = set(done.values_list("hit__external_id", "annotator__external_id"))
     for page in pages:
-        if page.hit_id in taken:
+        if (page.hit_id, page.worker) in taken:
             raise DataFileError(
-                file_name, f"HIT {page.hit_id} is already in the campaign", page.line, "_id"
+                file_name,
+                f"HIT {page.hit_id} of worker {page.worker} is already in the campaign",
+                page.line,
+                "_id",
             )
 
 

@@ -5,8 +5,12 @@ Import: each row is one submitted HIT of its criterion showing system_a's output
 system_b's second, judged as the pairwise page stores a choice (annotation/judging/
 pairwise.py: the winner 1, the loser 0, a tie 0.5 each). Items are found by the id they were
 imported with, systems by name, and each (item, system) must have an output; a refused row
-is named by its line, and nothing is written. A criterion the campaign lacks is created,
-judged by pairwise preference and closed to annotators (it was judged elsewhere).
+is named by its line, and nothing is written. A `hit` is the crowd platform's task, shared
+by the workers who did it and the criteria asked on it (Mechanical Turk's HIT and its
+assignments): each of its rows is a HIT here, done by that row's annotator, and the same
+(hit, annotator, criterion, pair) twice is refused naming both lines. A criterion the
+campaign lacks is created, judged by pairwise preference and closed to annotators (it was
+judged elsewhere).
 
 Export writes the counted judgments of the campaign's pairwise criteria (or one) in the same
 layout, in ranking order, so that importing it into a new campaign gives the same rankings.
@@ -104,7 +108,7 @@ class PairwiseWriter(FormRatingsWriter):
     def write(self, rows: list[PairwiseJudgment]) -> None:
         for row in rows:
             self.check(row)
-        self.check_new_hits(rows)
+        self.check_new_pairs(rows)
         self.ensure_annotators(r.annotator for r in rows)
         slots, assignments = self.write_hits(
             rows,
@@ -133,22 +137,55 @@ class PairwiseWriter(FormRatingsWriter):
         for column, system in (("system_a", row.system_a), ("system_b", row.system_b)):
             self.check_output(row.item, system, row.line, column)
 
-    def check_new_hits(self, rows: list[PairwiseJudgment]) -> None:
-        """A `hit` names one row: once in the file, and not already in the campaign."""
-        taken = self.taken_hits(rows)
-        first: dict[str, int] = {}
+    def check_new_pairs(self, rows: list[PairwiseJudgment]) -> None:
+        """A HIT is the task a crowd platform showed: several workers did it, and answered
+        several criteria (and maybe several pairs) on it. Each of them judges a pair once:
+        (HIT, annotator, criterion, pair) once in the file, and not already in the campaign."""
+        taken = self.taken_pairs(rows)
+        first: dict[tuple, int] = {}
         for row in rows:
             if not row.hit:
                 continue
-            self.check_not_taken(row, taken)
-            if row.hit in first:
+            key = pair_key(row)
+            if key in taken:
                 raise DataFileError(
                     self.file_name,
-                    f"HIT {row.hit} is also on line {first[row.hit]}: a pairwise HIT is one row",
+                    f"HIT {row.hit} of annotator {row.annotator} on {row.criterion} with"
+                    f" {row.system_a} and {row.system_b} is already in the campaign",
                     row.line,
                     "hit",
                 )
-            first[row.hit] = row.line
+            if key in first:
+                raise DataFileError(
+                    self.file_name,
+                    f"HIT {row.hit}: annotator {row.annotator} judged {row.system_a} and"
+                    f" {row.system_b} on {row.criterion} also on line {first[key]}",
+                    row.line,
+                    "hit",
+                )
+            first[key] = row.line
+
+    def taken_pairs(self, rows: list[PairwiseJudgment]) -> set[tuple]:
+        """The pair_keys of the rows' `hit`s that the campaign already has."""
+        ids = [r.hit for r in rows if r.hit]
+        shown = Assignment.objects.filter(
+            hit__campaign=self.campaign, hit__external_id__in=ids
+        ).values_list(
+            "pk",
+            "hit__external_id",
+            "annotator__external_id",
+            "hit__criterion__name",
+            "hit__slots__output__system__name",
+        )
+        pages: dict[int, tuple] = {}
+        for pk, hit, annotator, criterion, system in shown:
+            page = pages.setdefault(pk, (hit, annotator, criterion, set()))
+            page[3].add(system)
+        return {(*page[:3], frozenset(page[3])) for page in pages.values()}
+
+
+def pair_key(row: PairwiseJudgment) -> tuple:
+    return (row.hit, row.annotator, row.criterion, frozenset((row.system_a, row.system_b)))
 
 
 # Export --------------------------------------------------------------------------------------

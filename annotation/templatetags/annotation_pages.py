@@ -39,7 +39,7 @@ def _sentence(row: dict, coverage_required: bool, max_chars: int, rule: str) -> 
     html = [
         f'<fieldset class="card output{has_error}" id="sentence-{label}" data-label="{label}">',
         f"<legend>Sentence {label}</legend>",
-        f'<p class="utterance" id="text-{key}">{escape(truncated(shown.text, max_chars))}</p>',
+        f'<p class="utterance" id="text-{key}">{escape(output_text(shown.text, max_chars))}</p>',
         f'<div class="score-row"><label for="{escape(score.id_for_label)}">Score</label> {score}'
         ' <span class="muted small">standard = 100</span></div>',
     ]
@@ -77,3 +77,21 @@ def truncated(text: str, max_chars: int) -> str:
     """The `truncatechars` filter's result, without its walk over every character when the
     text is short enough already (combining characters only shorten its count)."""
     return text if len(text) <= max_chars else Truncator(text).chars(max_chars)
+
+
+# What a page shows for an empty output: the system produced no text for this input, and
+# that is what the annotator judges (published evaluations rate such outputs too).
+NO_TEXT = "(this system produced no text)"
+
+
+@register.filter
+def output_text(text: str, max_chars: int) -> str:
+    """`{{ shown.text|output_text:max_chars }}`: an output as the page shows it, truncated,
+    or NO_TEXT when it is empty."""
+    return truncated(text, max_chars) if text else NO_TEXT
+
+
+@register.simple_tag
+def no_text() -> str:
+    """`{% no_text %}`: NO_TEXT, where the page keeps an empty output's own (empty) element."""
+    return NO_TEXT

@@ -312,7 +312,7 @@ def test_import_ratings_overlapping_file_is_refused():
     import_ratings(campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=1, q1=100))), "a.csv")
     data = ratings_file(RATINGS_ROW.format(id=2, q1=90), RATINGS_ROW.format(id=1, q1=100))
     before = count_rows()
-    with pytest.raises(DataFileError, match="line 4, column _id: HIT 1 is already in"):
+    with pytest.raises(DataFileError, match="line 4, column _id: HIT 1 of worker w1 is already in"):
         import_ratings(campaign, io.BytesIO(data), "b.csv")
     assert_nothing_written(before)
 
