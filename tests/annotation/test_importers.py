@@ -3,6 +3,7 @@ import io
 import json
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
@@ -193,6 +194,29 @@ def test_import_outputs_second_output_for_an_item_is_refused():
     with pytest.raises(DataFileError, match="already has an output"):
         import_outputs(campaign, system, io.BytesIO(other), "tgen-v2.tsv")
     assert_nothing_written(before)
+
+
+def test_import_outputs_keeps_an_empty_output_and_counts_it(tmp_path):
+    """A system that produced no text for an item (WebNLG 2020's FORGE2017 on sample 533)
+    has an empty output: stored as such, by the command too, and counted in the summary."""
+    campaign = make_campaign(slug="empty-out")
+    import_items(campaign, io.BytesIO(E2E_ITEMS.encode()), "items.csv")
+    system = make_system(campaign, name="forge")
+    data = E2E_OUTPUTS.replace("Loch Fyne serves French food.", "")
+    summary = import_outputs(campaign, system, io.BytesIO(data.encode()), "forge.tsv")
+    assert summary.created == {"outputs": 2, "of them empty": 1}
+    assert "created 2 outputs, 1 of them empty" in str(summary)
+    assert dict(system.outputs.values_list("item__external_id", "text")) == {
+        "1": "The Vaults is a pub.",
+        "2": "",
+    }
+    other = make_system(campaign, name="llm")
+    path = tmp_path / "llm.jsonl"
+    path.write_text('{"item": "1", "text": "  "}\n{"item": "2", "text": "A pub."}\n')
+    out = io.StringIO()
+    call_command("import_outputs", "empty-out", "llm", str(path), stdout=out)
+    assert "1 of them empty" in out.getvalue()
+    assert list(other.outputs.empty().values_list("item__external_id", flat=True)) == ["1"]
 
 
 def test_import_outputs_json_lines_and_size_limit(settings):

@@ -161,6 +161,24 @@ def test_import_refuses_a_page_whose_rows_are_apart_naming_both_lines():
     assert not Judgment.objects.exists() and not campaign.criteria.filter(name="c").exists()
 
 
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        (
+            "i1,alpha,w1,c,50,h1\ni1,alpha,w1,c,60,h1\n",
+            "line 3, column score: a second score of system alpha on c in the same HIT by the"
+            " same annotator \\(line 2\\)",
+        ),
+        ("i1,alpha,w1,c,50,h1\ni2,alpha,w2,c,60,h1\n", "line 3, column item: HIT h1 has another"),
+    ],
+)
+def test_import_refuses_a_second_score_of_a_hit_naming_both_lines(rows, message):
+    campaign = form_world()
+    with pytest.raises(ratings_da.DataFileError, match=message):
+        imported(campaign, f"item,system,annotator,criterion,score,hit\n{rows}")
+    assert not Judgment.objects.exists() and not campaign.criteria.filter(name="c").exists()
+
+
 def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
     campaign = form_world(slug="da-world")
     bad = ratings_csv() + "i1,nobody,w9,correctness,50,hz,1\n"

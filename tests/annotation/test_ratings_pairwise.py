@@ -14,7 +14,7 @@ from django.urls import reverse
 from annotation.datafiles.exporters import ExportError, export
 from annotation.datafiles.ratings_pairwise import import_pairwise_ratings
 from annotation.judging import form_named
-from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
+from annotation.models import Assignment, Campaign, CampaignCriterion, Hit, Judgment
 from evalsite.datasheet import build_datasheet
 from nlgdata.datafiles import DataFileError
 from ranking.agreement.models import RunAgreement
@@ -100,6 +100,23 @@ def test_a_bad_row_is_refused_with_its_line_and_nothing_is_written(row, message)
         imported(campaign, text)
     assert not Judgment.objects.exists()
     assert not campaign.criteria.filter(name="coherence").exists()
+
+
+def test_a_hit_imported_before_is_refused_for_the_same_worker_criterion_and_pair_only():
+    """A HIT id is the crowd platform's task: another worker, criterion or pair of it is
+    another page; the same one again is refused, naming its line."""
+    campaign = form_world()
+    imported(campaign, f"{HEADER}\ni1,alpha,beta,w1,coherence,a,h1\n")
+    more = (
+        "i1,alpha,beta,w2,coherence,b,h1\ni1,alpha,beta,w1,fluency,a,h1\n"
+        "i1,gamma,delta,w1,coherence,tie,h1\n"
+    )
+    imported(campaign, f"{HEADER}\n{more}", name="more.csv")
+    assert Hit.objects.filter(campaign=campaign, external_id="h1").count() == 4
+    message = "line 2, column hit: HIT h1 of annotator w1 on coherence with beta and alpha is"
+    with pytest.raises(DataFileError, match=message):
+        imported(campaign, f"{HEADER}\ni1,beta,alpha,w1,coherence,b,h1\n", name="again.csv")
+    assert Judgment.objects.filter(assignment__hit__campaign=campaign).count() == 8
 
 
 def test_a_pair_whose_system_has_no_output_for_the_item_is_refused():
