@@ -114,7 +114,8 @@ def test_read_webnlg2020_gives_178_triple_sets_and_16_systems(webnlg_data):
     fb = next(s for s in dataset.systems if s.name == "FBConvAI")
     assert fb.outputs["1730"] == lines[1729].strip()
     forge = next(s for s in dataset.systems if s.name == "Baseline-FORGE2017")
-    assert forge.missing == ["533"] and len(forge.outputs) == 177
+    # Its empty line for sample 533 is its output there (scored 0 by the raters): kept.
+    assert forge.missing == [] and len(forge.outputs) == 178 and forge.outputs["533"] == ""
     huawei = next(s for s in dataset.systems if s.name == "Huawei_Noahs_Ark_Lab")
     assert huawei.label == "Huawei Noah's Ark Lab"
 
@@ -142,3 +143,22 @@ def test_read_rotowire_names_the_line_of_a_game_that_is_not_json(tmp_path):
     (tmp_path / "games" / "part.jsonl").write_text("\n{not json\n")
     with pytest.raises(DataFileError, match=r"^part.jsonl, line 2: not JSON"):
         read_rotowire(tmp_path)
+
+
+def test_read_rotowire_reads_outputs_jsonl_beside_games_kept_at_the_top(rotowire_data, tmp_path):
+    """Games may lie in the folder itself: outputs.jsonl beside them is no games file."""
+    first = (rotowire_data / "games" / "accuracy_test_30.jsonl").open().readline()
+    (tmp_path / "one.jsonl").write_text(first)
+    game = json.loads(first)
+    key = f"{game['day']} {game['vis_name']} at {game['home_name']}"
+    record = {"game": key, "system": "Template (Wiseman et al.)", "text": "The Nets won."}
+    (tmp_path / "outputs.jsonl").write_text(json.dumps(record) + "\n")
+    dataset = read_rotowire(tmp_path)
+    assert [item.external_id for item in dataset.items] == [key]
+    template = dataset.systems[-1]
+    assert (template.name, template.outputs, template.missing) == (
+        "Template (Wiseman et al.)",
+        {key: "The Nets won."},
+        [],
+    )
+    assert template.sha256 not in {system.sha256 for system in dataset.systems[:-1]}
