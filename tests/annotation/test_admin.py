@@ -134,6 +134,30 @@ def test_admin_output_list_shows_every_output(organiser, judged):
     assert len(shown) == 15 and shown == expected
 
 
+def test_admin_flags_empty_outputs_in_the_output_and_system_lists_and_the_monitor(
+    organiser, judged
+):
+    """An output without text (the system produced none) is kept: the organiser finds it
+    flagged and filtered in the outputs, counted per system and on the monitor."""
+    campaign, items, _ = judged
+    empty = items[1].outputs.get(system__name="sys2")
+    empty.text = ""
+    empty.save()
+    rows = changelist_rows(organiser.get(changelist("output"), {"empty": "yes"}))
+    assert columns(rows, "id", "system", "is_empty") == [(str(empty.pk), "sys2", "True")]
+    with_text = changelist_rows(organiser.get(changelist("output"), {"empty": "no"}))
+    assert len(with_text) == 14 and {row["is_empty"] for row in with_text} == {"False"}
+    systems = changelist_rows(organiser.get(changelist("system")))
+    assert sorted(columns(systems, "name", "empty_count")) == [
+        (f"sys{n}", "1" if n == 2 else "0") for n in range(1, 6)
+    ]
+    monitor = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
+    page = organiser.get(monitor).content.decode()
+    assert "1 empty output: the system produced no text for the item." in page
+    assert f"?empty=yes&amp;system__campaign__id__exact={campaign.pk}" in page
+    assert "empty output" not in organiser.get(monitor, {"part": "progress"}).content.decode()
+
+
 def test_admin_annotator_list_counts_submitted_and_flagged_hits(organiser, judged):
     _, _, assignment = judged
     rows = changelist_rows(organiser.get(changelist("annotator")))

@@ -98,6 +98,16 @@ def test_upload_of_many_output_files_makes_a_system_of_each(organiser):
     assert sorted(campaign.systems.values_list("name", flat=True)) == ["slug", "tgen", "tuda"]
 
 
+def test_upload_of_an_empty_output_keeps_it_and_says_so(organiser):
+    campaign = make_campaign()
+    make_item(campaign, input_key=MR)
+    files = {"forge.tsv": f"MR\toutput\n{MR}\t\n".encode()}
+    job, page = upload_and_import(organiser, campaign, files, kind="outputs")
+    assert job.status == "done"
+    assert "forge.tsv: 1 rows read; created 1 outputs, 1 of them empty" in page
+    assert Output.objects.get(system__name="forge").text == ""
+
+
 def test_upload_with_one_bad_file_imports_none_and_names_file_line_and_column(organiser):
     campaign = make_campaign()
     make_item(campaign, input_key=MR)

@@ -90,6 +90,26 @@ def test_esa_page_shows_each_output_with_its_marking_tools_and_slider():
     )
 
 
+def test_esa_empty_output_is_shown_as_such_with_nothing_to_mark_and_scored():
+    """A system that produced no text: the page says so beside its (empty) text, and a
+    span in it is refused; its score is stored like any other."""
+    campaign, _ = esa_campaign()
+    Output.objects.filter(item__campaign=campaign, system__name="sys2").update(text="")
+    person, assignment = take_hit(campaign)
+    page = person.get(url(campaign, "hit", assignment.pk))
+    html = page.content.decode()
+    assert html.count("(this system produced no text)") == 1
+    assert html.count('class="esa-text"') == 3
+    slots = list(assignment.hit.slots.order_by("position"))
+    empty = next(s.position for s in slots if s.output.text == "")
+    spans = [[(0, 1, "minor")] if s.position == empty else [] for s in slots]
+    refused = person.submit(page, answers(assignment, [30, 0, 100], spans))
+    assert "is not within the sentence" in refused.content.decode()
+    response = person.submit(page, answers(assignment, [30, 0, 100]))
+    assert response.status_code == 302
+    assert stored(assignment)[empty] == ([30, 0, 100][empty - 1], [])
+
+
 def test_esa_submission_stores_the_score_and_exactly_the_spans_marked():
     campaign, quality = esa_campaign()
     person, assignment = take_hit(campaign)

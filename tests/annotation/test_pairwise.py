@@ -93,6 +93,24 @@ def test_page_shows_two_outputs_side_by_side_with_three_choices_and_the_question
     assert 'maxlength="1000"' in html  # the justification box is size-limited
 
 
+def test_an_empty_output_is_shown_as_such_and_judged_like_any_other():
+    """A system that produced no text for the item: the page says so, and the choice
+    against it is stored as any other."""
+    campaign, _ = pairwise_campaign(systems=2)
+    mute = campaign.systems.order_by("name").first()
+    mute.outputs.update(text="")
+    person = entered(campaign)
+    assignment = take_hit(person, campaign)
+    page = person.get(url(campaign, "hit", assignment.pk))
+    html = page.content.decode()
+    assert html.count('class="card output"') == 2
+    assert html.count("(this system produced no text)") == 1
+    person.submit(page, {"choice": "a" if systems_by_position(assignment)[0] != mute.name else "b"})
+    assert stored(assignment)[mute.name] == 0.0
+    assignment.refresh_from_db()
+    assert assignment.status == "submitted"
+
+
 def test_the_input_is_left_out_where_the_criterion_does_not_show_it():
     campaign, quality = pairwise_campaign()
     CampaignCriterion.objects.filter(pk=quality.pk).update(shows_input=False)

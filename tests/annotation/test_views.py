@@ -18,6 +18,7 @@ from annotation.models import (
     Assignment,
     Campaign,
     Judgment,
+    Output,
     Screening,
 )
 from annotation.views import BACK_TO_SUBMITTED, NEXT_PAGE, NO_MORE_PAGES, OUTCOME_MESSAGES
@@ -308,6 +309,19 @@ def test_hit_quality_page_shows_standard_input_outputs_and_question(campaign, wo
         assert f'name="perfect_{slot.position}"' in page
     # The answers go back to the page's own address; stopping is offered after a first HIT.
     assert [form.action for form in forms_on(response)] == [hit_url(assignment)]
+
+
+def test_hit_page_shows_an_empty_output_as_such_and_takes_its_score(campaign, worker):
+    """A system that produced no text for the item: RankME's page says so and the
+    annotator scores it like any other output."""
+    Output.objects.filter(item__campaign=campaign, system__name="sys1").update(text="")
+    assignment = take_hit(worker, campaign)
+    page = worker.get(hit_url(assignment)).content.decode()
+    assert page.count("(this system produced no text)") == 1  # 3 systems, 3 per HIT
+    send_answers(worker, assignment, answers(assignment, [150, 100, 20]))
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.SUBMITTED
+    assert assignment.judgments.filter(slot__output__text="").count() == 1
 
 
 def test_hit_naturalness_page_shows_no_input_and_no_coverage(campaign, worker):
