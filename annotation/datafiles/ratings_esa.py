@@ -83,12 +83,11 @@ def group_pages(judgments: list[EsaJudgment], file_name: str) -> list[EsaPage]:
     pages: dict[tuple, EsaPage] = {}
     items: dict[str, EsaJudgment] = {}  # hit -> its first line
     for j in judgments:
-        key = ("hit", j.hit) if j.hit else ("page", j.item)
-        key += (j.annotator, j.criterion)
+        key = ("hit" if j.hit else "page", j.hit or j.item, j.annotator, j.criterion)
         if j.hit:
-            first = items.setdefault(j.hit, j)
-            if first.item != j.item:
-                message = f"HIT {j.hit} has another item on line {first.line}"
+            shown = items.setdefault(j.hit, j)
+            if shown.item != j.item:
+                message = f"HIT {j.hit} has another item on line {shown.line}"
                 raise DataFileError(file_name, message, j.line, "item")
         page = pages.get(key)
         if page is None:

@@ -59,7 +59,7 @@ def judgments_of(campaign: Campaign) -> list[tuple]:
     """Every judgment as (HIT id, worker's place among the HIT's, item, system, output text,
     criterion, score), sorted: equal for two campaigns that hold the same judgments, whatever
     the annotators' ids (an export names them by their row's number)."""
-    rows = Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign).values_list(
         "assignment__hit__external_id",
         "assignment__annotator__external_id",
         "assignment__hit__item__external_id",
@@ -68,7 +68,7 @@ def judgments_of(campaign: Campaign) -> list[tuple]:
         "criterion__name",
         "score",
     )
-    rows = list(rows)
+    rows = list(judged)
     order: dict[str, dict[str, int]] = {}
     for hit, annotator, *_ in sorted(rows, key=lambda r: (r[0], r[2], r[3], r[5], r[6])):
         order.setdefault(hit, {}).setdefault(annotator, len(order[hit]))
@@ -245,7 +245,7 @@ def rankme_file(prefix: str) -> str:
         for w, worker in enumerate(WORKERS):
             row = [f"unit{n}", f"HIT{n}", worker, "11/28/2017 14:42:14", "11/28/2017 14:51:43"]
             row += [mr, f"i{n}", *SYSTEMS, *(text_of(s, n) for s in SYSTEMS)]
-            row += [1 if (s, n) == EMPTY else 100 - 20 * i + w for i, s in enumerate(SYSTEMS)]
+            row += [str(1 if (s, n) == EMPTY else 100 - 20 * i + w) for i, s in enumerate(SYSTEMS)]
             row += ["ok"] * 4 if prefix == "quality" else [""] * 4
             writer.writerow(row)
     return out.getvalue()
