@@ -180,8 +180,13 @@ def off_scale_by_annotator(campaign: Campaign) -> list[OffScale]:
 
 
 def scale_rules(criteria: list[CampaignCriterion]) -> list[tuple[str, str]]:
-    """(criterion label, what is off its scale) for the criteria whose form bounds scores."""
-    return [(c.label, c.judging.scale.wording) for c in criteria if c.judging.scale.wording]
+    """(the criteria's labels, what is off their scale) per rule, for the criteria whose
+    form bounds its scores."""
+    labels: dict[str, list[str]] = {}
+    for criterion in criteria:
+        if rule := criterion.judging.scale.wording:
+            labels.setdefault(rule, []).append(criterion.label)
+    return [(", ".join(names), rule) for rule, names in labels.items()]
 
 
 @dataclass(frozen=True)
