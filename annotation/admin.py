@@ -50,6 +50,8 @@ from .monitor import (
     campaign_progress,
     empty_outputs,
     hour_bars,
+    off_scale_by_annotator,
+    scale_rules,
 )
 from .permissions import accepts_upload
 from .prolific import ProlificError, review_submissions
@@ -382,6 +384,15 @@ class CampaignAdmin(RecountAfterEdits):
             for progress in campaign_progress(campaign, timezone.now())
         ]
         part = request.GET.get("part") == "progress"
+        # Scores off the scale: on the page, not in the section it fetches again.
+        whole = (
+            {}
+            if part
+            else {
+                "off_scale": off_scale_by_annotator(campaign),
+                "scale_rules": scale_rules(list(campaign.criteria.order_by("name"))),
+            }
+        )
         return self._campaign_page(
             request,
             campaign,
@@ -393,6 +404,7 @@ class CampaignAdmin(RecountAfterEdits):
             chart_height=CHART_HEIGHT,
             bar_width=BAR_WIDTH,
             refresh_seconds=MONITOR_REFRESH_SECONDS,
+            **whole,
         )
 
     def _campaign_page(self, request, campaign, template: str, title: str, **context):

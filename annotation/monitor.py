@@ -11,18 +11,33 @@ What a refresh reads is bounded by the window, not by the campaign: the last hou
 the newest SAMPLE submissions for the median time and the flagged share, the open
 assignments, and 24 hourly counts grouped in the database. Only "done" counts the
 criterion's submitted HITs, through the (status, submitted_at) index.
+
+Scores off the scale (a form's `scale`, annotation/judging/: RankME's above 1,000, a
+slider's outside 0-100) are counted per annotator in one aggregate query over all the
+campaign's judgments, imported ones included: slips such as E2E's typed 111,111, stored as
+given, which the organiser may want to look at.
 """
 
+import functools
+import operator
 import statistics
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Count
+from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from .models import Assignment, Campaign, CampaignCriterion, Output
+from .models import (
+    Annotator,
+    Assignment,
+    Campaign,
+    CampaignCriterion,
+    Judgment,
+    Output,
+    judging_registry,
+)
 
 SAMPLE = 200  # newest submissions for the median time and the flagged share
 HOURS = 24  # of the chart
@@ -135,6 +150,57 @@ def hourly_counts(submitted, now: datetime) -> list[tuple[datetime, int]]:
     counts = dict(rows)
     hours = [start + timedelta(hours=h) for h in range(HOURS)]
     return [(hour, counts.get(hour, 0)) for hour in hours]
+
+
+@dataclass(frozen=True)
+class OffScale:
+    """An annotator's scores off their criteria's scales."""
+
+    annotator_id: int
+    annotator: str  # as the admin names them (Annotator.__str__)
+    scores: int
+    highest: float
+
+
+def off_scale_q() -> Q | None:
+    """Judgments whose score is off their criterion's form's scale; None if no form has
+    bounds. Built from the registered forms, so the database reads each criterion's form."""
+    parts = []
+    for form in judging_registry().REGISTERED:
+        outside = form.scale.outside()
+        if outside is not None:
+            parts.append(Q(criterion__form=form.name) & outside)
+    return functools.reduce(operator.or_, parts) if parts else None
+
+
+def off_scale_by_annotator(campaign: Campaign) -> list[OffScale]:
+    """The annotators who gave any score off the scale, most first, with how many and their
+    highest: one query, grouped in the database."""
+    off = off_scale_q()
+    if off is None:
+        return []
+    person = ("id", "name", "source", "external_id")
+    rows = (
+        Judgment.objects.filter(off, criterion__campaign=campaign)
+        .values_list(*(f"assignment__annotator__{field}" for field in person))
+        .annotate(scores=Count("id"), highest=Max("score"))
+        .order_by("-scores", "assignment__annotator_id")
+    )
+    return [
+        # The admin's name of the annotator (Annotator.__str__), from the row's columns.
+        OffScale(pk, str(Annotator(name=name, source=source, external_id=external)), n, top)
+        for pk, name, source, external, n, top in rows
+    ]
+
+
+def scale_rules(criteria: list[CampaignCriterion]) -> list[tuple[str, str]]:
+    """(the criteria's labels, what is off their scale) per rule, for the criteria whose
+    form bounds its scores."""
+    labels: dict[str, list[str]] = {}
+    for criterion in criteria:
+        if rule := criterion.judging.scale.wording:
+            labels.setdefault(rule, []).append(criterion.label)
+    return [(", ".join(names), rule) for rule, names in labels.items()]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ judgments are created so the platform's own rankings and pages work on published
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from django.db import transaction
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
+from annotation.judging.base import OnScale
 from annotation.models import (
     NATURALNESS,
     QUALITY,
@@ -252,9 +254,31 @@ def import_ratings(
                 " campaign is open to annotators, who would get HITs of them at once. Switch"
                 " them on in Systems when you want them judged."
             )
+        off_scale = off_scale_note(writer.scale, writer.off_scale)
+        note = " ".join(sentence for sentence in (note, off_scale) if sentence)
         summary = ImportSummary(file_name, writer.rows, writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
+
+
+NAMED_ANNOTATORS = 10  # the summary names the annotators with the most off-scale scores
+
+
+def off_scale_note(scale: OnScale, by_annotator: Counter[str]) -> str:
+    """What the summary says of the scores off the criterion's scale, stored as given, and
+    who gave them (most first); "" when there are none."""
+    total = sum(by_annotator.values())
+    if not total:
+        return ""
+    named = ", ".join(f"{who} ({n:,})" for who, n in by_annotator.most_common(NAMED_ANNOTATORS))
+    if len(by_annotator) > NAMED_ANNOTATORS:
+        named += f" and {len(by_annotator) - NAMED_ANNOTATORS:,} more"
+    scores = "score" if total == 1 else "scores"
+    annotators = "annotator" if len(by_annotator) == 1 else "annotators"
+    return (
+        f"{total:,} {scores} off the scale ({scale.wording}), stored as given, by"
+        f" {annotators} {named}; the campaign's monitor lists them."
+    )
 
 
 class PageWriter:
@@ -282,6 +306,10 @@ class PageWriter:
         self.created = dict.fromkeys(
             ["items", "systems", "outputs", "annotators", "HITs", "judgments"], 0
         )
+        # Scores off the criterion's scale (a slip such as 111,111), per worker: stored as
+        # given, told in the summary.
+        self.scale = criterion.judging.scale
+        self.off_scale: Counter[str] = Counter()
 
     def write(self, pages: list[Page]) -> None:
         check_new_hits(self.criterion, pages, self.file_name)
@@ -299,6 +327,10 @@ class PageWriter:
             for p in pages
         )
         self.write_judgments(pages, hits)
+        for page in pages:
+            off = sum(not self.scale.holds(score) for score in page.scores)
+            if off:
+                self.off_scale[page.worker] += off
         self.rows += len(pages)
 
     def write_judgments(self, pages: list[Page], hits: list[Hit]) -> None:

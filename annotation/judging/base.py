@@ -77,11 +77,17 @@ The interface, field by field (rankme.py is the worked example):
   results page then shows the errors per 100 words by severity per system.
 - `shows_standard`: True for a form whose page shows the campaign's standard with its fixed
   score (RankME): a campaign with such a criterion opens only with a written standard.
+- `scale`: the scores past which a judgment is "off the scale" (`OnScale`): stored as given,
+  counted by the ratings imports' summaries and shown per annotator on the monitor. The
+  rule of each form lives in its module (rankme.py, da.py, esa.py); a form without bounds
+  (pairwise's choices) has nothing off its scale.
 """
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
+
+from django.db.models import Q
 
 # A row the attention check reads of each judgment of an annotator's submitted HITs:
 # (assignment id, output id, the slot's degraded text or "", score).
@@ -143,6 +149,30 @@ class FormDatasheet:
 
 
 @dataclass(frozen=True)
+class OnScale:
+    """The scores a form's judgments are meant to take: a score below `lowest` or above
+    `highest` is off the scale (a slip, such as extra digits typed), kept as given and
+    flagged. `wording` says the rule in a summary: "above 1,000 (ten times the standard)"."""
+
+    lowest: float | None = None
+    highest: float | None = None
+    wording: str = ""
+
+    def holds(self, score: float) -> bool:
+        return (self.lowest is None or score >= self.lowest) and (
+            self.highest is None or score <= self.highest
+        )
+
+    def outside(self, field: str = "score") -> Q | None:
+        """The filter of the scores off the scale; None where there are none."""
+        q = Q(**{f"{field}__lt": self.lowest}) if self.lowest is not None else None
+        if self.highest is not None:
+            above = Q(**{f"{field}__gt": self.highest})
+            q = above if q is None else q | above
+        return q
+
+
+@dataclass(frozen=True)
 class JudgmentForm:
     name: str  # stored in CampaignCriterion.form
     label: str
@@ -179,3 +209,5 @@ class JudgmentForm:
     # Whether its pages show the campaign's standard, scored 100 (RankME): such a campaign
     # opens only once the organiser has written one (Campaign.why_not_open).
     shows_standard: bool = False
+    # The scores on the form's scale; those outside are flagged, never changed (OnScale).
+    scale: OnScale = OnScale()

@@ -26,6 +26,7 @@ from .base import AttentionRule, FormDatasheet, JudgmentForm
 from .sliders import (
     HIGHEST,
     LOWEST,
+    SCALE,
     SliderScoreField,
     comprehension,
     outputs_per_hit,
@@ -247,4 +248,5 @@ FORM = JudgmentForm(
     fewest_outputs=1,
     has_own_hits=lambda criterion: not asked_on_another_page(criterion),
     also_writes=lambda criterion: [page.criterion for page in page_criteria(criterion)[1:]],
+    scale=SCALE,
 )

@@ -37,6 +37,7 @@ from .base import AttentionRule, FormDatasheet, JudgmentForm
 from .sliders import (
     HIGHEST,
     LOWEST,
+    SCALE,
     SliderScoreField,
     comprehension,
     outputs_per_hit,
@@ -325,4 +326,5 @@ FORM = JudgmentForm(
     # The 0-100 scores share one scale (and a page of one output has no order).
     agreement_on="scores",
     marks_error_spans=True,
+    scale=SCALE,
 )

@@ -11,7 +11,19 @@ from .base import (
     Comprehension,
     FormDatasheet,
     JudgmentForm,
+    OnScale,
     WorkedPair,
+)
+
+STANDARD_SCORE = 100
+# Off the scale: more than ten times as good as the standard. The page takes any six digits
+# (MAX_SCORE), as RankME's did, so its own maximum bounds nothing; ten times a fluent,
+# adequate standard is no judgment of quality but a slip (E2E's crowd typed 111,111 and
+# 5,656: 4 of its 14,895 scores are above 1,000, only 11 above 200). No lower bound: the
+# page asks for a small number such as 1 for a very bad sentence.
+SCALE = OnScale(
+    highest=10 * STANDARD_SCORE,
+    wording=f"above {10 * STANDARD_SCORE:,}, ten times the standard's {STANDARD_SCORE}",
 )
 
 # The input is the instructions page's worked example (views.EXAMPLE_INPUT); the pair is
@@ -101,4 +113,5 @@ FORM = JudgmentForm(
     # Every view: the comparisons a HIT's scores imply, and the raw scores.
     protocols=("calibrated", "e2e", "bootstrap", "bt", "wmt", "bws", "fused"),
     shows_standard=True,
+    scale=SCALE,
 )

@@ -11,10 +11,13 @@ from annotation.forms import ScoreInput
 from annotation.handout.submission import Shown
 from annotation.models import CampaignCriterion
 
-from .base import Comprehension
+from .base import Comprehension, OnScale
 from .rankme import worked_pair
 
 LOWEST, HIGHEST = 0, 100
+# Off the slider's scale: anything outside 0-100. The page and the importers refuse such a
+# score, so only judgments stored by other means (an older import, the database) can be.
+SCALE = OnScale(lowest=LOWEST, highest=HIGHEST, wording=f"outside the slider's {LOWEST}-{HIGHEST}")
 MAX_OUTPUTS = 10
 SLIDER_CHARS = 8  # what a score box takes: "100" with room for spaces and a mistake
 

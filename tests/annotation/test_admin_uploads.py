@@ -1,6 +1,7 @@
 """The admin's "Upload data": files stored and queued as an UploadJob, imported by the
 worker's function (annotation/uploads.py), and the job's page before, during and after."""
 
+import html
 import json
 import re
 
@@ -145,6 +146,24 @@ def test_upload_of_da_ratings_in_their_layout_stores_a_judgment_per_criterion(or
         ("fluency", "slug", 90.0),
         ("fluency", "tgen", 70.0),
     ]
+
+
+def test_upload_of_e2e_ratings_says_which_scores_are_off_the_scale(organiser):
+    campaign = make_campaign()
+    rows = [
+        "_id,_worker_id,_started_at,_created_at,mr,sys1,sys2,ref1,ref2,quality1,quality2",
+        f'1,cf9,11/28/2017 14:42:14,11/28/2017 14:51:43,"{MR}",tgen,slug,A pub.,Pub.,111111,80',
+        f'2,cf3,11/28/2017 14:52:14,11/28/2017 14:58:43,"{MR}",tgen,slug,A pub.,Pub.,100,90',
+    ]
+    files = {"quality.csv": ("\n".join(rows) + "\n").encode()}
+    job, page = upload_and_import(organiser, campaign, files, kind="ratings")
+    assert job.status == "done", job.error
+    assert (
+        "1 score off the scale (above 1,000, ten times the standard's 100), stored as given,"
+        " by annotator cf9 (1)" in html.unescape(page)
+    )
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign, score=111111)
+    assert judged.get().assignment.annotator.external_id == "cf9"
 
 
 def test_upload_form_keeps_a_ratings_layout_to_ratings_and_apart_from_the_criterion(organiser):

@@ -1,3 +1,5 @@
+import io
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -31,16 +33,31 @@ def test_import_commands_load_the_published_e2e_files(e2e_data):
 
 
 def test_import_ratings_alone_builds_items_systems_and_outputs(e2e_data):
+    out = io.StringIO()
     call_command(
         "import_ratings",
         "e2e",
         str(e2e_data / "human_ratings" / "quality.csv"),
         "--create-campaign",
+        stdout=out,
     )
     campaign = Campaign.objects.get(slug="e2e")
     assert campaign.items.count() == 630
     assert campaign.systems.count() == 21
     assert campaign.hits.count() == 2979
+    # E2E's typed slips (111,111 twice, 5,656, 1,100) are flagged and stored as given.
+    assert (
+        "4 scores off the scale (above 1,000, ten times the standard's 100), stored as given,"
+        " by annotators 44081586 (2), 43906268 (1), 44067725 (1)" in out.getvalue()
+    )
+    judged = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    assert sorted(judged.filter(score__gt=1000).values_list("score", flat=True)) == [
+        1100,
+        5656,
+        111111,
+        111111,
+    ]
+    assert judged.filter(score__gt=100).count() == 78  # above the standard: on the scale
 
 
 def test_import_outputs_unknown_system_is_refused_and_nothing_written(tmp_path):

@@ -295,6 +295,40 @@ def test_import_ratings_bad_score_names_line_and_column(q1, message):
     assert_nothing_written(before)
 
 
+def test_import_ratings_flags_scores_off_the_scale_and_stores_them_as_given():
+    """RankME's scores above 1,000 (ten times the standard) are slips such as E2E's
+    111,111: the summary counts them per annotator, the judgments keep them."""
+    campaign = make_campaign()
+    rows = [
+        RATINGS_ROW.format(id=1, q1=111111).replace(",w1,", ",w7,"),
+        RATINGS_ROW.format(id=2, q1=1000),  # ten times the standard: on the scale
+        RATINGS_ROW.format(id=3, q1=1001),
+        RATINGS_ROW.format(id=4, q1=5656).replace(",80,", ",2000,"),
+    ]
+    summary = import_ratings(campaign, io.BytesIO(ratings_file(*rows)), "q.csv")
+    note = (
+        "4 scores off the scale (above 1,000, ten times the standard's 100), stored as"
+        " given, by annotators w1 (3), w7 (1); the campaign's monitor lists them."
+    )
+    assert str(summary) == (
+        "q.csv: 4 rows read; created 1 items, 3 systems, 3 outputs, 2 annotators, 4 HITs,"
+        f" 12 judgments. {note}"
+    )
+    stored = Judgment.objects.filter(assignment__hit__campaign=campaign)
+    firsts = stored.filter(slot__position=1).order_by("assignment__hit__external_id")
+    assert list(firsts.values_list("score", flat=True)) == [111111, 1000, 1001, 5656]
+    assert stored.filter(score__gt=1000).count() == 4
+    assert DataFile.objects.get(campaign=campaign).summary == str(summary)
+
+
+def test_import_ratings_without_scores_off_the_scale_says_nothing_of_them():
+    campaign = make_campaign()
+    summary = import_ratings(
+        campaign, io.BytesIO(ratings_file(RATINGS_ROW.format(id=1, q1=999))), "q.csv"
+    )
+    assert summary.note == "" and "off the scale" not in str(summary)
+
+
 def test_import_ratings_missing_column_writes_nothing():
     campaign = make_campaign()
     data = ratings_file(RATINGS_ROW.format(id=1, q1=100)).replace(b"_worker_id", b"worker")

@@ -1,15 +1,18 @@
 """The live campaign monitor: its figures on a campaign of known history, and its page."""
 
+import html
 import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.models import NATURALNESS, QUALITY, Annotator, Assignment
-from annotation.monitor import criterion_progress
+from annotation.monitor import criterion_progress, off_scale_by_annotator
 from tests.factories import (
     make_annotator,
     make_assignment,
@@ -138,3 +141,58 @@ def test_monitor_counts_a_criterion_asked_on_another_page_in_that_pages_hits(org
     assert 'id="progress-quality"' in section and 'id="progress-naturalness"' not in section
     assert "Asked on another criterion's pages, so counted in its HITs: Naturalness." in section
     assert section.count("<rect") == 24
+
+
+def test_monitor_lists_the_annotators_of_scores_off_the_scale(organiser, history):
+    """Quality's RankME scores above 1,000 (ten times the standard) and a DA criterion's
+    above 100, per annotator, most first; annotators without any are not listed."""
+    campaign, _ = history
+    outputs = list(campaign.items.first().outputs.all())
+    crowd = Annotator.objects.get(external_id="cf1")
+    make_judged_hit(outputs, [111111, 5656, 1000], annotator=crowd)
+    typist = make_annotator(campaign, name="typist")
+    make_judged_hit(outputs, [100, 1001, 80], annotator=typist)
+    campaign.criteria.filter(name=NATURALNESS).update(form="da")
+    make_judged_hit(outputs, [1000, 100, 101], annotator=typist, criterion=NATURALNESS)
+    make_judged_hit(outputs, [0, 100, 99], criterion=NATURALNESS)  # all on the slider
+    make_judged_hit(outputs, [1000, 1, 99])  # on RankME's scale
+    url = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
+    organiser.get(url)  # Django caches content types and such on a first visit
+    with CaptureQueriesContext(connection) as queries:
+        page = organiser.get(url).content.decode()
+    table = page.split('id="off-scale-annotators"')[1].split("</table>")[0]
+    rows = [
+        [re.sub(r"<[^>]+>", "", cell).strip() for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>")[1])
+    ]
+    assert rows == [["typist", "3", "1,001"], ["crowdflower:cf1", "2", "111,111"]]
+    rules = html.unescape(page.split('id="off-scale"')[1].split("</p>")[0])
+    assert (
+        "Naturalness: outside the slider's 0-100; Quality: above 1,000, ten times the"
+        " standard's 100." in rules
+    )
+    # One aggregate query over the judgments, whatever the number of annotators.
+    judgment_queries = [q["sql"] for q in queries if '"annotation_judgment"' in q["sql"]]
+    assert len(judgment_queries) == 1 and "GROUP BY" in judgment_queries[0]
+    # The section the page fetches again does not count them.
+    section = organiser.get(url, {"part": "progress"}).content.decode()
+    assert "off the scale" not in section
+
+
+def test_monitor_without_scores_off_the_scale_says_so(organiser, history):
+    campaign, _ = history
+    url = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
+    page = organiser.get(url).content.decode()
+    assert "No score off the scale." in page and 'id="off-scale-annotators"' not in page
+
+
+def test_off_scale_counts_cost_one_query_for_any_number_of_annotators(
+    django_assert_num_queries, history
+):
+    campaign, _ = history
+    outputs = list(campaign.items.first().outputs.all())
+    for _ in range(5):
+        make_judged_hit(outputs, [2000, 100, 100])
+    with django_assert_num_queries(1):
+        found = off_scale_by_annotator(campaign)
+    assert [row.scores for row in found] == [1] * 5

@@ -2,7 +2,7 @@
 SCREENSHOTS=1 pytest -m browser), at 1280x900 and 390x844:
 
 - docs/screenshots/monitor-imported[-phone].png: the live monitor part way through, with imported
-  ratings' HITs counted apart;
+  ratings' HITs counted apart and the annotators who typed scores off the scale;
 - docs/screenshots/metrics-progress[-phone].png: a metric run part way through, on the
   results page;
 - docs/screenshots/bundle[-phone].png: the admin's bundle page;
@@ -74,11 +74,15 @@ def test_screenshot_monitor_with_imported_hits(live_server, browser):
     crowd = make_annotator(campaign, source=Annotator.Source.CROWDFLOWER, external_id="cf")
     for n in range(60):
         judged(outputs, now - timedelta(days=30, minutes=n), 126, annotator=crowd)
+    slips = {crowd: [111111, 111111, 90], make_annotator(campaign, name="annotator 7"): [1100]}
+    for annotator, typed in slips.items():
+        for score in typed:
+            make_judged_hit(outputs, [score, *[50] * (len(outputs) - 1)], annotator)
     for _ in range(4):
         make_assignment(make_hit(outputs))
     url = reverse("admin:annotation_campaign_monitor", args=[campaign.pk])
     page = log_in(browser, live_server, DESKTOP)
-    shoot(page, live_server, url, "monitor-imported", "#progress-quality")
+    shoot(page, live_server, url, "monitor-imported", "#off-scale-annotators")
 
 
 def test_screenshot_metrics_progress(live_server, browser):

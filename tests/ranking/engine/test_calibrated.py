@@ -4,6 +4,8 @@ statsmodels), its permutations move labels only within items, and on small null 
 E2E's design it claims an order as rarely as it says, while the spread a resample of single
 comparisons would report is far too narrow."""
 
+import csv
+
 import numpy as np
 import pytest
 import statsmodels.api as sm
@@ -128,6 +130,66 @@ def test_systems_never_judged_together_are_not_ordered():
     assert better[0, 1] and better[2, 3]  # within each piece, the better system is told apart
     assert not better[[0, 1]][:, [2, 3]].any() and not better[[2, 3]][:, [0, 1]].any()
     assert np.isnan(ranking.ci_lo).all()  # intervals across pieces would order them
+
+
+def test_a_typed_111111_counts_as_its_annotators_best_score_whatever_its_size():
+    """A RankME slip such as E2E's 111,111 (a score off the scale, stored as given) moves the
+    strengths and their spread exactly as a score just above the annotator's own maximum
+    would: the verdict reads each score's place among its annotator's scores, never its
+    size. It may move them a little more than the annotator's maximum itself, which ties
+    with that maximum instead of standing above it (measured on this campaign, over every
+    judgment below its annotator's maximum: at most 2.2 times, median 1.17)."""
+    rng = np.random.default_rng(5)
+    system, annotator, score, page, item = campaign(rng, items=40)
+    blocks = score_blocks(page, item)
+
+    def fit(scores):
+        value = normal_scores(annotator, scores)
+        return strengths_and_covariance(UnitPairs.of_blocks(system, value, blocks, item), 5)
+
+    base, _ = fit(score)
+    for j in range(0, len(score), 7):
+        top = score[(annotator == annotator[j]) & (np.arange(len(score)) != j)].max()
+        typed, above_top = score.copy(), score.copy()
+        typed[j], above_top[j] = 111111, top + 1
+        strength, covariance = fit(typed)
+        expected_strength, expected_covariance = fit(above_top)
+        assert strength == pytest.approx(expected_strength, abs=1e-12)
+        assert covariance == pytest.approx(expected_covariance, abs=1e-12)
+        if score[j] < top:
+            assert np.abs(strength - base).max() > 0  # the slip is read: as the best score
+
+
+def test_e2e_slips_off_the_scale_count_as_their_annotators_best_scores(e2e_data):
+    """E2E's quality ratings as published (four scores above 1,000: 1,100, 5,656 and 111,111
+    twice) give the strengths they give with each of those scores replaced by a score just
+    above the rest of its annotator's scores."""
+    columns = {name: [] for name in ("system", "annotator", "score", "page", "item")}
+    names: dict[str, int] = {}
+    path = e2e_data / "human_ratings" / "quality.csv"
+    with path.open(newline="", encoding="utf-8") as file:
+        for page, row in enumerate(csv.DictReader(file)):
+            for i in range(1, 6):
+                columns["system"].append(names.setdefault(row[f"sys{i}"], len(names)))
+                columns["annotator"].append(int(row["_worker_id"]))
+                columns["score"].append(float(row[f"quality{i}"]))
+                columns["page"].append(page)
+                columns["item"].append(int(row["mr_id"]))
+    system, annotator, score, page, item = (np.array(c) for c in columns.values())
+    blocks = score_blocks(page, item)
+
+    def strengths(scores):
+        value = normal_scores(annotator, scores)
+        pairs = UnitPairs.of_blocks(system, value, blocks, item)
+        return strengths_and_covariance(pairs, len(names))[0]
+
+    slips = np.flatnonzero(score > 1000)
+    assert sorted(score[slips]) == [1100, 5656, 111111, 111111]
+    replaced = score.copy()
+    for j in slips:
+        rest = (annotator == annotator[j]) & (score <= 1000)
+        replaced[j] = score[rest].max() + 1
+    assert strengths(score) == pytest.approx(strengths(replaced), abs=1e-12)
 
 
 def test_small_null_campaigns_rarely_show_an_order():
