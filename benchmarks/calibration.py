@@ -1,8 +1,8 @@
 """How often each ranking view claims an order that is not there, and how often it finds one
 that is: every view, through the worker's own path from judgment rows to the stored table,
 on null campaigns of the platform's designs (every system the same), on campaigns where one
-system is truly better, and on E2E's own quality HITs with the system labels permuted within
-units (so that any order is false).
+system is truly better, on campaigns of three tiers of two equal systems, and on E2E's own
+quality HITs with the system labels permuted within units (so that any order is false).
 
     python benchmarks/calibration.py                     # 100 campaigns per design
     python benchmarks/calibration.py --campaigns 300 --json calibration.json
@@ -13,7 +13,8 @@ clusters, rank ranges that do not overlap, or intervals that do not overlap (vie
 show them). The share of null campaigns with any claim is the table's false-claim rate; its
 95% Wilson interval is printed beside it. With one system better than the others ("power"),
 the table gives how often the better one is singled out (a rank of its own: best rank and
-worst rank both 1) and how often any claim falls among the equal systems. Ranges and
+worst rank both 1) and how often any claim falls among the equal systems; with three tiers,
+how often a claim splits a tier (a view that tests each pair alone shows it there). Ranges and
 intervals that should cover the truth are counted too: on a null campaign the truth is
 "every system tied", which a rank range covers when it spans every place.
 
@@ -308,27 +309,29 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 class Tally:
     campaigns: int = 0
     nothing: int = 0  # campaigns the view found nothing to rank in
-    claimed: int = 0  # campaigns with any claim among systems that are truly equal
+    claimed: int = 0  # campaigns with any false claim: a over b where a is not truly better
     false_pairs: int = 0
-    pairs: int = 0
-    singled_out: int = 0  # the better system with a rank of its own (power campaigns)
+    pairs: int = 0  # pairs of truly equal systems
+    singled_out: int = 0  # the one best system with a rank of its own (where there is one)
     covered: int = 0  # rank ranges covering the truth for every system at once
 
-    def add(self, claims: Claims | None, best: int | None, n_systems: int) -> None:
+    def add(self, claims: Claims | None, truth: np.ndarray) -> None:
+        """`truth`: each system's true strength (all equal on a null campaign)."""
         self.campaigns += 1
         if claims is None:
             self.nothing += 1
             return
-        equal = [s for s in claims.ranked if s != best]
-        false = {(a, b) for a, b in claims.better_pairs if a in equal and b in equal}
-        if best is not None:
-            false |= {(a, b) for a, b in claims.better_pairs if b == best}
+        false = {(a, b) for a, b in claims.better_pairs if truth[a] <= truth[b]}
         self.claimed += bool(false)
         self.false_pairs += len(false)
-        self.pairs += len(equal) * (len(equal) - 1) // 2
-        if best is not None and best in claims.ranked:
+        ranked = claims.ranked
+        self.pairs += sum(
+            truth[a] == truth[b] for i, a in enumerate(ranked) for b in ranked[i + 1 :]
+        )
+        best = int(np.argmax(truth))
+        if np.count_nonzero(truth == truth[best]) == 1 and best in ranked:
             self.singled_out += claims.rank_hi[best] == 1 and claims.rank_lo[best] == 1
-        self.covered += covers_truth(claims, best)
+        self.covered += covers_truth(claims, truth)
 
     def as_dict(self) -> dict:
         lo, hi = wilson(self.claimed, self.campaigns)
@@ -348,21 +351,36 @@ class Tally:
         return out
 
 
-def covers_truth(claims: Claims, best: int | None) -> bool:
-    """Every rank range holds the system's true rank set: on a null campaign every place
-    (all tied); with one better system, 1 for it and 2 to n for the others."""
-    n = len(claims.ranked)
-    for system in claims.ranked:
-        if best is None or best not in claims.ranked:
-            truth = (1, n)
-        else:
-            truth = (1, 1) if system == best else (2, n)
-        if claims.rank_lo[system] > truth[0] or claims.rank_hi[system] < truth[1]:
+def covers_truth(claims: Claims, truth: np.ndarray) -> bool:
+    """Every rank range holds the system's true rank set among the ranked systems: from 1 +
+    the systems truly better to the number ranked less those truly worse (on a null
+    campaign every place, all being tied)."""
+    ranked = claims.ranked
+    for system in ranked:
+        better = sum(truth[other] > truth[system] for other in ranked)
+        worse = sum(truth[other] < truth[system] for other in ranked)
+        if claims.rank_lo[system] > 1 + better or claims.rank_hi[system] < len(ranked) - worse:
             return False
     return True
 
 
 # Running -------------------------------------------------------------------------------------
+
+# What is true in a simulated campaign: every system the same; one better by the gap (power,
+# and claims among the five equal ones); three tiers of two equal systems a gap apart (claims
+# within a tier are false: a view that tests pairs uncorrected shows it here).
+KINDS = ("null", "one better", "tiers")
+
+
+def truths(kind: str, systems: int, gap: float) -> np.ndarray:
+    strength = np.zeros(systems)
+    if kind == "one better":
+        strength[0] = gap
+    elif kind == "tiers":
+        strength = gap * (np.arange(systems)[::-1] // 2).astype(np.float64)
+    elif kind != "null":
+        raise ValueError(f"no kind {kind!r}: {', '.join(KINDS)}")
+    return strength
 
 
 @dataclass
@@ -371,22 +389,22 @@ class Study:
     repetitions: int
     views: list[str] | None
     gap: float
+    kinds: tuple[str, ...] = KINDS
     results: dict = field(default_factory=dict)
 
     def run_design(
         self, design: Design, rng: np.random.Generator, report: Callable[[str], None]
     ) -> None:
         views = [v for v in design.views() if self.views is None or v in self.views]
-        for kind, gap in (("null", 0.0), ("one better", self.gap)):
-            strength = np.zeros(design.systems)
-            strength[0] = gap
+        for kind in self.kinds:
+            strength = truths(kind, design.systems, self.gap)
             tallies = {view: Tally() for view in views}
             started = time.perf_counter()
             for c in range(self.campaigns):
                 rows = simulate(design, strength, rng)
                 for view in views:
                     claims = view_claims(rows, design.chooses, view, self.repetitions, c)
-                    tallies[view].add(claims, 0 if gap else None, design.systems)
+                    tallies[view].add(claims, strength)
             self.store(design.name, kind, tallies, time.perf_counter() - started, report)
 
     def run_e2e(
@@ -399,7 +417,7 @@ class Study:
             rows = e2e_null(hits, how, rng)
             for view in views:
                 tallies[view].add(
-                    view_claims(rows, False, view, self.repetitions, c), None, hits[5]
+                    view_claims(rows, False, view, self.repetitions, c), np.zeros(hits[5])
                 )
         self.store(how, "null", tallies, time.perf_counter() - started, report)
 
@@ -411,8 +429,8 @@ class Study:
 def table(design: str, kind: str, views: dict, seconds: float) -> str:
     lines = [f"\n{design}, {kind} ({seconds:.0f} s)"]
     lines.append(
-        f"  {'view':11s} {'claims an order':>24s} {'false pairs':>12s} {'ranges cover':>13s}"
-        + ("   singled out" if kind != "null" else "")
+        f"  {'view':11s} {'false claims':>24s} {'false pairs':>12s} {'ranges cover':>13s}"
+        + ("   singled out" if kind == "one better" else "")
     )
     for view, t in views.items():
         lo, hi = t["false_claim_interval"]
@@ -420,7 +438,7 @@ def table(design: str, kind: str, views: dict, seconds: float) -> str:
             f"  {view:11s} {t['false_claim_share']:6.1%} [{lo:5.1%}, {hi:5.1%}]"
             f" {t['false_pair_share']:12.2%} {t['ranges_cover_truth']:13.1%}"
         )
-        if kind != "null":
+        if kind == "one better":
             slo, shi = t["singled_out_interval"]
             line += f"   {t['singled_out_share']:6.1%} [{slo:5.1%}, {shi:5.1%}]"
         if t["nothing_to_rank"]:
@@ -441,11 +459,18 @@ def main(argv: list[str] | None = None) -> dict:
         default=0.5,
         help="how much better the better system is, on the latent scale",
     )
+    parser.add_argument(
+        "--kinds", default=",".join(KINDS), help="what is true: " + ", ".join(KINDS)
+    )
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args(argv)
     study = Study(
-        args.campaigns, args.repetitions, args.views.split(",") if args.views else None, args.gap
+        args.campaigns,
+        args.repetitions,
+        args.views.split(",") if args.views else None,
+        args.gap,
+        tuple(args.kinds.split(",")),
     )
     rng = np.random.default_rng(args.seed)
     for name in args.designs.split(","):

@@ -112,6 +112,16 @@ def one_meteor_process():
         yield
 
 
+@pytest.fixture
+def brief_null_check():
+    """A published view's permutation figure (ranking/permutation_check.py) from a couple of
+    seconds of permutations, not production's 30: for the tests that rank E2E's 14,895
+    judgments in this process for what else the run stores. The figure itself is tested in
+    tests/ranking/test_permutation_check.py; the Celery workers the tests start keep 30."""
+    with override_settings(RANKING_NULL_CHECK_SECONDS=2):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def own_rate_limits():
     """Each test counts its requests apart (annotation/rate_limits.py): the suite's requests

@@ -5,7 +5,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Annotator, Campaign, Hit, Item, Judgment, Output, System
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
 
 def test_import_commands_load_the_published_e2e_files(e2e_data):

@@ -24,7 +24,7 @@ from tests.factories import (
     make_system_set,
 )
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
 
 def exported(slug: str, *options: str) -> str:

@@ -21,7 +21,7 @@ from ranking.tasks import compute_ranking
 from tests.factories import make_output, make_system
 from tests.judging_helpers import SYSTEMS, form_world
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
 DA = form_named("da")
 # The views that fit the form without a fused judge (the fused view needs one: tests/judges).

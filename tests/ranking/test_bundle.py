@@ -23,7 +23,7 @@ from ranking.protocols import REGISTERED
 from ranking.service import execute_run
 from tests.factories import make_annotator, make_judged_hit, make_system_set
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
 MEMBERS = {
     "manifest.json",

@@ -9,7 +9,7 @@ from ranking.service import load_ranking_input
 from tests.e2e_reference import REFERENCE_MEAN_MU, TABLE_11
 from tests.ranking.engine.test_bradley_terry import choix_ratings
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
 
 def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_path, capsys):

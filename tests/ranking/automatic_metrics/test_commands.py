@@ -20,22 +20,29 @@ pytestmark = pytest.mark.django_db
 TOLERANCE = {"bleu": 0.002, "nist": 0.02, "meteor": 0.002, "rouge_l": 0.002, "cider": 0.01}
 
 
-# Minutes: every output of the 21 systems through METEOR, CIDEr, ROUGE-L, BLEU, NIST, chrF.
+# Three of Table 8's systems, its first, one from the middle and its last: each system's
+# scores are its own (CIDEr's document frequencies come from the references alone), so the
+# three rows equal the table's as the 21 would, in a fifth of the minutes METEOR's Java takes.
+TABLE_8_SAMPLE = ("tgen", "tuda", "forge1")
+
+
 @pytest.mark.slow
 def test_metrics_reproduces_e2e_table_8(e2e_data, tmp_path, capsys):
     if reason := coco.java_missing():
         pytest.skip(f"METEOR, ROUGE-L and CIDEr as E2E computed them {reason}")
     call_command("import_items", "e2e", str(e2e_data / "testset_w_refs.csv"), "--create-campaign")
-    for path in sorted((e2e_data / "outputs").glob("*.tsv")):
-        call_command("import_outputs", "e2e", path.stem, str(path), "--create-system")
+    for name in TABLE_8_SAMPLE:
+        path = e2e_data / "outputs" / f"{name}.tsv"
+        call_command("import_outputs", "e2e", name, str(path), "--create-system")
     out = tmp_path / "metrics.csv"
     call_command("metrics", "e2e", "--csv", str(out))
-    assert "21 systems, 13230 outputs" in capsys.readouterr().out
+    assert "3 systems, 1890 outputs" in capsys.readouterr().out
     overlap = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert list(overlap[0]) == METRICS_CSV_COLUMNS
-    published = list(csv.DictReader((e2e_data / "table8_word_overlap.csv").open()))
+    table = csv.DictReader((e2e_data / "table8_word_overlap.csv").open())
+    published = [row for row in table if row["system"] in TABLE_8_SAMPLE]
     ours = {row["system"]: row for row in overlap}
-    assert set(ours) == {row["system"] for row in published}
+    assert set(ours) == set(TABLE_8_SAMPLE) and len(published) == len(TABLE_8_SAMPLE)
     for row in published:
         for metric, tolerance in TOLERANCE.items():
             got, want = float(ours[row["system"]][metric]), float(row[metric])
