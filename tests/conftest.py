@@ -30,21 +30,35 @@ def pytest_addoption(parser):
     parser.addoption(
         "--slow", action="store_true", help="also run the tests marked slow (.ci/run does)"
     )
+    parser.addoption(
+        "--research",
+        action="store_true",
+        help="also run the tests of research/'s studies (tests/research: minutes; CI does not)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):
     """Tests marked slow (minutes on this 2-core machine) are skipped, saying how to run them,
     unless --slow is given: CI runs them, a newcomer's first run need not. Tests marked
-    postgres skip on any other database, saying where they run."""
+    research (tests/research) run only with --research. Tests marked postgres skip on any
+    other database, saying where they run."""
     slow = pytest.mark.skip(reason="slow: CI runs it (.ci/run); bin/test --slow runs it here")
+    research = pytest.mark.skip(reason=RESEARCH_ONLY)
     postgres = pytest.mark.skip(reason=POSTGRES_ONLY)
     on_postgres = connection.vendor == "postgresql"
     for item in items:
         if "slow" in item.keywords and not config.getoption("--slow"):
             item.add_marker(slow)
+        if item.get_closest_marker("research") and not config.getoption("--research"):
+            item.add_marker(research)
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(postgres)
 
+
+# research/ holds the studies behind docs/research-*.md (simulators, design searches), not the
+# product: their tests replay whole campaigns for minutes, so they run when asked, as the
+# studies do, and the suite stays within its five minutes.
+RESEARCH_ONLY = "a study of research/: bin/test --research runs it (CI does not)"
 
 POSTGRES_ONLY = (
     "needs PostgreSQL: bin/test runs it on PostgreSQL after this run where one answers on "

@@ -45,6 +45,7 @@ def test_the_gradient_is_the_finite_difference():
         assert gradient[p] == pytest.approx((up - down) / (2 * step), rel=1e-4, abs=1e-9)
 
 
+@pytest.mark.research  # a design search of 40 s: with the studies, when asked
 def test_the_best_design_spends_on_the_near_tie_and_needs_far_fewer_hits():
     """Four systems a nat apart but for one pair 0.05 apart: the best allocation gives that
     pair most comparisons, and reaches the uniform design's expected misorderings with well

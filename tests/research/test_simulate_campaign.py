@@ -14,7 +14,7 @@ import pytest
 # Each test runs the simulator in an interpreter of its own (Django set up, the engines
 # loaded, most of them a migrated SQLite and a simulated truth): 15 to 70 s a test on the
 # loaded 2-core machine, 8 minutes in all. CI runs them (bin/test --slow).
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.research
 
 REPO = Path(__file__).resolve().parents[2]
 SYSTEMS = {"best": 300, "good": 200, "mid": 100, "low": 50, "bad": 10}
