@@ -16,6 +16,7 @@ from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.text import slugify
 
+from annotation import form_names
 from jobs.claims import BackgroundJob, JobQuerySet
 from nlgdata.composition import ACTIVE, ACTIVE_PER_PAIR, BALANCED
 from nlgdata.inputs import KINDS
@@ -143,32 +144,6 @@ class Campaign(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def why_not_open(self, criteria_forms: dict[str, str] | None = None) -> str:
-        """Why the campaign, as it stands (its status and standard, saved or not), may not
-        be open to annotators; '' where it may. A criterion whose pages show the standard
-        scored 100 (RankME) needs the organiser's own: none is made up from the items.
-        `criteria_forms`: name -> judgment form of its criteria as a save will leave them,
-        where the caller knows (the admin's criteria); else the database's."""
-        if self.status != self.Status.OPEN or self.standard_text.strip():
-            return ""
-        if criteria_forms is None:
-            criteria_forms = dict(self.criteria.values_list("name", "form")) if self.pk else {}
-        forms = judging_registry().FORMS
-        showing = sorted(
-            name
-            for name, form in criteria_forms.items()
-            if form in forms and forms[form].shows_standard
-        )
-        if not showing:
-            return ""
-        return (
-            f"A campaign opens to annotators with a standard: its {', '.join(showing)}"
-            f" {'criterion is' if len(showing) == 1 else 'criteria are'} judged with RankME,"
-            " whose pages score every output against the standard's 100. Write the standard"
-            " utterance (with its input, for criteria that show the input) first, or keep the"
-            " campaign a draft."
-        )
-
     @property
     def asks_prolific(self) -> bool:
         """Whether the campaign names its Prolific study and API token, so Prolific can say
@@ -228,25 +203,15 @@ class CampaignCriterionQuerySet(models.QuerySet):
         )
 
 
-def judging_registry():
-    """The registry of judgment forms (annotation/judging/), imported when first asked: its
-    forms' modules import annotation's page forms, which import these models."""
-    from annotation import judging  # noqa: PLC0415 - see the docstring
-
-    return judging
-
-
 def default_form() -> str:
-    return judging_registry().DEFAULT
+    return form_names.DEFAULT
 
 
 def validate_form_name(name: str) -> None:
     """A name of the registry's forms (a validator, not choices: a new form needs no
     migration)."""
-    try:
-        judging_registry().form_named(name)
-    except ValueError as error:
-        raise ValidationError(str(error)) from None
+    if name not in form_names.NAMES:
+        raise ValidationError(form_names.unknown_form(name))
 
 
 class Composition(models.TextChoices):
@@ -283,7 +248,8 @@ class CampaignCriterion(models.Model):
         validators=[validate_form_name],
         help_text="How annotators judge the outputs; chosen when the criterion is added.",
     )
-    # What the form reads (JudgmentForm.clean_settings checks and completes it).
+    # What the form reads (JudgmentForm.clean_settings checks and completes it, through
+    # annotation.judging.clean_criterion).
     settings = models.JSONField(
         default=dict,
         blank=True,
@@ -395,9 +361,9 @@ class CampaignCriterion(models.Model):
         return f"{self.campaign.slug}/{self.name}"
 
     def clean(self) -> None:
-        """A question where the name has no default one, and the settings as the
-        criterion's form reads them (a ValidationError names the field or key that is
-        wrong)."""
+        """A question where the name has no default one, and settings that are an object (a
+        ValidationError names the field). The criterion's form checks and completes the
+        settings: annotation.judging.clean_criterion runs this, then that."""
         super().clean()
         if not self.question.strip() and self.name not in DEFAULT_QUESTIONS:
             raise ValidationError(
@@ -406,17 +372,10 @@ class CampaignCriterion(models.Model):
                     f" {QUALITY} and {NATURALNESS} have a default one."
                 }
             )
-        judging = judging_registry().FORMS.get(self.form)
-        if judging is None:
+        if self.form not in form_names.NAMES:
             return  # the field's validator says so
         if not isinstance(self.settings, dict):
             raise ValidationError({"settings": "Give the settings as a JSON object."})
-        self.settings = judging.clean_settings(self.settings, self)
-
-    @property
-    def judging(self):
-        """The criterion's judgment form (annotation.judging.base.JudgmentForm)."""
-        return judging_registry().form_of(self)
 
     @property
     def label(self) -> str:
@@ -740,11 +699,12 @@ class AssignmentQuerySet(models.QuerySet):
         """The assignments of a campaign's criterion."""
         return self.filter(hit__criterion=criterion)
 
-    def judging(self, criterion: CampaignCriterion):
+    def judging(self, criterion: CampaignCriterion, has_own_hits: bool):
         """The assignments whose judgments judge the criterion: those of its own HITs, and
-        the pages of another criterion that ask it too (a DA page's further criteria)."""
+        the pages of another criterion that ask it too (a DA page's further criteria).
+        `has_own_hits`: what the criterion's form says of it (JudgmentForm.has_own_hits)."""
         own = self.filter(hit__criterion=criterion)
-        if criterion.judging.has_own_hits(criterion):
+        if has_own_hits:
             # Read without the judgments: what the ranking worker asks at every change.
             return own
         asked = Judgment.objects.for_criterion(criterion).values("assignment_id")
