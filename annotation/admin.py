@@ -31,6 +31,7 @@ from .forms_admin import (
     JudgmentExportForm,
 )
 from .identity import invite, invite_path, prolific_entry_url, site_url
+from .judging import why_not_open
 from .models import (
     DEFAULT_QUESTIONS,
     Campaign,
@@ -108,7 +109,7 @@ class CriterionFormSet(BaseInlineFormSet):
         save leaves: opened without a standard that RankME's pages need, it is refused. A
         campaign saved without criteria gets RankME's two (CampaignAdmin.save_related)."""
         after_save = self.criteria_after_save() or dict.fromkeys(DEFAULT_QUESTIONS, default_form())
-        problem = self.instance.why_not_open(after_save)
+        problem = why_not_open(self.instance, after_save)
         if problem:
             raise ValidationError(problem)
 

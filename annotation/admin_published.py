@@ -12,10 +12,9 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 
-from .models import Campaign
+from .models import Campaign, PublishedLoad
 from .published import DATASETS
 from .published_uploads import queue_published_load, read_progress, server_folders
-from .upload_models import PublishedLoad
 
 
 class PublishedLoadForm(forms.Form):

@@ -12,8 +12,15 @@ from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 
 from .datafiles.ratings_layouts import IMPORTERS, layout_label
-from .models import NATURALNESS, QUALITY, Campaign, DataFile, System, validate_system_name
-from .upload_models import UploadJob
+from .models import (
+    NATURALNESS,
+    QUALITY,
+    Campaign,
+    DataFile,
+    System,
+    UploadJob,
+    validate_system_name,
+)
 from .uploads import queue_upload, read_progress, system_name_of
 
 # More files than E2E's 21 systems' outputs in one upload; each is at most IMPORT_MAX_BYTES.

@@ -17,7 +17,7 @@ from nlgdata.judgments import (
     coverage_allowed,
 )
 
-from .handout.submission import Answer, Shown
+from .handout.shown import Answer, Shown
 from .models import Annotator
 
 # What a score box takes (its maxlength): room for leading zeros, and short enough that

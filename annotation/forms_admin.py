@@ -2,6 +2,7 @@ import json
 from typing import cast
 
 from django import forms
+from django.core.exceptions import ValidationError
 
 from nlgdata.inputs import InputError, check_input, format_mr, parse_mr
 
@@ -125,6 +126,18 @@ class CriterionAdminForm(forms.ModelForm):
         if self.instance.pk:
             self.fields["name"].disabled = True
             self.fields["form"].disabled = True
+
+    def _post_clean(self) -> None:
+        # After the model's own checks, the settings as the criterion's form reads them,
+        # checked and completed (as judging.clean_criterion does for the API and imports).
+        # _post_clean is where a ModelForm checks its instance (Django's UserCreationForm
+        # extends it too); the stubs leave it out.
+        super()._post_clean()  # type: ignore[misc]
+        if not any(self.has_error(field) for field in ("form", "question", "settings")):
+            try:
+                judging.complete_settings(self.instance)
+            except ValidationError as error:
+                self.add_error(None, error)
 
 
 def shown_input(kind: str, data: dict | None) -> str:

@@ -16,6 +16,8 @@ from django.db.models.functions import MD5
 from django.utils import timezone
 from django.utils.text import slugify
 
+from annotation import form_names
+from jobs.claims import BackgroundJob, JobQuerySet
 from nlgdata.composition import ACTIVE, ACTIVE_PER_PAIR, BALANCED
 from nlgdata.inputs import KINDS
 
@@ -142,32 +144,6 @@ class Campaign(models.Model):
     def __str__(self) -> str:
         return self.name
 
-    def why_not_open(self, criteria_forms: dict[str, str] | None = None) -> str:
-        """Why the campaign, as it stands (its status and standard, saved or not), may not
-        be open to annotators; '' where it may. A criterion whose pages show the standard
-        scored 100 (RankME) needs the organiser's own: none is made up from the items.
-        `criteria_forms`: name -> judgment form of its criteria as a save will leave them,
-        where the caller knows (the admin's criteria); else the database's."""
-        if self.status != self.Status.OPEN or self.standard_text.strip():
-            return ""
-        if criteria_forms is None:
-            criteria_forms = dict(self.criteria.values_list("name", "form")) if self.pk else {}
-        forms = judging_registry().FORMS
-        showing = sorted(
-            name
-            for name, form in criteria_forms.items()
-            if form in forms and forms[form].shows_standard
-        )
-        if not showing:
-            return ""
-        return (
-            f"A campaign opens to annotators with a standard: its {', '.join(showing)}"
-            f" {'criterion is' if len(showing) == 1 else 'criteria are'} judged with RankME,"
-            " whose pages score every output against the standard's 100. Write the standard"
-            " utterance (with its input, for criteria that show the input) first, or keep the"
-            " campaign a draft."
-        )
-
     @property
     def asks_prolific(self) -> bool:
         """Whether the campaign names its Prolific study and API token, so Prolific can say
@@ -227,25 +203,15 @@ class CampaignCriterionQuerySet(models.QuerySet):
         )
 
 
-def judging_registry():
-    """The registry of judgment forms (annotation/judging/), imported when first asked: its
-    forms' modules import annotation's page forms, which import these models."""
-    from annotation import judging  # noqa: PLC0415 - see the docstring
-
-    return judging
-
-
 def default_form() -> str:
-    return judging_registry().DEFAULT
+    return form_names.DEFAULT
 
 
 def validate_form_name(name: str) -> None:
     """A name of the registry's forms (a validator, not choices: a new form needs no
     migration)."""
-    try:
-        judging_registry().form_named(name)
-    except ValueError as error:
-        raise ValidationError(str(error)) from None
+    if name not in form_names.NAMES:
+        raise ValidationError(form_names.unknown_form(name))
 
 
 class Composition(models.TextChoices):
@@ -282,7 +248,8 @@ class CampaignCriterion(models.Model):
         validators=[validate_form_name],
         help_text="How annotators judge the outputs; chosen when the criterion is added.",
     )
-    # What the form reads (JudgmentForm.clean_settings checks and completes it).
+    # What the form reads (JudgmentForm.clean_settings checks and completes it, through
+    # annotation.judging.clean_criterion).
     settings = models.JSONField(
         default=dict,
         blank=True,
@@ -394,9 +361,9 @@ class CampaignCriterion(models.Model):
         return f"{self.campaign.slug}/{self.name}"
 
     def clean(self) -> None:
-        """A question where the name has no default one, and the settings as the
-        criterion's form reads them (a ValidationError names the field or key that is
-        wrong)."""
+        """A question where the name has no default one, and settings that are an object (a
+        ValidationError names the field). The criterion's form checks and completes the
+        settings: annotation.judging.clean_criterion runs this, then that."""
         super().clean()
         if not self.question.strip() and self.name not in DEFAULT_QUESTIONS:
             raise ValidationError(
@@ -405,17 +372,10 @@ class CampaignCriterion(models.Model):
                     f" {QUALITY} and {NATURALNESS} have a default one."
                 }
             )
-        judging = judging_registry().FORMS.get(self.form)
-        if judging is None:
+        if self.form not in form_names.NAMES:
             return  # the field's validator says so
         if not isinstance(self.settings, dict):
             raise ValidationError({"settings": "Give the settings as a JSON object."})
-        self.settings = judging.clean_settings(self.settings, self)
-
-    @property
-    def judging(self):
-        """The criterion's judgment form (annotation.judging.base.JudgmentForm)."""
-        return judging_registry().form_of(self)
 
     @property
     def label(self) -> str:
@@ -739,11 +699,12 @@ class AssignmentQuerySet(models.QuerySet):
         """The assignments of a campaign's criterion."""
         return self.filter(hit__criterion=criterion)
 
-    def judging(self, criterion: CampaignCriterion):
+    def judging(self, criterion: CampaignCriterion, has_own_hits: bool):
         """The assignments whose judgments judge the criterion: those of its own HITs, and
-        the pages of another criterion that ask it too (a DA page's further criteria)."""
+        the pages of another criterion that ask it too (a DA page's further criteria).
+        `has_own_hits`: what the criterion's form says of it (JudgmentForm.has_own_hits)."""
         own = self.filter(hit__criterion=criterion)
-        if criterion.judging.has_own_hits(criterion):
+        if has_own_hits:
             # Read without the judgments: what the ranking worker asks at every change.
             return own
         asked = Judgment.objects.for_criterion(criterion).values("assignment_id")
@@ -1060,5 +1021,79 @@ class DataFile(models.Model):
         return f"{self.kind}: {self.name}"
 
 
-# Uploads imported by a worker live in their own module; imported here so Django sees them.
-from .upload_models import PublishedLoad, UploadJob  # noqa: E402, F401
+# Uploads imported by a worker (annotation/uploads.py, published_uploads.py): the admin's
+# "Upload data" stores the files and a row, and a worker imports them, so no request waits on
+# an import.
+
+
+class UploadJob(BackgroundJob):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="uploads")
+    kind = models.CharField(max_length=10, choices=DataFile.Kind.choices)
+    # For a ratings file: the name of the criterion it rates (made if the campaign has none
+    # by that name yet, so a name rather than the row); empty: from the file's columns.
+    criterion = models.CharField(max_length=40, blank=True, validators=[validate_criterion_name])
+    # For a ratings file: the judgment form whose layout it is in (datafiles/ratings_layouts);
+    # empty: E2E's CrowdFlower CSV.
+    form = models.CharField(max_length=20, blank=True)
+    # For one outputs file: the system to import into (a new one by this name if the
+    # campaign has none); empty: each file's system is its name without the extension.
+    system_name = models.CharField(max_length=200, blank=True)
+    # The uploaded files, in the order given: [{"name": as uploaded, "stored": file name in
+    # the job's folder under UPLOAD_DIR}]. Removed once the job is done or failed.
+    files = models.JSONField(default=list)
+    summary = models.TextField(blank=True, help_text="what each file brought in")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    objects = JobQuerySet.as_manager()
+
+    task_name = "annotation.import_upload"
+    task_id_argument = "job_id"
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+        indexes = [models.Index(fields=["campaign", "status"])]
+
+    def __str__(self) -> str:
+        return f"{self.campaign.slug} upload {self.pk} ({self.status})"
+
+
+class PublishedLoad(BackgroundJob):
+    """A published dataset loaded by a worker (annotation/published_uploads.py), from a
+    .zip archive the organiser uploaded or a folder under PUBLISHED_DATA_DIR."""
+
+    dataset = models.CharField(max_length=20)  # a key of annotation.published.DATASETS
+    campaign_slug = models.SlugField(help_text="the campaign it loads into, made if missing")
+    # Set once loaded; a campaign deleted later leaves the record of its load.
+    campaign = models.ForeignKey(
+        Campaign,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="published_loads",
+    )
+    # One of the two: the uploaded archive's name as the browser gave it (stored under
+    # UPLOAD_DIR/published/<id>/ until the job is over), or a folder's name under
+    # PUBLISHED_DATA_DIR.
+    archive = models.CharField(max_length=255, blank=True)
+    folder = models.CharField(max_length=255, blank=True)
+    summary = models.TextField(blank=True, help_text="what the load brought in")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    objects = JobQuerySet.as_manager()
+
+    task_name = "annotation.load_published"
+    task_id_argument = "job_id"
+
+    class Meta:
+        ordering = ["-queued_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.dataset} into {self.campaign_slug} ({self.status})"
+
+    @property
+    def source(self) -> str:
+        return f"archive {self.archive}" if self.archive else f"server folder {self.folder}"

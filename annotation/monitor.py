@@ -29,6 +29,7 @@ from django.db.models import Count, Max, Q
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
+from .judging import REGISTERED, form_of
 from .models import (
     Annotator,
     Assignment,
@@ -36,7 +37,6 @@ from .models import (
     CampaignCriterion,
     Judgment,
     Output,
-    judging_registry,
 )
 
 SAMPLE = 200  # newest submissions for the median time and the flagged share
@@ -73,7 +73,7 @@ def campaign_progress(campaign: Campaign, now: datetime) -> list[Progress]:
     """The progress of each criterion handed out on pages of its own (not those of
     `asked_on_other_pages`, whose progress is their page's criterion's)."""
     criteria = campaign.criteria.order_by("name")
-    return [criterion_progress(c, now) for c in criteria if c.judging.has_own_hits(c)]
+    return [criterion_progress(c, now) for c in criteria if form_of(c).has_own_hits(c)]
 
 
 def empty_outputs(campaign: Campaign) -> int:
@@ -86,7 +86,7 @@ def asked_on_other_pages(campaign: Campaign) -> list[CampaignCriterion]:
     """The criteria asked on another criterion's pages (a DA page's further ones): they
     have no HITs of their own to count."""
     criteria = campaign.criteria.order_by("name")
-    return [c for c in criteria if not c.judging.has_own_hits(c)]
+    return [c for c in criteria if not form_of(c).has_own_hits(c)]
 
 
 def criterion_progress(criterion: CampaignCriterion, now: datetime) -> Progress:
@@ -166,7 +166,7 @@ def off_scale_q() -> Q | None:
     """Judgments whose score is off their criterion's form's scale; None if no form has
     bounds. Built from the registered forms, so the database reads each criterion's form."""
     parts = []
-    for form in judging_registry().REGISTERED:
+    for form in REGISTERED:
         outside = form.scale.outside()
         if outside is not None:
             parts.append(Q(criterion__form=form.name) & outside)
@@ -198,7 +198,7 @@ def scale_rules(criteria: list[CampaignCriterion]) -> list[tuple[str, str]]:
     form bounds its scores."""
     labels: dict[str, list[str]] = {}
     for criterion in criteria:
-        if rule := criterion.judging.scale.wording:
+        if rule := form_of(criterion).scale.wording:
             labels.setdefault(rule, []).append(criterion.label)
     return [(", ".join(names), rule) for rule, names in labels.items()]
 

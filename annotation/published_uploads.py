@@ -23,8 +23,8 @@ from jobs.claims import Heartbeat, work_as_holder
 from nlgdata.archives import unpack_zip
 from nlgdata.datafiles import DataFileError
 
+from .models import PublishedLoad
 from .published import load_published
-from .upload_models import PublishedLoad
 
 ARCHIVE = "dataset.zip"
 UNPACKED = "unpacked"

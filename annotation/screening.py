@@ -9,6 +9,7 @@ pass screen them out of the criterion: no HITs, and the failed completion code
 
 from django.db import transaction
 
+from .judging import form_of
 from .judging.base import WorkedPair
 from .judging.rankme import WITH_INPUT, WITHOUT_INPUT
 from .models import NATURALNESS, QUALITY, CampaignCriterion, Screening
@@ -19,7 +20,7 @@ WORKED_PAIRS = {QUALITY: WITH_INPUT, NATURALNESS: WITHOUT_INPUT}
 
 
 def worked_pair(criterion: CampaignCriterion) -> WorkedPair:
-    return criterion.judging.comprehension.worked_pair(criterion)
+    return form_of(criterion).comprehension.worked_pair(criterion)
 
 
 def sentence_first(annotator_id: int) -> bool:

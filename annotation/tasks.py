@@ -3,9 +3,9 @@ from celery import shared_task
 from jobs.claims import send_jobs_needing_a_worker
 
 from .attention import record_due_verdicts
+from .models import PublishedLoad, UploadJob
 from .prolific import poll_studies
 from .published_uploads import execute_published_load
-from .upload_models import PublishedLoad, UploadJob
 from .uploads import execute_upload
 
 

@@ -28,8 +28,7 @@ from nlgdata.datafiles import DataFileError
 from .datafiles.importers import ImportSummary, import_items, import_outputs
 from .datafiles.ratings_import import import_ratings
 from .datafiles.ratings_layouts import IMPORTERS
-from .models import Campaign, DataFile, System, validate_system_name
-from .upload_models import UploadJob
+from .models import Campaign, DataFile, System, UploadJob, validate_system_name
 
 # progress.json is written at the start of each file, then after every hundredth of its
 # lines, at most this many apart (a 631-line file used to show "0 of 631 lines read" until

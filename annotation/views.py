@@ -19,7 +19,9 @@ from . import identity, rate_limits, screening
 from .forms import EntryForm, SubmissionKeyForm
 from .handout import flow
 from .handout.assignment import active_assignment, hits_submitted, hits_taken, next_assignment
-from .handout.submission import Outcome, shown_outputs
+from .handout.shown import shown_outputs
+from .handout.submission import Outcome
+from .judging import form_of
 from .models import Annotator, Assignment, Campaign, CampaignCriterion, Screening
 
 # Why a page 404s (said to the log, not to the visitor: the 404 page is the same for all).
@@ -190,7 +192,7 @@ def _instructions(request, criterion: CampaignCriterion, preview: bool = False):
         "criterion": criterion,
         "preview": preview,
         "example_input": EXAMPLE_INPUT,
-        "form_instructions": criterion.judging.instructions_template,
+        "form_instructions": form_of(criterion).instructions_template,
     }
     return render(request, "annotation/instructions.html", context)
 
@@ -221,7 +223,7 @@ def _errors_text(form) -> str:
 def _is_open(criterion: CampaignCriterion) -> bool:
     """Open to annotators, on pages of its own (not asked on another criterion's)."""
     is_open = criterion.is_open and criterion.campaign.status == Campaign.Status.OPEN
-    return is_open and criterion.judging.has_own_hits(criterion)
+    return is_open and form_of(criterion).has_own_hits(criterion)
 
 
 def _can_take_more(annotator: Annotator, criterion: CampaignCriterion) -> bool:
@@ -249,7 +251,7 @@ def check(request, slug: str, criterion_name: str):
         return _next_hit(annotator, criterion)
     if state and state.screened_out:
         return redirect(_url("done", criterion))
-    comprehension = criterion.judging.comprehension
+    comprehension = form_of(criterion).comprehension
     sentence_first = screening.sentence_first(annotator.pk)
     pair = comprehension.worked_pair(criterion)
     first, second = (
@@ -293,7 +295,7 @@ def hit(request, slug: str, criterion_name: str, assignment_id: int):
         submitted = assignment.status == Assignment.Status.SUBMITTED
         _say_where(request, BACK_TO_SUBMITTED if submitted else BACK_TO_EXPIRED, following)
         return _go_to(following, criterion)
-    form = criterion.judging.page_form(None, shown_outputs(assignment.hit), criterion)
+    form = form_of(criterion).page_form(None, shown_outputs(assignment.hit), criterion)
     return _hit_page(request, criterion, assignment, form)
 
 
@@ -306,7 +308,7 @@ def _submit_hit(request, slug: str, criterion_name: str, assignment_id: int):
     posted = flow.posted_hit(assignment_id, remembered, slug, criterion_name)
     if posted is None:
         raise Http404(NO_HIT)
-    form = posted.criterion.judging.page_form(request.POST, posted.shown, posted.criterion)
+    form = form_of(posted.criterion).page_form(request.POST, posted.shown, posted.criterion)
     if posted.submitted:
         answers, key = {}, SubmissionKeyForm(request.POST).sent_key()
     elif form.is_valid():
@@ -343,13 +345,13 @@ def _hit_page(request, criterion: CampaignCriterion, assignment: Assignment, for
     context = _hit_context(criterion, assignment, form)
     if hasattr(form, "page_context"):
         context |= form.page_context()
-    return render(request, criterion.judging.page_template, context)
+    return render(request, form_of(criterion).page_template, context)
 
 
 def _hit_context(criterion, assignment, form) -> dict:
     done = hits_submitted(assignment.annotator, criterion)
     return {
-        "judging_form": criterion.judging,
+        "judging_form": form_of(criterion),
         "criterion": criterion,
         "campaign": criterion.campaign,
         "assignment": assignment,
@@ -364,7 +366,7 @@ def _hit_context(criterion, assignment, form) -> dict:
 
 def _standard(campaign: Campaign) -> dict | None:
     """The STANDARD shown with its score of 100: the campaign's own, written by the
-    organiser (a campaign whose pages show it opens only with one: Campaign.why_not_open);
+    organiser (a campaign whose pages show it opens only with one: annotation.judging.why_not_open);
     none is made up from the items."""
     if not campaign.standard_text.strip():
         return None

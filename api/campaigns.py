@@ -1,10 +1,11 @@
 """A campaign made or changed through the API, in two functions: the one place that maps
 a request onto Campaign's fields and checks what the admin's form checks (the standard's
 input against its kind; a campaign opened only with the standard its pages need,
-Campaign.why_not_open). A refusal names the field: the endpoint answers 422 with it."""
+annotation.judging.why_not_open). A refusal names the field: the endpoint answers 422 with it."""
 
 from django.db import IntegrityError, transaction
 
+from annotation.judging import why_not_open
 from annotation.models import Campaign
 from nlgdata.inputs import InputError, check_input, check_kind
 
@@ -36,7 +37,7 @@ def update_campaign(campaign: Campaign, payload: CampaignPatch) -> Campaign:
     for field, value in changed.items():
         setattr(campaign, field, value)
     check_standard(campaign)
-    problem = campaign.why_not_open()
+    problem = why_not_open(campaign)
     if problem:
         raise CampaignRefused("status" if "status" in changed else "standard_text", problem)
     if changed:

@@ -1,14 +1,15 @@
 """A criterion made through the API, in one function: the one place that maps the request
 onto CampaignCriterion's fields, so a change to that model changes only this.
 
-The model checks what it holds (`full_clean`): the name's characters, the form among the
-registry's (annotation/judging/), a question where the name has no default one, and the
-settings as the form's `clean_settings` reads them. Its errors come back as 422 naming the
-field (and, for settings, the key)."""
+The model checks what it holds, and the form the settings (`clean_criterion`): the name's
+characters, the form among the registry's (annotation/judging/), a question where the name
+has no default one, and the settings as the form's `clean_settings` reads them. Its errors
+come back as 422 naming the field (and, for settings, the key)."""
 
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import IntegrityError, transaction
 
+from annotation.judging import clean_criterion
 from annotation.models import NATURALNESS, Campaign, CampaignCriterion
 
 from .schemas import CriterionIn
@@ -43,7 +44,7 @@ def create_criterion(campaign: Campaign, payload: CriterionIn) -> CampaignCriter
     )
     try:
         # The name once per campaign is the database's to say (a 409, not a 422).
-        criterion.full_clean(exclude=["campaign"], validate_constraints=False)
+        clean_criterion(criterion, exclude=["campaign"], validate_constraints=False)
     except ValidationError as error:
         raise refused(error) from None
     try:

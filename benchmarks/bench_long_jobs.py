@@ -67,7 +67,7 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
 from annotation.handout import flow  # noqa: E402
-from annotation.handout.submission import Answer  # noqa: E402
+from annotation.handout.shown import Answer  # noqa: E402
 from annotation.models import Annotator, Campaign, CampaignCriterion, Item, Output  # noqa: E402
 from evalsite.celery import ONE_MACHINE  # noqa: E402
 from ranking.automatic_metrics.models import MetricRun  # noqa: E402

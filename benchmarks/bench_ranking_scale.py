@@ -84,7 +84,7 @@ if ARGS.compare is None:
     from annotation.handout import flow  # noqa: E402
     from annotation.handout.assignment import lock_criterion  # noqa: E402
     from annotation.handout.loads import sync_pool  # noqa: E402
-    from annotation.handout.submission import Answer  # noqa: E402
+    from annotation.handout.shown import Answer  # noqa: E402
     from annotation.models import (  # noqa: E402
         Annotator,
         Assignment,

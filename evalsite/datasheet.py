@@ -16,6 +16,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.attention import attention_summary
+from annotation.judging import form_of
 from annotation.models import (
     Annotator,
     Assignment,
@@ -277,7 +278,8 @@ def items_judged(criterion: CampaignCriterion) -> int:
 def submitted_hits(criterion: CampaignCriterion):
     """The submitted HITs that judged the criterion: a criterion asked on another's page
     (DA's further ones) has no HITs of its own, and its judgments on that page's."""
-    return Assignment.objects.submitted().judging(criterion)
+    own_hits = form_of(criterion).has_own_hits(criterion)
+    return Assignment.objects.submitted().judging(criterion, own_hits)
 
 
 def imported_ratings(campaign: Campaign) -> list[str]:
@@ -360,7 +362,7 @@ def median_seconds_here(campaign: Campaign) -> float | None:
 
 def comprehension_checks(criteria: list[CampaignCriterion]) -> list[str]:
     return [
-        f"comprehension check ({c.name}): {c.judging.comprehension.wording}"
+        f"comprehension check ({c.name}): {form_of(c).comprehension.wording}"
         for c in criteria
         if c.comprehension_check
     ]
@@ -369,7 +371,7 @@ def comprehension_checks(criteria: list[CampaignCriterion]) -> list[str]:
 def per_form(criteria: list[CampaignCriterion], wording, **values) -> str:
     """A campaign-wide answer in the words of its criteria's judgment forms: one form's
     alone, or each form's after its name."""
-    forms = {c.judging.name: c.judging for c in criteria}
+    forms = {form.name: form for form in map(form_of, criteria)}
     said = {name: wording(form.datasheet).format(**values) for name, form in forms.items()}
     if len(said) == 1:
         return next(iter(said.values()))
@@ -456,7 +458,7 @@ def attention_method(campaign: Campaign, criteria: list[CampaignCriterion]) -> l
         return []
     threshold = campaign.attention_p_threshold
     rule = "; ".join(
-        dict.fromkeys(c.judging.attention.wording.format(every=every) for c in criteria)
+        dict.fromkeys(form_of(c).attention.wording.format(every=every) for c in criteria)
     )
     return [
         f"automatic: attention checks: {rule} (one-sided Mann-Whitney "
@@ -518,7 +520,7 @@ def criterion_section(criterion: CampaignCriterion) -> dict:
     questions = {qid: question(qid, properties.get(qid)) for qid in ("4.1.1", "4.1.2", "4.1.3")}
     questions |= {
         "4.2.1": question("4.2.1", "subjective"),
-        "4.2.2": question("4.2.2", criterion.judging.datasheet.relative),
+        "4.2.2": question("4.2.2", form_of(criterion).datasheet.relative),
         "4.2.3": question("4.2.3", "intrinsic"),
         **instrument_questions(criterion),
         **aggregation_questions(criterion),
@@ -527,7 +529,7 @@ def criterion_section(criterion: CampaignCriterion) -> dict:
 
 
 def instrument_questions(criterion: CampaignCriterion) -> dict:
-    sheet = criterion.judging.datasheet
+    sheet = form_of(criterion).datasheet
     return {
         "4.3.1": question("4.3.1", criterion.label),
         "4.3.2": question("4.3.2", criterion.question_text, by_hand="any further definition"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Count, Q
 
+from annotation.judging import form_of
 from annotation.models import CampaignCriterion, ErrorSpan, Judgment
 
 from .engine.esa import count_words, error_rates
@@ -33,7 +34,7 @@ class ErrorRateRow:
 def error_rate_rows(criterion: CampaignCriterion) -> list[ErrorRateRow] | None:
     """Per system, fewest errors per 100 words first (then by name); None for a criterion
     whose form marks no spans."""
-    if not criterion.judging.marks_error_spans:
+    if not form_of(criterion).marks_error_spans:
         return None
     minor, major = ErrorSpan.Severity.MINOR, ErrorSpan.Severity.MAJOR
     outputs = (

@@ -18,6 +18,7 @@ from django.db.models import Count, Max
 from django.utils import timezone
 
 from annotation.handout.composition import reset_estimates, reset_estimates_from
+from annotation.judging import form_of
 from annotation.models import Assignment, CampaignCriterion, Judgment
 from jobs.claims import Heartbeat, send_now, work_as_holder
 from ranking.agreement.service import (
@@ -106,7 +107,7 @@ def load_ranking_input(criterion: CampaignCriterion) -> RankingInput[int]:
     columns = ("assignment_id", "assignment__annotator_id", "slot__output__system_id", "score")
     rows = Judgment.objects.counted().for_criterion(criterion).in_ranking_order()
     read = rows.values_list(*columns, "assignment__hit__item_id").iterator(chunk_size=10_000)
-    if criterion.judging.chooses:
+    if form_of(criterion).chooses:
         return choices_input_from_rows(read)
     return ranking_input_from_rows(read)
 
@@ -333,7 +334,7 @@ def fitting_protocols(criterion: CampaignCriterion) -> list[str]:
 
 
 def fitting_the_form(criterion: CampaignCriterion) -> list[str]:
-    fits = set(criterion.judging.protocols)
+    fits = set(form_of(criterion).protocols)
     return [protocol for protocol in NAMES if protocol in fits]
 
 
@@ -422,7 +423,7 @@ def input_of(criterion: CampaignCriterion, counted: np.ndarray) -> RankingInput[
     """The ranking's input from the counted judgments (JUDGMENT_ROW, ranking order): the
     choices of a form that chooses (pairwise, best-worst), as load_ranking_input reads them,
     or the scores."""
-    if not criterion.judging.chooses:
+    if not form_of(criterion).chooses:
         return ranking_input_from_array(counted)
     fields = ("hit", "annotator", "system", "score", "item")
     columns = (counted[field].tolist() for field in fields)
@@ -638,7 +639,8 @@ def clusters_of(run: RankingRun) -> dict[int, int]:
 
 
 def hits_per_composition(criterion: CampaignCriterion) -> dict[str, int]:
-    counted = Assignment.objects.counted().judging(criterion)
+    own_hits = form_of(criterion).has_own_hits(criterion)
+    counted = Assignment.objects.counted().judging(criterion, own_hits)
     rows = counted.order_by().values_list("hit__composition").annotate(n=Count("id"))
     return dict(rows)
 

@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from annotation.attention import attention_summary
+from annotation.judging import form_of
 from annotation.models import Campaign, CampaignCriterion, Composition
 from annotation.permissions import campaign_permission_required
 from ranking.agreement.models import RunAgreement
@@ -220,6 +221,7 @@ def results(request, slug: str, criterion_name: str):
         "nothing_to_rank": runs.nothing_to_rank_now(),
         "metrics": metrics_section(criterion.campaign, run),
         "agreement": RunAgreement.objects.filter(run=run).first() if run else None,
+        "agreement_on": form_of(criterion).agreement_on,
         "attention": attention_summary(criterion.campaign),
         # Errors per 100 words by severity, for a form whose judgments carry error spans.
         "error_rates": error_rate_rows(criterion),

@@ -106,7 +106,7 @@ from simulation_tools import hits_for, ratings_parser  # noqa: E402
 import nlgdata.composition  # noqa: E402
 from annotation.datafiles.ratings_import import read_pages  # noqa: E402
 from annotation.handout.assignment import next_assignment  # noqa: E402
-from annotation.handout.submission import Answer, shown_outputs  # noqa: E402
+from annotation.handout.shown import Answer, shown_outputs  # noqa: E402
 from annotation.models import (  # noqa: E402
     Annotator,
     Campaign,

@@ -3,7 +3,8 @@
 from django.db import transaction
 
 from annotation.handout.assignment import lock_criterion
-from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
+from annotation.handout.submission import Outcome, save_submission
 from annotation.models import Assignment, CampaignCriterion, ItemLoad, ItemSystemLoad, SystemLoad
 
 

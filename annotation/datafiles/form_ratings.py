@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from annotation.judging import clean_criterion
 from annotation.models import (
     Annotator,
     Assignment,
@@ -73,7 +74,7 @@ def check_new_criterion(criterion: CampaignCriterion, file_name: str, line: int)
     name like `<script>`, `Bad Name!` or one of 200 characters is refused (the DA import
     made such criteria, or failed with a database error, issue 39)."""
     try:
-        criterion.full_clean(exclude=["campaign"], validate_unique=False)
+        clean_criterion(criterion, exclude=["campaign"], validate_unique=False)
     except ValidationError as error:
         message = f"criterion {shown(criterion.name)!r}: {' '.join(error.messages)}"
         raise DataFileError(file_name, message, line, "criterion") from None

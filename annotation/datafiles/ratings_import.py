@@ -20,6 +20,7 @@ from django.db import transaction
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
+from annotation.judging import form_of
 from annotation.judging.base import OnScale
 from annotation.models import (
     NATURALNESS,
@@ -308,7 +309,7 @@ class PageWriter:
         )
         # Scores off the criterion's scale (a slip such as 111,111), per worker: stored as
         # given, told in the summary.
-        self.scale = criterion.judging.scale
+        self.scale = form_of(criterion).scale
         self.off_scale: Counter[str] = Counter()
 
     def write(self, pages: list[Page]) -> None:

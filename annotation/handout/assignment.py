@@ -37,6 +37,7 @@ from django.db import transaction
 from django.db.models import Count, Min
 from django.utils import timezone
 
+from annotation.judging import form_of
 from annotation.models import (
     Annotator,
     Assignment,
@@ -200,7 +201,7 @@ def next_hit(
     """A HIT for the annotator (with an attention check if `check`), the systems it shows,
     and whether it is an earlier HIT given out again; (None, [], False) when there is none."""
     k = criterion.hit_size
-    if k < criterion.judging.fewest_outputs:
+    if k < form_of(criterion).fewest_outputs:
         return None, [], False
     chosen = choose_item(mine.seen, criterion)
     if chosen is None:

@@ -14,13 +14,15 @@ from typing import Any
 from django.db import transaction
 
 from annotation.attention import record_attention_verdict
+from annotation.judging import form_of
 from annotation.models import Assignment, CampaignCriterion
 from annotation.screening import has_passed
 
 from . import sql
 from .assignment import hand_back, hand_out
 from .loads import lock_criteria
-from .submission import Outcome, Shown, save_submission, shown_outputs
+from .shown import Shown, shown_outputs
+from .submission import Outcome, save_submission
 
 
 def find_criterion(slug: str, criterion_name: str) -> CampaignCriterion | None:
@@ -58,7 +60,7 @@ def start(slug: str, criterion_name: str, annotator_ids: Sequence[int]) -> Start
         )
         if criterion is None or annotator_id is None:
             return None
-        if not criterion.judging.has_own_hits(criterion):
+        if not form_of(criterion).has_own_hits(criterion):
             return Started(criterion)  # asked on another criterion's pages only
         if not has_passed(annotator_id, criterion):
             return Started(criterion, needs_check=True)
@@ -114,7 +116,7 @@ def submit(
     A page already submitted saves nothing: `key` tells whether this is the same
     submission again."""
     assignment = posted.assignment
-    also_written = posted.criterion.judging.also_writes(posted.criterion)
+    also_written = form_of(posted.criterion).also_writes(posted.criterion)
     with transaction.atomic():
         if also_written:
             # The page writes other criteria too: their locks and its own are taken in one

@@ -18,6 +18,7 @@ from collections import Counter
 
 from django.db.models import Count, F, Q, QuerySet
 
+from annotation.judging import form_of
 from annotation.models import (
     Assignment,
     CampaignCriterion,
@@ -94,7 +95,7 @@ def compute_hit_size(criterion: CampaignCriterion) -> int:
         .distinct()
         .count()
     )
-    return min(criterion.judging.outputs_per_hit(criterion), active)
+    return min(form_of(criterion).outputs_per_hit(criterion), active)
 
 
 def mark_eligible_items(criterion: CampaignCriterion) -> None:
@@ -120,7 +121,7 @@ def mark_eligible_items(criterion: CampaignCriterion) -> None:
         Output.objects.filter(item__campaign_id=campaign_id, system__is_active=True)
         .values("item")
         .annotate(n=Count("id"))
-        .filter(n__gte=max(k, criterion.judging.fewest_outputs))
+        .filter(n__gte=max(k, form_of(criterion).fewest_outputs))
         .values("item")
     )
     loads = ItemLoad.objects.filter(criterion=criterion)

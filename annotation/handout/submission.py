@@ -1,57 +1,30 @@
-"""Showing a HIT's outputs and saving the annotator's judgments of them.
-
-Identical outputs of different systems in one HIT (the same text once whitespace is
-normalised; E2E's `dupl_ref` case) are shown ONCE. The score and coverage marks given to
-that sentence are saved as the judgment of every slot that holds it, so those systems get
-equal scores, and draw with each other, by construction: the annotator is never asked to
-tell identical sentences apart, and no HIT is lost to a consistency check.
+"""Saving the annotator's judgments of a HIT.
 
 A submission is saved once. The assignment is the unit of idempotency: a double click, a
 retry after a lost response or the back button finds it submitted and writes nothing.
 The page's `submission_key` tells a repeat of the same POST (silently fine) from a second,
-different answer to a HIT already submitted (the first answer is kept).
+different answer to a HIT already submitted (the first answer is kept). The criterion's
+judgment form says what the answers' scores are and writes them (annotation/judging/).
 """
 
 import enum
-import string
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.judging import form_of
 from annotation.models import (
     Assignment,
     AssignmentQuerySet,
     CampaignCriterion,
-    Hit,
-    HitOutput,
-    Judgment,
     annotator_counts_q,
 )
-from nlgdata.text import normalise
 
 from . import sql
 from .composition import estimates_after
 from .loads import lock_criteria, shift_loads
-
-
-@dataclass
-class Shown:
-    """One sentence on the page: the output text of one or more slots of the HIT."""
-
-    key: int  # the position of its first slot; names its form fields
-    label: str  # "A", "B", ... as the annotator sees it
-    text: str
-    slots: list[HitOutput] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Answer:
-    score: int
-    adds_information: bool = False
-    misses_information: bool = False
-    reflects_perfectly: bool = False
+from .shown import Shown
 
 
 class Outcome(enum.Enum):
@@ -59,19 +32,6 @@ class Outcome(enum.Enum):
     REPEATED = "repeated"  # the same submission again: nothing to do
     ALREADY_SUBMITTED = "already submitted"  # another answer came first and was kept
     TAKEN = "taken"  # timed out, and the HIT went to someone else meanwhile
-
-
-def shown_outputs(hit: Hit) -> list[Shown]:
-    """The sentences of a HIT in the order shown, identical outputs merged (an attention
-    check, scored on its own, never merges with an output)."""
-    by_text: dict[tuple[str, bool], Shown] = {}
-    for slot in sql.hit_slots(hit):
-        text = (normalise(slot.text), slot.is_attention_check)
-        if text not in by_text:
-            label = string.ascii_uppercase[len(by_text)]
-            by_text[text] = Shown(key=slot.position, label=label, text=slot.text)
-        by_text[text].slots.append(slot)
-    return list(by_text.values())
 
 
 def save_submission(
@@ -99,7 +59,7 @@ def save_submission(
         return save_submission(fresh, criterion, shown, answers, key)
     was_live = not was_expired  # open
     is_live = not assignment.flag and assignment.annotator.counts
-    judging = criterion.judging
+    judging = form_of(criterion)
     scores = judging.slot_scores(shown, answers)
     writes = []
     # Flagged, or an expired HIT that nobody else took (its HIT, free since it expired, is
@@ -117,54 +77,9 @@ def save_submission(
     return Outcome.SAVED
 
 
-def slot_scores(sentences: list[Shown], answers: dict[int, Answer]) -> list[tuple[int, float]]:
-    """(system, score) per slot of an output, in slot order: an attention check is no
-    system's output. RankME's, and any form's whose answers are one `score` per sentence."""
-    slots = [
-        (slot, answers[shown.key].score)
-        for shown in sentences
-        for slot in shown.slots
-        if not slot.is_attention_check
-    ]
-    slots.sort(key=lambda pair: pair[0].position)
-    return [(slot.output.system_id, score) for slot, score in slots]
-
-
 def hit_is_taken(assignment: Assignment) -> bool:
     others = Assignment.objects.filter(hit_id=assignment.hit_id).exclude(pk=assignment.pk)
     return others.exclude(status=Assignment.Status.EXPIRED).exists()
-
-
-def save_judgments(
-    assignment: Assignment,
-    criterion: CampaignCriterion,
-    sentences: list[Shown],
-    answers: dict[int, Answer],
-    also: list[sql.Statement],
-) -> None:
-    """RankME's answers as judgments (with coverage marks where the input is shown),
-    written with `also` (sql.run_together)."""
-    judgments = []
-    for shown in sentences:
-        answer = answers[shown.key]
-        coverage = {}
-        if criterion.shows_input:
-            coverage = {
-                "adds_information": answer.adds_information,
-                "misses_information": answer.misses_information,
-                "reflects_perfectly": answer.reflects_perfectly,
-            }
-        judgments += [
-            Judgment(
-                assignment=assignment,
-                slot=slot,
-                criterion=criterion,
-                score=answer.score,
-                **coverage,
-            )
-            for slot in shown.slots
-        ]
-    sql.insert(judgments, also=also)
 
 
 def finish_assignment(assignment: Assignment, criterion: CampaignCriterion, key: str) -> bool:

@@ -5,9 +5,10 @@ the criterion's form and name none.
 
 A criterion stores its form's `name` (`CampaignCriterion.form`) and the settings the form
 reads (`CampaignCriterion.settings`, checked by `JudgmentForm.clean_settings` from the
-model's clean()); `criterion.judging` is its JudgmentForm. Adding a form
-is one module beside rankme.py, one line in `REGISTERED` (annotation/judging/__init__.py),
-and its templates; nothing else names it (tests/annotation/test_judging.py holds that).
+registry's `clean_criterion`, after the model's own checks); `form_of(criterion)` is its
+JudgmentForm. Adding a form is one module beside rankme.py, its name in
+annotation/form_names.py, one line in `REGISTERED` (annotation/judging/__init__.py), and its
+templates; nothing else names it (tests/annotation/test_judging.py holds that).
 
 The interface, field by field (rankme.py is the worked example):
 
@@ -25,7 +26,7 @@ The interface, field by field (rankme.py is the worked example):
   `fewest_outputs`: no HIT shows fewer (default 2).
 - `page_form(data, shown, criterion)`: the page's Django form, bound to a POST (`data`) or
   unbound (None, for the GET). `shown` are the page's sentences
-  (annotation.handout.submission.Shown: identical outputs merged, an attention check's
+  (annotation.handout.shown.Shown: identical outputs merged, an attention check's
   degraded copy among them). The form must give: `is_valid()`; `answers()` (anything; the
   same object goes to `slot_scores` and `save`); `key()` (the submission key,
   SubmissionKeyForm's field); `error_list()`: (sentence label, message, field id) in page
@@ -207,7 +208,7 @@ class JudgmentForm:
     # Whether the judgments are choices, scored 1 best, 0 worst, 0.5 neither (see above).
     chooses: bool = False
     # Whether its pages show the campaign's standard, scored 100 (RankME): such a campaign
-    # opens only once the organiser has written one (Campaign.why_not_open).
+    # opens only once the organiser has written one (annotation.judging.why_not_open).
     shows_standard: bool = False
     # The scores on the form's scale; those outside are flagged, never changed (OnScale).
     scale: OnScale = OnScale()

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 
+from annotation import form_names
 from annotation.forms import SubmissionKeyForm
 from annotation.handout import sql
-from annotation.handout.submission import Shown
+from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion, Judgment
 
 from .base import AttentionRule, FormDatasheet, JudgmentForm
@@ -35,7 +36,7 @@ from .sliders import (
 from .sliders import clean_settings as clean_slider_settings
 from .sliders import labels as slider_labels
 
-NAME = "da"
+NAME = form_names.DA
 DEFAULT_LABELS = {"low_label": "0: very poor", "high_label": "100: excellent"}
 
 

@@ -27,9 +27,10 @@ from typing import TypeGuard
 from django import forms
 from django.core.exceptions import ValidationError
 
+from annotation import form_names
 from annotation.forms import SubmissionKeyForm
 from annotation.handout import sql
-from annotation.handout.submission import Shown
+from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion, ErrorSpan, Judgment
 from nlgdata.datafiles import check_json_shape
 
@@ -46,7 +47,7 @@ from .sliders import (
 from .sliders import clean_settings as clean_slider_settings
 from .sliders import labels as slider_labels
 
-NAME = "esa"
+NAME = form_names.ESA
 MAX_SPANS = 50  # per output: more is a sentence to score low, not to mark word by word
 SPANS_CHARS = MAX_SPANS * 64  # the hidden field's JSON: 50 spans with room to spare
 SEVERITIES = tuple(ErrorSpan.Severity.values)  # ("minor", "major")

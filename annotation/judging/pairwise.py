@@ -8,7 +8,7 @@ by ranking (ranking/service.py builds `ranking.engine.choices.Choices` from it):
 - pairwise: the winner 1, the loser 0, a tie 0.5 each;
 - best-worst: the best 1, the worst 0, the others 0.5 (only one output is best and one
   worst, so the scores say exactly what was chosen, whatever k);
-- identical outputs are shown once (annotation/handout/submission.py): a page whose
+- identical outputs are shown once (annotation/handout/shown.py): a page whose
   outputs are all one sentence asks nothing and stores a tie (0.5 each).
 The justification is a `Justification` row of the assignment, when one was written.
 
@@ -25,15 +25,16 @@ from dataclasses import dataclass
 from django import forms
 from django.core.exceptions import ValidationError
 
+from annotation import form_names
 from annotation.forms import SubmissionKeyForm
 from annotation.handout import sql
-from annotation.handout.submission import Shown
+from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion, Judgment, Justification
 
 from .base import AttentionRule, CheckRow, Comprehension, FormDatasheet, JudgmentForm
 from .rankme import worked_pair
 
-NAME = "pairwise"
+NAME = form_names.PAIRWISE
 MAX_OUTPUTS = 8
 WIN, TIE, LOSS = 1.0, 0.5, 0.0
 CHOICE_REQUIRED = "Choose which sentence is better, or that they are tied."

@@ -2,8 +2,11 @@
 input scored against a standard fixed at 100 (magnitude estimation), with coverage boxes
 where the input is shown. The platform's first form; its page is annotation/hit.html."""
 
+from annotation import form_names
 from annotation.forms import CheckForm, HitForm
-from annotation.handout.submission import save_judgments, slot_scores
+from annotation.handout import sql
+from annotation.handout.shown import Answer, Shown
+from annotation.models import Assignment, CampaignCriterion, Judgment
 from nlgdata.judgments import COVERAGE_MARKS, MAX_SCORE
 
 from .base import (
@@ -68,8 +71,53 @@ def presented(criterion) -> str:
     return typed + (boxes if criterion.shows_input else "")
 
 
+def slot_scores(sentences: list[Shown], answers: dict[int, Answer]) -> list[tuple[int, float]]:
+    """(system, score) per slot of an output, in slot order: an attention check is no
+    system's output. RankME's, and any form's whose answers are one `score` per sentence."""
+    slots = [
+        (slot, answers[shown.key].score)
+        for shown in sentences
+        for slot in shown.slots
+        if not slot.is_attention_check
+    ]
+    slots.sort(key=lambda pair: pair[0].position)
+    return [(slot.output.system_id, score) for slot, score in slots]
+
+
+def save_judgments(
+    assignment: Assignment,
+    criterion: CampaignCriterion,
+    sentences: list[Shown],
+    answers: dict[int, Answer],
+    also: list[sql.Statement],
+) -> None:
+    """RankME's answers as judgments (with coverage marks where the input is shown),
+    written with `also` (sql.run_together)."""
+    judgments = []
+    for shown in sentences:
+        answer = answers[shown.key]
+        coverage = {}
+        if criterion.shows_input:
+            coverage = {
+                "adds_information": answer.adds_information,
+                "misses_information": answer.misses_information,
+                "reflects_perfectly": answer.reflects_perfectly,
+            }
+        judgments += [
+            Judgment(
+                assignment=assignment,
+                slot=slot,
+                criterion=criterion,
+                score=answer.score,
+                **coverage,
+            )
+            for slot in shown.slots
+        ]
+    sql.insert(judgments, also=also)
+
+
 FORM = JudgmentForm(
-    name="rankme",
+    name=form_names.RANKME,
     label="RankME: magnitude estimation against a standard of 100",
     page_template="annotation/hit.html",
     instructions_template="annotation/judging/rankme_instructions.html",

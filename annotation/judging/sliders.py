@@ -8,7 +8,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from annotation.forms import ScoreInput
-from annotation.handout.submission import Shown
+from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion
 
 from .base import Comprehension, OnScale

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.db.models import Case, Value, When
 
+from annotation.judging import form_of
 from annotation.models import (
     Assignment,
     CampaignCriterion,
@@ -80,7 +81,7 @@ def measure(
     if judgments is None:
         judgments = load_judgments(criterion)
     rng = np.random.default_rng(seed)
-    agreement = measure_agreement(judgments, rng, on=criterion.judging.agreement_on)
+    agreement = measure_agreement(judgments, rng, on=form_of(criterion).agreement_on)
     hits = load_hits(criterion)
     done = hits_done(hits["annotator"], hits["seconds"], hits["flagged"])
     excluded = set(np.unique(hits["annotator"][hits["excluded"]]).tolist())
@@ -124,9 +125,10 @@ def judgments_of(rows: np.ndarray) -> Judgments:
 def load_hits(criterion: CampaignCriterion) -> np.ndarray:
     # Left out of rankings: excluded, or not (yet) vouched for by Prolific (counted_q).
     left_out = Case(When(annotator_counts_q("annotator__"), then=Value(False)), default=Value(True))
+    own_hits = form_of(criterion).has_own_hits(criterion)
     rows = (
         Assignment.objects.submitted()
-        .judging(criterion)
+        .judging(criterion, own_hits)
         .order_by()
         .values_list("annotator_id", "started_at", "submitted_at", "flag", left_out)
     )

@@ -54,6 +54,8 @@ def test_admin_saves_a_da_criterion_with_the_one_it_asks_added_beside_it(organis
     fluency = CampaignCriterion.objects.get(campaign=campaign, name="fluency")
     assert (correctness.form, fluency.form) == ("da", "da")
     assert correctness.settings["also_asks"] == ["fluency"]
+    # Completed by the form as it saves (its end labels' defaults).
+    assert correctness.settings["low_label"] == "0: very poor"
     assert campaign.criteria.count() == 4  # beside quality and naturalness
 
 

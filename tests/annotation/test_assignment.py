@@ -6,7 +6,8 @@ import pytest
 from django.db import connections, transaction
 
 from annotation.handout.assignment import expire_abandoned, lock_criterion, next_assignment, release
-from annotation.handout.submission import Answer, Outcome, save_submission, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
+from annotation.handout.submission import Outcome, save_submission
 from annotation.identity import set_excluded
 from annotation.models import NATURALNESS, QUALITY, Assignment, Campaign, Hit, HitOutput, Judgment
 from tests.annotation.test_loads import counted_from_rows

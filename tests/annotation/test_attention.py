@@ -9,7 +9,7 @@ import pytest
 from annotation.attention import attention_summary, record_attention_verdict, record_due_verdicts
 from annotation.datafiles.exporters import export
 from annotation.handout.assignment import next_assignment, release
-from annotation.handout.submission import Answer, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
 from annotation.identity import completion_code, set_excluded
 from annotation.models import QUALITY, Annotator, Assignment, HitOutput, Judgment
 from nlgdata.text import normalise

@@ -9,7 +9,7 @@ from django.urls import reverse
 import annotation.handout.composition as composition
 from annotation.handout.assignment import lock_criterion, next_assignment
 from annotation.handout.composition import replayed_estimates, reset_estimates
-from annotation.handout.submission import Answer, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
 from annotation.models import QUALITY, Assignment, Composition, Hit, Judgment
 from nlgdata.composition import ACTIVE_PER_PAIR
 from tests.annotation.test_assignment import needs_postgres, run_together

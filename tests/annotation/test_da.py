@@ -7,7 +7,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotation.judging import form_named
+from annotation.judging import clean_criterion, form_named
 from annotation.models import (
     NATURALNESS,
     QUALITY,
@@ -35,7 +35,7 @@ def da_campaign(k: int = 3, **fields):
     quality = campaign.criteria.get(name=QUALITY)
     quality.form = DA
     quality.settings = {"also_asks": [NATURALNESS], "outputs_per_page": k}
-    quality.full_clean()
+    clean_criterion(quality)
     quality.save()
     return campaign, quality
 
@@ -156,16 +156,16 @@ def test_da_settings_are_checked_naming_the_key():
     with pytest.raises(
         ValidationError, match="not direct-assessment criteria of this campaign: fluency"
     ):
-        quality.full_clean()
+        clean_criterion(quality)
     quality.settings = {"outputs_per_page": 11}
     with pytest.raises(ValidationError, match="outputs_per_page: a whole number from 1 to 10"):
-        quality.full_clean()
+        clean_criterion(quality)
     quality.settings = {"colour": "red"}
     with pytest.raises(ValidationError, match="unknown setting"):
-        quality.full_clean()
+        clean_criterion(quality)
     quality.settings = {"also_asks": [QUALITY]}
     with pytest.raises(ValidationError, match="each other criterion once"):
-        quality.full_clean()
+        clean_criterion(quality)
 
 
 def checked_da_hit(campaign, annotator, original: float, degraded: float) -> None:

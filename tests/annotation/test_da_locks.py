@@ -11,6 +11,7 @@ import pytest
 from django.db import connection, connections, transaction
 
 from annotation.handout.loads import lock_criteria
+from annotation.judging import clean_criterion
 from annotation.models import NATURALNESS, QUALITY, Assignment, CampaignCriterion, Judgment
 from tests.annotation.test_assignment import needs_postgres
 from tests.annotation.test_da import DA, url
@@ -28,7 +29,7 @@ def naturalness_page_asking_quality():
     quality.form = DA
     quality.save()
     naturalness.form, naturalness.settings = DA, {"also_asks": [QUALITY]}
-    naturalness.full_clean()
+    clean_criterion(naturalness)
     naturalness.save()
     return campaign, quality, naturalness
 

@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from annotation.judging import esa, form_named
+from annotation.judging import clean_criterion, esa, form_named
 from annotation.models import (
     QUALITY,
     Assignment,
@@ -38,7 +38,7 @@ def esa_campaign(k: int = 3, **fields):
     quality = campaign.criteria.get(name=QUALITY)
     quality.form = ESA
     quality.settings = {"outputs_per_page": k}
-    quality.full_clean()
+    clean_criterion(quality)
     quality.save()
     return campaign, quality
 
@@ -201,10 +201,10 @@ def test_esa_settings_are_checked_naming_the_key():
     _, quality = esa_campaign()
     quality.settings = {"outputs_per_page": 11}
     with pytest.raises(ValidationError, match="outputs_per_page: a whole number from 1 to 10"):
-        quality.full_clean()
+        clean_criterion(quality)
     quality.settings = {"colour": "red"}
     with pytest.raises(ValidationError, match="unknown setting"):
-        quality.full_clean()
+        clean_criterion(quality)
 
 
 def checked_esa_hit(campaign, annotator, original: float, degraded: float) -> None:

@@ -4,7 +4,8 @@ each returning a typed result (or None: nothing there for this visitor)."""
 import pytest
 
 from annotation.handout import flow
-from annotation.handout.submission import Answer, Outcome
+from annotation.handout.shown import Answer
+from annotation.handout.submission import Outcome
 from annotation.models import QUALITY, Assignment, Judgment
 from tests.factories import make_annotator, make_campaign, make_system_set
 

@@ -12,7 +12,7 @@ from annotation.forms import (
     MarkInput,
     ScoreInput,
 )
-from annotation.handout.submission import Answer, Shown
+from annotation.handout.shown import Answer, Shown
 from nlgdata.judgments import COVERAGE_MARKS, COVERAGE_RULE
 
 

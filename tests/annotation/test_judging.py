@@ -9,17 +9,24 @@ from django.core.exceptions import ValidationError
 from django.template.loader import get_template
 from django.urls import reverse
 
-from annotation.judging import NAMES, REGISTERED, form_named
+from annotation import form_names
+from annotation.judging import DEFAULT, NAMES, REGISTERED, form_named, form_of
 from annotation.models import CampaignCriterion
 from ranking.protocols import NAMES as PROTOCOL_NAMES
 from tests.factories import make_campaign
 
 REPO = Path(__file__).resolve().parents[2]
-# Code that may name a form: the forms' own modules, and the migrations (which record the
+# Code that may name a form: the forms' own modules, their names' module (which the model
+# checks a criterion's form against), and the migrations (which record the
 # default as it was when they were made).
 # The file layouts of the forms' judgments are named as the forms are (import_ratings
 # --form da reads the "da" layout), and nlgdata, beneath annotation, cannot import the names.
-MAY_NAME_FORMS = ("annotation/judging/", "annotation/migrations/", "nlgdata/judgment_files.py")
+MAY_NAME_FORMS = (
+    "annotation/judging/",
+    "annotation/form_names.py",
+    "annotation/migrations/",
+    "nlgdata/judgment_files.py",
+)
 
 
 @pytest.mark.parametrize("form", REGISTERED, ids=NAMES)
@@ -38,6 +45,13 @@ def test_form_is_complete(form):
 def test_form_named_refuses_an_unknown_one_naming_the_known():
     with pytest.raises(ValueError, match="unknown judgment form 'likert': use one of rankme"):
         form_named("likert")
+
+
+def test_the_models_names_are_the_registrys():
+    """The model checks a criterion's form against annotation/form_names.py, beneath the
+    registry: the same names, in the registry's order, and the same default."""
+    assert tuple(NAMES) == form_names.NAMES
+    assert DEFAULT == form_names.DEFAULT == CampaignCriterion._meta.get_field("form").default()
 
 
 def source_files():
@@ -59,7 +73,7 @@ def test_module_outside_the_registry_names_no_form(path):
 def test_a_criterion_is_judged_with_the_default_form_and_refuses_an_unknown_one():
     campaign = make_campaign()
     criterion = campaign.criteria.first()
-    assert criterion.judging is form_named(criterion.form) is REGISTERED[0]
+    assert form_of(criterion) is form_named(criterion.form) is REGISTERED[0]
     criterion.form = "likert"
     with pytest.raises(ValidationError, match="unknown judgment form 'likert'"):
         criterion.full_clean()

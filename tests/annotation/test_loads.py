@@ -14,7 +14,8 @@ from django.utils import timezone
 from annotation.attention import record_due_verdicts
 from annotation.handout.assignment import next_assignment, release
 from annotation.handout.loads import recount_loads
-from annotation.handout.submission import Answer, clear_flags, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
+from annotation.handout.submission import clear_flags
 from annotation.identity import set_excluded
 from annotation.models import (
     QUALITY,

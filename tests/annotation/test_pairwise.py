@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotation.attention import record_attention_verdict
-from annotation.judging import form_named
+from annotation.judging import clean_criterion, form_named
 from annotation.models import (
     QUALITY,
     Assignment,
@@ -43,7 +43,7 @@ def pairwise_campaign(best_worst: int = 0, systems: int = 3, **fields):
     quality.form = PAIRWISE
     quality.question = "Which sentence says the input better?"
     quality.settings = {"best_worst": best_worst} if best_worst else {}
-    quality.full_clean()
+    clean_criterion(quality)
     quality.save()
     return campaign, quality
 
@@ -213,7 +213,7 @@ def test_settings_refuse_a_wrong_best_worst(settings):
     campaign, quality = pairwise_campaign()
     quality.settings = settings
     with pytest.raises(ValidationError, match="best_worst"):
-        quality.full_clean()
+        clean_criterion(quality)
 
 
 def test_attention_check_is_a_second_comparison_whose_copy_stores_its_result():

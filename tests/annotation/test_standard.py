@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from annotation.judging import why_not_open
 from annotation.models import Assignment, Campaign, CampaignCriterion, Item
 from annotation.published import load_dataset
 from nlgdata.published import E2E_STANDARD, LOGICNLG_STANDARD, read_logicnlg
@@ -131,7 +132,7 @@ def test_load_published_logicnlg_writes_a_standard_of_its_own_and_says_so(logicn
     assert campaign.standard_text not in references
     assert "Standard (written for the dataset; change it" in str(summary)
     assert str(summary).endswith(text)
-    assert campaign.why_not_open() == ""  # ready to open
+    assert why_not_open(campaign) == ""  # ready to open
 
 
 def test_load_published_e2e_writes_a_development_set_reference_as_standard(e2e_data, tmp_path):

@@ -1,6 +1,7 @@
 import pytest
 
-from annotation.handout.submission import Answer, Outcome, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
+from annotation.handout.submission import Outcome
 from annotation.models import NATURALNESS, QUALITY, Assignment, CampaignCriterion, Judgment
 from tests.factories import (
     make_annotator,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from annotation.judging import form_named
+from annotation.judging import clean_criterion, form_named
 from annotation.models import NATURALNESS, QUALITY, Assignment, Judgment
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
@@ -35,7 +35,7 @@ def da_demo():
     quality = campaign.criteria.get(name=QUALITY)
     quality.question = "How well does the sentence express the input, completely and correctly?"
     quality.settings = {"also_asks": [NATURALNESS], "low_label": "0: very poor"}
-    quality.full_clean()
+    clean_criterion(quality)
     quality.save()
     campaign.criteria.filter(name=NATURALNESS).update(
         question="How fluent and natural is the sentence, as if a native speaker wrote it?"

@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from annotation.judging import form_named
+from annotation.judging import clean_criterion, form_named
 from annotation.models import QUALITY, Assignment, ErrorSpan, Judgment, Output
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
@@ -40,7 +40,7 @@ def esa_demo():
     quality.form = form_named("esa").name
     quality.comprehension_check = False
     quality.question = "How good is this description of the input? Mark its errors, then score it."
-    quality.full_clean()
+    clean_criterion(quality)
     quality.save()
     for output in Output.objects.filter(item__campaign=campaign):
         output.text = EMOJI + output.text

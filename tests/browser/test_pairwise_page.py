@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from annotation.judging import form_named
+from annotation.judging import clean_criterion, form_named
 from annotation.models import QUALITY, Assignment, Judgment, Justification
 from tests.browser.conftest import DESKTOP, PHONE
 from tests.browser.demo import demo_campaign
@@ -55,7 +55,7 @@ def pairwise_demo(best_worst: int = 0, **fields):
     quality.form = form_named("pairwise").name
     quality.question = "Which sentence expresses the input better, completely and correctly?"
     quality.settings = {"best_worst": best_worst} if best_worst else {}
-    quality.full_clean()
+    clean_criterion(quality)
     quality.save()
     return campaign
 

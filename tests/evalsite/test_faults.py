@@ -18,7 +18,7 @@ import pytest
 from django.db import transaction
 
 from annotation.handout.assignment import next_assignment
-from annotation.handout.submission import Answer, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
 from annotation.models import Judgment, Output
 from generation.models import GenerationJob, HostedSystem
 from ranking.models import RankingRun

@@ -13,24 +13,17 @@ TID252 (pyproject.toml) refuses those that climb to a parent.
 
 import ast
 import re
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.evalsite.imports import REPO, absolute_imports, python_files
 
 
 def imported_modules(app: str) -> dict[str, set[str]]:
-    found = {}
-    for path in (REPO / app).rglob("*.py"):
-        modules = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                modules.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                modules.add(node.module)
-        found[str(path.relative_to(REPO))] = modules
-    return found
+    return {
+        str(path.relative_to(REPO)): absolute_imports(ast.parse(path.read_text()))
+        for path in python_files(app)
+    }
 
 
 @pytest.mark.parametrize(
@@ -118,7 +111,7 @@ def test_only_outbound_opens_connections():
     """Hosted backends, judges, webhooks and Prolific's client all go through outbound/."""
     offenders = {}
     for package in PACKAGES:
-        for path in (REPO / package).rglob("*.py"):
+        for path in python_files(package):
             name = str(path.relative_to(REPO))
             uses = network_uses(ast.parse(path.read_text()))
             if uses and name not in NOT_THE_SERVERS:

@@ -11,8 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from django.urls import reverse
 
-from annotation.models import DataFile, Judgment
-from annotation.upload_models import UploadJob
+from annotation.models import DataFile, Judgment, UploadJob
 from tests.factories import make_campaign
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ import pytest
 from django.db import transaction
 
 from annotation.handout.assignment import next_assignment
-from annotation.handout.submission import Answer, shown_outputs
+from annotation.handout.shown import Answer, shown_outputs
 from generation.models import GenerationJob, HostedSystem
 from generation.service import request_generation
 from ranking.models import RankingRun
