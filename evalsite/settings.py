@@ -469,9 +469,12 @@ RANKING_JUDGE_SCORES = "judges.fusion.scores_for_criterion"
 # A published procedure's run measures how often it orders identical systems on the
 # campaign's own design (ranking/permutation_check.py): at most this many permutations of
 # the labels within items, and no more after this many seconds (at least one is done).
-# E2E's TrueSkill protocol takes about a second a permutation at E2E's size on two cores.
+# E2E's TrueSkill protocol takes about a second a permutation at E2E's size on two cores:
+# 15 s gives some 15 permutations there (an interval of about +-15 points) and keeps every
+# view fresh within a minute of a HIT (benchmarks/bench_ranking_scale.py; with 30 s, E2E's
+# tab took 80 s).
 RANKING_NULL_CHECK_PERMUTATIONS = env_int("RANKING_NULL_CHECK_PERMUTATIONS", 100)
-RANKING_NULL_CHECK_SECONDS = env_int("RANKING_NULL_CHECK_SECONDS", 30)
+RANKING_NULL_CHECK_SECONDS = env_int("RANKING_NULL_CHECK_SECONDS", 15)
 
 LOGGING = {
     "version": 1,

@@ -129,9 +129,9 @@ def one_meteor_process():
 @pytest.fixture
 def brief_null_check():
     """A published view's permutation figure (ranking/permutation_check.py) from a couple of
-    seconds of permutations, not production's 30: for the tests that rank E2E's 14,895
+    seconds of permutations, not production's 15: for the tests that rank E2E's 14,895
     judgments in this process for what else the run stores. The figure itself is tested in
-    tests/ranking/test_permutation_check.py; the Celery workers the tests start keep 30."""
+    tests/ranking/test_permutation_check.py; the Celery workers the tests start keep 15."""
     with override_settings(RANKING_NULL_CHECK_SECONDS=2):
         yield
 
