@@ -141,6 +141,13 @@ def test_a_ranking_completes_while_two_long_jobs_hold_the_long_queue(one_machine
         assert statuses == ["queued", "running"]  # both unfinished: one held, one waiting
     finally:
         os.kill(long_job, signal.SIGCONT)
+        # Both runs finish before the test's tables are emptied: a run still writing would
+        # deadlock the teardown's TRUNCATE.
+        wait_until(
+            lambda: not MetricRun.objects.exclude(status__in=["done", "failed"]).exists(),
+            timeout=300,
+            message="the metric runs did not finish",
+        )
     print(
         f"\nranking latency: {alone:.1f} s alone, {held:.1f} s while two campaigns' metric"
         " runs hold the long queue"
