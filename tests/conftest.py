@@ -2,6 +2,7 @@
 the people of the view tests (tests/world.py)."""
 
 import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -183,21 +184,59 @@ def worker_environment(**overrides: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def celery_worker_process(django_db_setup, django_db_blocker, tmp_path_factory):
+def celery_worker_of_module(django_db_setup, django_db_blocker, tmp_path_factory):
     """A real `celery worker` process (with its beat) on the test database, consuming every
     queue, for the tests of one module: its sweep acts on every row it sees, so modules
-    must not share one.
-
-    Tests that use it must commit their data (transactional_db): the worker is another
-    process with its own connection.
-    """
+    must not share one."""
     with django_db_blocker.unblock():
         env = worker_environment()
     app.control.purge()
     log = tmp_path_factory.mktemp("celery") / "worker.log"
     worker = start_worker(env, log, "--pool=solo")
-    yield log
+    yield worker, log
+    os.kill(worker.pid, signal.SIGCONT)
     stop(worker)
+
+
+@pytest.fixture
+def celery_worker_process(celery_worker_of_module, transactional_db):
+    """The module's worker, running during the test; its log's path.
+
+    Tests that use it commit their data (transactional_db): the worker is another process
+    with its own connection. The worker outlives the test, and its sweep may be writing
+    when the test's tables are emptied: the flush's TRUNCATE and those writes deadlocked in
+    CI. So the worker is paused (SIGSTOP) at a moment it holds no transaction before the
+    flush, and resumed when the next test that uses it starts."""
+    worker, log = celery_worker_of_module
+    os.kill(worker.pid, signal.SIGCONT)
+    yield log
+    pause_between_transactions(worker)
+
+
+def pause_between_transactions(worker, timeout: float = 120) -> None:
+    """SIGSTOP `worker` when no other connection to the test database is inside a
+    statement or a transaction (PostgreSQL; SQLite's file lock serialises the flush)."""
+    if connection.vendor != "postgresql":
+        return
+    deadline = time.monotonic() + timeout
+    while True:
+        os.kill(worker.pid, signal.SIGSTOP)
+        if not other_connections_busy():
+            return
+        os.kill(worker.pid, signal.SIGCONT)
+        if time.monotonic() > deadline:
+            pytest.fail("the worker never left its transaction before the flush")
+        time.sleep(0.1)
+
+
+def other_connections_busy() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND pid <> pg_backend_pid() AND backend_type = 'client backend'"
+            " AND state <> 'idle'"
+        )
+        return cursor.fetchone()[0] > 0
 
 
 def wait_until(condition, timeout: float = 60, interval: float = 0.2, message: str = ""):

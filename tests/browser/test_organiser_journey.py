@@ -134,6 +134,9 @@ def open_campaign(page, live_server, campaign: Campaign) -> str:
 def pilot(browser, entry: str, campaign: Campaign) -> None:
     """One Prolific worker through the study URL: the check, the HITs, the way out."""
     page = new_worker(browser)
+    # The module's Celery worker ranks while the pilot clicks, on a CI machine's two cores
+    # shared with the other test processes: a click's page took over 10 s there.
+    page.set_default_timeout(30_000)
     filled = {"PROLIFIC_PID": "pilot-1", "STUDY_ID": "study-1", "SESSION_ID": "session-1"}
     url = entry
     for name, value in filled.items():
@@ -178,7 +181,7 @@ def test_organiser_runs_a_campaign_from_the_browser_only(
 ):
     started = time.monotonic()
     page = log_in(browser, live_server, DESKTOP)
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(30_000)  # as the pilot's page (pilot, below)
 
     # 1. The campaign, made in the admin.
     campaign = create_campaign(page, live_server)
