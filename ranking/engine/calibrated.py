@@ -14,13 +14,13 @@ the claim holds for the whole table at 95%, on every design the platform serves.
 - The independent unit is the item: every page of an input shares its outputs (E2E judges
   each output three times, on pages that overlap), so the spread of theta is the
   cluster-robust (sandwich) covariance over items, with the small-sample factor U / (U - 1).
-- Joint claims (ranking/engine/joint.py): the studentized difference of every two systems
-  in one graph piece, tested step-down by the largest |t| (Westfall and Young 1993, Romano
-  and Wolf 2005) against the same statistic with the system labels permuted among each
-  item's judged outputs. When no system differs, that permutation leaves the campaign's
-  distribution unchanged, so the table claims an order in at most 5% of campaigns, whatever
-  the design; studentizing each permutation keeps the rest of the table at its level once
-  a truly better system has been told apart.
+- Joint claims (ranking/engine/joint.py): cuts in the order, each saying that every system
+  above it is better than every system below, claimed step-down where the smallest
+  studentized difference across the cut is beyond what the same statistic reaches with the
+  system labels permuted among each item's judged outputs. When no system differs, that
+  permutation leaves the campaign's distribution unchanged, so the table claims an order in
+  at most 5% of campaigns, whatever the design; studentizing each permutation keeps the
+  rest of the table at its level once a truly better system has been told apart.
 
 Pure numpy and numba; the item of each comparison comes with the comparisons
 (Comparisons.unit).
@@ -102,8 +102,8 @@ def calibrated_verdict(
     in_cells[pairs.second[pairs.count > 0]] = True
     components = pairs.components(n_systems)
     t = studentized(strength, covariance, comparable(components, in_cells))
-    null_t = permuted_studentized(pairs, n_systems, permutations, seed, progress)
-    claims = joint_claims(strength, t, null_t, in_cells, 1 - confidence)
+    null_t, null_strength = permuted_draws(pairs, n_systems, permutations, seed, progress)
+    claims = joint_claims(strength, t, null_t, null_strength, in_cells, components, 1 - confidence)
     std = np.sqrt(np.maximum(np.diag(covariance), 0.0))
     single_piece = len(np.unique(components[in_cells])) <= 1
     ci_lo, ci_hi = claims.comparison_interval(strength, covariance)
@@ -149,7 +149,7 @@ def studentized(strength: np.ndarray, covariance: np.ndarray, mask: np.ndarray) 
     difference = strength[first] - strength[second]
     # A difference the data fix exactly (every comparison of the pair won, and nothing else
     # they did varies) has no spread: infinitely sure, unless the permutations are as sure
-    # (then nothing is claimed: joint.step_down counts ties with the maximum as exceedances).
+    # (then nothing is claimed: joint.cut_step_down counts ties with the maximum as exceedances).
     exact = ~spread & (np.abs(difference) > _TINY_DIFFERENCE * scale)
     with np.errstate(divide="ignore", invalid="ignore"):
         t = np.where(spread, difference / np.sqrt(np.where(spread, variance, 1.0)), 0.0)
@@ -174,14 +174,15 @@ def strengths_and_covariance(pairs: UnitPairs, n_systems: int) -> tuple[np.ndarr
     return strength, covariance
 
 
-def permuted_studentized(
+def permuted_draws(
     pairs: UnitPairs,
     n_systems: int,
     permutations: int,
     seed: int | np.random.Generator,
     progress: Progress | None = None,
-) -> np.ndarray:
-    """float64[B, P]: the studentized differences of `permutations` relabellings, each
+) -> tuple[np.ndarray, np.ndarray]:
+    """(float64[B, P], float64[B, n]): the studentized differences and the strengths of
+    `permutations` relabellings, each
     permuting the systems judged in a unit among themselves (one permutation per unit,
     applied to all its pages), every pair counted as comparable (a pair a permutation
     leaves unconnected has near-zero difference and t: it never inflates the maximum by
@@ -190,6 +191,7 @@ def permuted_studentized(
     present, present_starts, slot_first, slot_second = present_systems(pairs, starts)
     seeds = run_seeds(seed, permutations)
     out = np.empty((permutations, n_systems * (n_systems - 1) // 2))
+    strengths = np.empty((permutations, n_systems))
     for begin in range(0, permutations, _CHUNK):
         stop = min(begin + _CHUNK, permutations)
         _permuted_runs(
@@ -203,10 +205,11 @@ def permuted_studentized(
             slot_second,
             n_systems,
             out[begin:stop],
+            strengths[begin:stop],
         )
         if progress is not None:
             progress(stop, permutations)
-    return out
+    return out, strengths
 
 
 @numba.njit(cache=True)
@@ -311,6 +314,7 @@ def _permuted_runs(
     slot_second: np.ndarray,
     n: int,
     out: np.ndarray,
+    out_strength: np.ndarray,
 ) -> None:
     rows = count.shape[0]
     for b in numba.prange(seeds.shape[0]):
@@ -328,7 +332,7 @@ def _permuted_runs(
                     first[row], second[row], signed[row] = a, c, net[row]
                 else:
                     first[row], second[row], signed[row] = c, a, -net[row]
-        strength = np.empty(n)
+        strength = out_strength[b]
         covariance = np.empty((n, n))
         _fit(first, second, count, signed, starts, strength, covariance, np.empty((n, n)))
         _studentized_into(strength, covariance, out[b])

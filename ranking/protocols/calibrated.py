@@ -107,11 +107,13 @@ PROTOCOL = RankingProtocol(
         "The platform's verdict: who was preferred within each page, on each annotator's own"
         " scale; strengths by least squares with whole items as the unit; an order claimed"
         " only where it holds for the whole table at 95% (on campaigns where no system"
-        " differs, an order appears in at most 5% of them).",
+        " differs, an order appears in about 5% of them at most). A cluster boundary says"
+        " that every system above it beats every system below it.",
         "ranking/table_calibrated.html",
         "strength",
         "Ranks each system can hold, all at once at 95%; shaded bands are clusters",
-        "Strength of each system; two intervals apart are a claimed difference",
+        "Strength of each system; two intervals apart are a claimed difference (systems not"
+        " told apart always overlap)",
     ),
     datasheet=Datasheet(
         aggregation="each annotator's scores as normal scores of their places among the"
@@ -120,11 +122,13 @@ PROTOCOL = RankingProtocol(
         " squares on those differences, a page's pairs weighted by 1 / its size, which is"
         f" least squares with a constant per page; the independent unit is {UNIT}",
         significance="every two systems' difference studentized by its cluster-robust"
-        " standard error over items and tested step-down by the largest |t| against the"
-        " same statistic with the system labels permuted within items (Westfall and Young"
-        " 1993): the whole table's chance of any false claim is at most 5%; rank sets from"
-        " the claims (Mogstad et al. 2024); clusters where every system above is claimed"
-        " better than every system below",
+        " standard error over items; the order cut where every system above the cut is"
+        " better than every system below, a cut claimed where the smallest studentized"
+        " difference across it is beyond what the largest such cut reaches with the system"
+        " labels permuted within items, step-down over the groups the cuts leave (closed"
+        " testing over partitions): the whole table's chance of any false claim is about"
+        " 5% (measured: docs/calibration.md); rank sets from the claims (Mogstad et al."
+        " 2024); clusters are the groups",
     ),
     rank=rank,
     result_fields=result_fields,

@@ -13,7 +13,7 @@ import statsmodels.api as sm
 from ranking.engine.calibrated import (
     calibrated_verdict,
     normal_scores,
-    permuted_studentized,
+    permuted_draws,
     score_blocks,
     strengths_and_covariance,
 )
@@ -97,10 +97,11 @@ def test_permutations_move_labels_only_among_the_systems_of_each_item():
     for u in range(pairs.n_units):
         judged = set(system[item == np.unique(item)[u]].tolist())
         assert set(present[present_starts[u] : present_starts[u + 1]].tolist()) == judged
-    null_t = permuted_studentized(pairs, 6, 50, seed=0)
-    assert null_t.shape == (50, 15)
+    null_t, null_strength = permuted_draws(pairs, 6, 50, seed=0)
+    assert null_t.shape == (50, 15) and null_strength.shape == (50, 6)
     assert np.isfinite(null_t).all()
-    assert permuted_studentized(pairs, 6, 50, seed=0) == pytest.approx(null_t)
+    again_t, again_strength = permuted_draws(pairs, 6, 50, seed=0)
+    assert again_t == pytest.approx(null_t) and again_strength == pytest.approx(null_strength)
 
 
 def test_a_clearly_better_system_gets_a_rank_of_its_own():
