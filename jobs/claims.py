@@ -160,7 +160,9 @@ class Heartbeat:
         self.job, self.token = job, token
         self.lost = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat-{job}")
+        # Named by the row's id, not str(job): a run's str reads its criterion and campaign.
+        name = f"heartbeat-{job._meta.model_name}-{job.pk}"
+        self._thread = threading.Thread(target=self._beat, daemon=True, name=name)
 
     def __enter__(self) -> "Heartbeat":
         # Inside a transaction (a command's --atomic, a test) another connection could not

@@ -471,13 +471,13 @@ def numbered_by_first_appearance(keys: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 def replay_rows(data: RankingInput[int]) -> Iterator[tuple[int, int, float]]:
     """The counted judgments as the hand-out's estimate replays them, from the ranking's
-    input: (HIT, system id, score) in ranking order, as the database gives them."""
+    input: (HIT, system id, score) in ranking order, as the database gives them. Plain
+    columns zipped, so the estimate reads them without calling back into this module."""
     scores = data.scores
     assert scores.hit is not None  # from_hits numbers the HITs
-    for hit, system, score in zip(
-        scores.hit.tolist(), scores.system.tolist(), scores.score.tolist(), strict=True
-    ):
-        yield hit, data.systems[system], score
+    system_ids = np.asarray(data.systems, dtype=np.int64)[scores.system]
+    columns = (scores.hit.tolist(), system_ids.tolist(), scores.score.tolist())
+    return zip(*columns, strict=True)
 
 
 def execute_run(run: RankingRun) -> bool:
