@@ -4,81 +4,14 @@ read up to their limit, no redirect followed, internal addresses refused."""
 
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import outbound
 from outbound import AddressPolicy, DeadlineExceeded, Limits, OutboundFailed, OutboundRefused
-from tests.receivers import SlowReceiver
+from tests.receivers import reply
 
 LOOPBACK = AddressPolicy.allowing(["127.0.0.1"])
-
-
-class Answering:
-    """An HTTP server answering every request with `answer(handler)`, recording paths and
-    headers."""
-
-    def __init__(self, answer) -> None:
-        self.requests: list[tuple[str, dict]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                server.requests.append((self.path, dict(self.headers)))
-                answer(self)
-
-            do_POST = do_GET
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-@pytest.fixture
-def serve():
-    made = []
-
-    def start(answer):
-        made.append(Answering(answer))
-        return made[-1]
-
-    yield start
-    for server in made:
-        server.close()
-
-
-@pytest.fixture
-def slow():
-    made = []
-
-    def start(mode, interval):
-        made.append(SlowReceiver(mode, interval))
-        return made[-1]
-
-    yield start
-    for receiver in made:
-        receiver.close()
-
-
-def reply(status: int, body: bytes = b"", **headers):
-    def answer(handler):
-        handler.send_response(status)
-        for name, value in headers.items():
-            handler.send_header(name.replace("_", "-"), value)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
-
-    return answer
 
 
 def test_a_request_gets_its_answer_under_the_hosts_name(serve):
