@@ -45,34 +45,29 @@ from tests.world import Person
 pytestmark = pytest.mark.django_db
 
 
-def test_annotator_from_link_binds_a_prolific_id_to_its_first_session():
-    campaign = make_campaign()
-    first = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "a"})
-    # The same participant on another device comes with the same session id.
-    again = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "a"})
-    assert again == first
-    with pytest.raises(EntryRefused, match="another Prolific session"):
-        annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "b"})
+# Per platform: the key that ties an id to its first session, the rest of a link's data, and
+# the refusal of a second session.
+FIRST_SESSION = {
+    "prolific": ("session_id", {"study_id": "s"}, "another Prolific session"),
+    "mturk": ("assignment_id", {"hit_id": "h"}, "another Mechanical Turk assignment"),
+}
+
+
+@pytest.mark.parametrize("platform", FIRST_SESSION)
+def test_annotator_from_link_binds_an_id_to_its_first_session(platform):
+    """A Prolific id to its first session, a Mechanical Turk worker id to its first
+    assignment."""
+    key, rest, refusal = FIRST_SESSION[platform]
+    campaign = make_campaign(accepts_mturk=platform == "mturk")
+    first = annotator_from_link(campaign, platform, "p1", {**rest, key: "a"})
+    # The same participant on another device comes with the same session.
+    assert annotator_from_link(campaign, platform, "p1", {**rest, key: "a"}) == first
+    with pytest.raises(EntryRefused, match=refusal):
+        annotator_from_link(campaign, platform, "p1", {**rest, key: "b"})
     # The browser session that holds them may come back through any link, changing nothing.
-    held = annotator_from_link(campaign, "prolific", "p1", {"session_id": "b"}, first.pk)
-    assert held == first
+    assert annotator_from_link(campaign, platform, "p1", {key: "b"}, first.pk) == first
     first.refresh_from_db()
-    assert first.study_data == {"study_id": "s", "session_id": "a"}
-    assert Annotator.objects.count() == 1
-
-
-def test_annotator_from_link_binds_an_mturk_worker_id_to_its_first_assignment():
-    campaign = make_campaign(accepts_mturk=True)
-    first = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
-    again = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
-    assert again == first
-    with pytest.raises(EntryRefused, match="another Mechanical Turk assignment"):
-        annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2", "hit_id": "h"})
-    # The browser that holds them comes back through any link, changing nothing.
-    held = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2"}, first.pk)
-    assert held == first
-    held.refresh_from_db()
-    assert held.study_data == {"assignment_id": "a1", "hit_id": "h"}
+    assert first.study_data == {**rest, key: "a"}
     assert Annotator.objects.count() == 1
 
 
