@@ -1,11 +1,24 @@
 """One machine's Celery workers, started and stopped together: a process per queue
 (evalsite.celery.queue_worker_commands), for `manage.py workers` and `manage.py serve`."""
 
+import signal
 import subprocess
 import time
 from pathlib import Path
 
 STOP_SECONDS = 30
+
+
+def exit_on_termination() -> None:
+    """Make SIGTERM and SIGHUP (kill, docker stop, systemd, a closed terminal) raise
+    SystemExit, which unwinds through the caller, so that its `finally` stops the workers:
+    their default action would end this process and leave the workers without a parent."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit)
+
+
+def _exit(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 class WorkerGroup:

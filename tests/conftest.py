@@ -16,6 +16,7 @@ from evalsite.celery import app
 from ranking.metrics import coco
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
+from tests.receivers import Answering, SlowReceiver
 
 # Helpers that assert, imported by tests after this: their failures explained as a test's.
 pytest.register_assert_rewrite("tests.judging_helpers", "tests.browser.judging_pages")
@@ -145,6 +146,30 @@ def own_rate_limits():
     would shadow it.)"""
     with override_settings(RATE_LIMIT_NAMESPACE=f"{uuid.uuid4().hex[:12]}:"):
         yield
+
+
+@pytest.fixture
+def serve():
+    """`serve(answer)` starts an `Answering` server; each is shut when the test ends."""
+    yield from _closed_after(Answering)
+
+
+@pytest.fixture
+def slow():
+    """`slow(mode, interval)` starts a `SlowReceiver`; each is closed when the test ends."""
+    yield from _closed_after(SlowReceiver)
+
+
+def _closed_after(start):
+    started = []
+
+    def started_one(*args, **kwargs):
+        started.append(start(*args, **kwargs))
+        return started[-1]
+
+    yield started_one
+    for server in started:
+        server.close()
 
 
 @pytest.fixture

@@ -5,6 +5,9 @@ from collections.abc import Callable
 
 from annotation.attention import record_attention_verdict
 from annotation.models import Assignment, Campaign, CampaignCriterion, HitOutput
+from ranking.models import RankingRun
+from ranking.service import queue_due_rankings
+from ranking.tasks import compute_ranking
 from tests.factories import (
     make_annotator,
     make_campaign,
@@ -59,3 +62,20 @@ def assert_copies_scored_above_originals_fail(campaign: Campaign, checked_hit) -
     assert not verdict.failed and verdict.checks == 4
     careless.refresh_from_db()
     assert careless.is_excluded
+
+
+def ranked(campaign: Campaign, *columns: str) -> dict[tuple[str, str], list[tuple]]:
+    """Queue what the sweep finds due, run each through the worker's task function; then
+    (criterion, protocol) -> [(system, mu to 9 decimals, cluster, *columns)] best first."""
+    for run in queue_due_rankings():
+        compute_ranking(run_id=run.pk)
+    found = {}
+    for run in RankingRun.objects.filter(campaign=campaign).select_related("criterion"):
+        assert run.status == RankingRun.Status.DONE, run.error
+        rows = run.results.order_by("position").values_list(
+            "system__name", "mu", "cluster", *columns
+        )
+        found[(run.criterion.name, run.protocol)] = [
+            (s, round(mu, 9), *rest) for s, mu, *rest in rows
+        ]
+    return found

@@ -1,11 +1,14 @@
-"""Receivers that hold a request as a hostile or broken server does, on 127.0.0.1: one that
-answers `HTTP/1.1 200 OK` and then one byte every `interval` seconds (trickling), and one
-that reads the request and never answers (silent). Each counts the connections it holds:
-accepted, the request read, and the client not gone yet."""
+"""Servers for outbound HTTP's tests, on 127.0.0.1. `SlowReceiver` holds a request as a
+hostile or broken server does: it answers `HTTP/1.1 200 OK` and then one byte every
+`interval` seconds (trickling), or reads the request and never answers (silent); it counts
+the connections it holds: accepted, the request read, and the client not gone yet.
+`Answering` answers every request at once with what `reply` makes. The fixtures `serve`
+and `slow` (tests/conftest.py) start them and close them after the test."""
 
 import select
 import socket
 import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class SlowReceiver:
@@ -92,3 +95,46 @@ def read_request(connection: socket.socket) -> bool:
             return False
         body += chunk
     return True
+
+
+class Answering:
+    """An HTTP server answering every request with `answer(handler)`, recording paths and
+    headers."""
+
+    def __init__(self, answer) -> None:
+        self.requests: list[tuple[str, dict]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                server.requests.append((self.path, dict(self.headers)))
+                answer(self)
+
+            do_POST = do_GET
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def reply(status: int, body: bytes = b"", **headers):
+    """An answer for `Answering`: `status`, `body` and `headers` (`Content_Type` is sent as
+    Content-Type)."""
+
+    def answer(handler):
+        handler.send_response(status)
+        for name, value in headers.items():
+            handler.send_header(name.replace("_", "-"), value)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+    return answer

@@ -123,20 +123,8 @@ def summarise(
     (None: one connected comparison graph)."""
     mean_mu = result.mu.mean(axis=0)
     rank_lo, rank_hi = rank_ranges(result.mu, confidence, components)
-    return Ranking(
-        protocol=result.protocol,
-        params=result.params,
-        runs=result.runs,
-        seed=result.seed,
-        mean_mu=mean_mu,
-        mean_sigma=result.sigma.mean(axis=0),
-        std_mu=result.mu.std(axis=0),
-        rank_lo=rank_lo.astype(np.int64),
-        rank_hi=rank_hi.astype(np.int64),
-        cluster=clusters(mean_mu, rank_lo, rank_hi),
-        n_comparisons=result.n_comparisons,
-        order=np.argsort(-mean_mu, kind="stable"),
-    )
+    cluster = clusters(mean_mu, rank_lo, rank_hi)
+    return _ranking(result, rank_lo.astype(np.int64), rank_hi.astype(np.int64), cluster)
 
 
 def summarise_claims(result: RunsResult, comparisons: Comparisons, n_systems: int) -> Ranking:
@@ -153,6 +141,18 @@ def summarise_claims(result: RunsResult, comparisons: Comparisons, n_systems: in
         mean_mu, result.mu, everyone, comparable, cells.n_units, cells.units_per_pair(n_systems)
     )
     claims = pairs.claims
+    return _ranking(result, claims.rank_lo, claims.rank_hi, claims.cluster, pairs)
+
+
+def _ranking(
+    result: RunsResult,
+    rank_lo: np.ndarray,
+    rank_hi: np.ndarray,
+    cluster: np.ndarray,
+    pairs: PairStatistics | None = None,
+) -> Ranking:
+    """The runs' means and spreads with the ranks and clusters a summary found."""
+    mean_mu = result.mu.mean(axis=0)
     return Ranking(
         protocol=result.protocol,
         params=result.params,
@@ -161,9 +161,9 @@ def summarise_claims(result: RunsResult, comparisons: Comparisons, n_systems: in
         mean_mu=mean_mu,
         mean_sigma=result.sigma.mean(axis=0),
         std_mu=result.mu.std(axis=0),
-        rank_lo=claims.rank_lo,
-        rank_hi=claims.rank_hi,
-        cluster=claims.cluster,
+        rank_lo=rank_lo,
+        rank_hi=rank_hi,
+        cluster=cluster,
         n_comparisons=result.n_comparisons,
         order=np.argsort(-mean_mu, kind="stable"),
         pairs=pairs,

@@ -82,19 +82,8 @@ def _e2e_runs(  # type: ignore[no-untyped-def]
 ):
     r: int = cuda.grid(1)  # type: ignore[call-arg]
     if r < seeds.shape[0]:
-        ok[r] = e2e_run(
-            seeds[r],
-            counts,
-            partner,
-            offsets,
-            games,
-            active,
-            n_updates,
-            mu[r],
-            var[r],
-            scratch[r],
-            k,
-        )
+        pools = (counts, partner, offsets, games)
+        ok[r] = e2e_run(seeds[r], pools, active, n_updates, mu[r], var[r], scratch[r], k)
 
 
 @cuda.jit

@@ -196,10 +196,7 @@ def _start(mu: np.ndarray, var: np.ndarray, constants: KernelParams) -> None:
 @numba.njit(cache=True)
 def e2e_run(
     state: np.uint64,
-    counts: np.ndarray,
-    partner: np.ndarray,
-    offsets: np.ndarray,
-    games: np.ndarray,
+    pools: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
     active: np.ndarray,
     n_updates: int,
     mu: np.ndarray,
@@ -207,10 +204,12 @@ def e2e_run(
     scratch: np.ndarray,
     constants: KernelParams,
 ) -> bool:
-    """One run of the E2E protocol into ``mu`` and ``var``; ``scratch`` is float64[3, n].
+    """One run of the E2E protocol into ``mu`` and ``var``; ``pools`` is PairPools' (counts,
+    partner, offsets, games), ``scratch`` float64[3, n].
 
     It allocates nothing, so that the CPU's threads and the GPU's (trueskill_cuda.py) run
     this same function."""
+    counts, partner, offsets, games = pools
     _start(mu, var, constants)
     cum, up, down = scratch[0], scratch[1], scratch[2]
     center, ok = _recenter(mu, up, down)
@@ -239,23 +238,10 @@ def _e2e_runs(
     var: np.ndarray,
     constants: KernelParams,
 ) -> np.ndarray:
-    counts, partner, offsets, games = pools
     ok = np.empty(seeds.shape[0], dtype=np.bool_)
     for r in numba.prange(seeds.shape[0]):
         scratch = np.empty((3, mu.shape[1]))
-        ok[r] = e2e_run(
-            seeds[r],
-            counts,
-            partner,
-            offsets,
-            games,
-            active,
-            n_updates,
-            mu[r],
-            var[r],
-            scratch,
-            constants,
-        )
+        ok[r] = e2e_run(seeds[r], pools, active, n_updates, mu[r], var[r], scratch, constants)
     return ok
 
 

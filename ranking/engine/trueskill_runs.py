@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 import numba
 import numpy as np
@@ -82,24 +82,9 @@ def e2e_protocol(
     was compared with, draws one comparison of that pair uniformly with replacement, and
     applies it as recorded. Runs go in parallel; ``progress(done, total)`` follows chunks.
     """
-    _check(comparisons, n_systems, runs)
-    params = e2e_params(len(comparisons), backend)
-    pools = pair_pools(comparisons, n_systems)
-    per_system = comparisons.per_system(n_systems)
-    n_updates, constants = len(comparisons) + 1, _kernel_params(params)
-
-    def on_cpu(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
-        pool = (pools.counts, pools.partner, pools.offsets, pools.games)
-        return _e2e_runs(seeds, pool, per_system > 0, n_updates, mu, var, constants)
-
-    def on_gpu() -> RunsKernel:
-        from .trueskill_cuda import e2e_kernel  # noqa: PLC0415 - it loads numba.cuda
-
-        return e2e_kernel(pools, per_system > 0, n_updates, constants)
-
-    kernel, chunk_runs = _placed(on_cpu, on_gpu, runs, chunk_runs)
-    mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
-    return RunsResult("e2e", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
+    return _runs(
+        "e2e", _e2e_kernels, comparisons, n_systems, runs, seed, progress, backend, chunk_runs
+    )
 
 
 def bootstrap_protocol(
@@ -117,9 +102,73 @@ def bootstrap_protocol(
     applies the comparisons of each drawn unit, unit by unit, with the E2E protocol's
     TrueSkill constants. Drawing whole items keeps together what shares outputs: a run
     then varies as much as a new campaign of the same design would."""
+    return _runs(
+        "bootstrap",
+        _bootstrap_kernels,
+        comparisons,
+        n_systems,
+        runs,
+        seed,
+        progress,
+        backend,
+        chunk_runs,
+    )
+
+
+class _Kernels(NamedTuple):
+    """A protocol's runs: on the CPU, how to make them on the GPU, updates per run."""
+
+    cpu: RunsKernel
+    gpu: Callable[[], RunsKernel]
+    n_updates: int
+
+
+_KernelsFor = Callable[[Comparisons, int, KernelParams], _Kernels]
+
+
+def _runs(
+    protocol: str,
+    kernels_for: _KernelsFor,
+    comparisons: Comparisons,
+    n_systems: int,
+    runs: int,
+    seed: int | np.random.Generator,
+    progress: Progress | None,
+    backend: Backend,
+    chunk_runs: int | None,
+) -> RunsResult:
+    """The runs of `kernels_for`'s kernels, with the E2E protocol's constants, where `gpu`
+    sends them."""
     _check(comparisons, n_systems, runs)
     params = e2e_params(len(comparisons), backend)
-    constants = _kernel_params(params)
+    kernels = kernels_for(comparisons, n_systems, _kernel_params(params))
+    kernel, chunk_runs = _placed(kernels.cpu, kernels.gpu, runs, chunk_runs)
+    mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
+    per_system = comparisons.per_system(n_systems)
+    n_updates, seed_used = kernels.n_updates, _seed_or_none(seed)
+    return RunsResult(protocol, params, mu, sigma, n_updates, per_system, seed_used)
+
+
+def _e2e_kernels(comparisons: Comparisons, n_systems: int, constants: KernelParams) -> _Kernels:
+    pools = pair_pools(comparisons, n_systems)
+    active = comparisons.per_system(n_systems) > 0
+    n_updates = len(comparisons) + 1
+    arrays = (pools.counts, pools.partner, pools.offsets, pools.games)
+
+    def on_cpu(seeds: np.ndarray, mu: np.ndarray, var: np.ndarray) -> np.ndarray:
+        return _e2e_runs(seeds, arrays, active, n_updates, mu, var, constants)
+
+    def on_gpu() -> RunsKernel:
+        from .trueskill_cuda import e2e_kernel  # noqa: PLC0415 - it loads numba.cuda
+
+        return e2e_kernel(pools, active, n_updates, constants)
+
+    return _Kernels(on_cpu, on_gpu, n_updates)
+
+
+def _bootstrap_kernels(
+    comparisons: Comparisons, n_systems: int, constants: KernelParams
+) -> _Kernels:
     units = comparisons.unit if comparisons.unit is not None else np.arange(len(comparisons))
     by_unit = np.argsort(units, kind="stable")
     grouped = np.ascontiguousarray(games(comparisons)[by_unit])
@@ -134,11 +183,7 @@ def bootstrap_protocol(
 
         return bootstrap_kernel(grouped, unit_starts, constants)
 
-    kernel, chunk_runs = _placed(on_cpu, on_gpu, runs, chunk_runs)
-    mu, sigma = _run_in_chunks(kernel, run_seeds(seed, runs), n_systems, progress, chunk_runs)
-    per_system = comparisons.per_system(n_systems)
-    n_updates = len(comparisons)
-    return RunsResult("bootstrap", params, mu, sigma, n_updates, per_system, _seed_or_none(seed))
+    return _Kernels(on_cpu, on_gpu, len(comparisons))
 
 
 PROTOCOLS = {"e2e": e2e_protocol, "bootstrap": bootstrap_protocol}

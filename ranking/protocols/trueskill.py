@@ -55,41 +55,32 @@ def csv_cells(name: str, row: ResultLine) -> list:
     ]
 
 
+RunsSummary = Callable[[RunsResult, Comparisons, int], Ranking]
+
+
 def summarised(
-    engine: Callable[..., RunsResult],
+    engine: Callable[..., RunsResult], summary: RunsSummary
 ) -> Callable[[Comparisons, int, int, int, Progress | None], Ranking]:
+    """R runs of `engine` summarised by `summary` (of the runs, the comparisons and the
+    number of systems)."""
+
+    def rank(
+        comparisons: Comparisons,
+        n_systems: int,
+        repetitions: int,
+        seed: int,
+        progress: Progress | None,
+    ) -> Ranking:
+        runs = engine(comparisons, n_systems, repetitions, seed, progress)
+        return summary(runs, comparisons, n_systems)
+
+    return rank
+
+
+def as_e2e(runs: RunsResult, comparisons: Comparisons, n_systems: int) -> Ranking:
     """R TrueSkill runs summarised as E2E: mean mu, trimmed rank ranges and clusters, where
     systems in pieces of the comparison graph are not ordered across pieces."""
-
-    def rank(
-        comparisons: Comparisons,
-        n_systems: int,
-        repetitions: int,
-        seed: int,
-        progress: Progress | None,
-    ) -> Ranking:
-        runs = engine(comparisons, n_systems, repetitions, seed, progress)
-        return summarise(runs, components=comparisons.components(n_systems))
-
-    return rank
-
-
-def claimed(
-    engine: Callable[..., RunsResult],
-) -> Callable[[Comparisons, int, int, int, Progress | None], Ranking]:
-    """R runs of the unit bootstrap summarised by the claims that hold for the whole table."""
-
-    def rank(
-        comparisons: Comparisons,
-        n_systems: int,
-        repetitions: int,
-        seed: int,
-        progress: Progress | None,
-    ) -> Ranking:
-        runs = engine(comparisons, n_systems, repetitions, seed, progress)
-        return summarise_claims(runs, comparisons, n_systems)
-
-    return rank
+    return summarise(runs, components=comparisons.components(n_systems))
 
 
 def trueskill_protocol(
@@ -129,7 +120,7 @@ E2E = trueskill_protocol(
     " opponent of similar μ; repeated runs give rank ranges and clusters.",
     f"{PAIRS}; TrueSkill over them, R runs of the E2E protocol (Sakaguchi et al. 2014: each "
     "update takes the system with the largest sigma and a near opponent); systems by mean mu",
-    summarised(e2e_protocol),
+    summarised(e2e_protocol, as_e2e),
     CLUSTERS,
     published="E2E NLG Challenge 2018 (Dušek et al. 2020, Table 11)",
 )
@@ -142,7 +133,7 @@ BOOTSTRAP = trueskill_protocol(
     " only where it holds for the whole table at 95%.",
     f"{PAIRS}; TrueSkill over them, R runs, each over the comparisons of U items drawn with"
     " replacement (U the items judged); systems by mean mu",
-    claimed(bootstrap_protocol),
+    summarised(bootstrap_protocol, summarise_claims),  # claims for the whole table
     "every two systems' difference in mean mu over its spread across the runs, Student's t"
     " with U - 1 degrees of freedom, Holm's step-down over all pairs (the whole table's"
     " chance of any false claim at most 5%); rank sets from the claims, clusters where"

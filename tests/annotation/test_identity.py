@@ -45,34 +45,29 @@ from tests.world import Person
 pytestmark = pytest.mark.django_db
 
 
-def test_annotator_from_link_binds_a_prolific_id_to_its_first_session():
-    campaign = make_campaign()
-    first = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "a"})
-    # The same participant on another device comes with the same session id.
-    again = annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "a"})
-    assert again == first
-    with pytest.raises(EntryRefused, match="another Prolific session"):
-        annotator_from_link(campaign, "prolific", "p1", {"study_id": "s", "session_id": "b"})
+# Per platform: the key that ties an id to its first session, the rest of a link's data, and
+# the refusal of a second session.
+FIRST_SESSION = {
+    "prolific": ("session_id", {"study_id": "s"}, "another Prolific session"),
+    "mturk": ("assignment_id", {"hit_id": "h"}, "another Mechanical Turk assignment"),
+}
+
+
+@pytest.mark.parametrize("platform", FIRST_SESSION)
+def test_annotator_from_link_binds_an_id_to_its_first_session(platform):
+    """A Prolific id to its first session, a Mechanical Turk worker id to its first
+    assignment."""
+    key, rest, refusal = FIRST_SESSION[platform]
+    campaign = make_campaign(accepts_mturk=platform == "mturk")
+    first = annotator_from_link(campaign, platform, "p1", {**rest, key: "a"})
+    # The same participant on another device comes with the same session.
+    assert annotator_from_link(campaign, platform, "p1", {**rest, key: "a"}) == first
+    with pytest.raises(EntryRefused, match=refusal):
+        annotator_from_link(campaign, platform, "p1", {**rest, key: "b"})
     # The browser session that holds them may come back through any link, changing nothing.
-    held = annotator_from_link(campaign, "prolific", "p1", {"session_id": "b"}, first.pk)
-    assert held == first
+    assert annotator_from_link(campaign, platform, "p1", {key: "b"}, first.pk) == first
     first.refresh_from_db()
-    assert first.study_data == {"study_id": "s", "session_id": "a"}
-    assert Annotator.objects.count() == 1
-
-
-def test_annotator_from_link_binds_an_mturk_worker_id_to_its_first_assignment():
-    campaign = make_campaign(accepts_mturk=True)
-    first = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
-    again = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a1", "hit_id": "h"})
-    assert again == first
-    with pytest.raises(EntryRefused, match="another Mechanical Turk assignment"):
-        annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2", "hit_id": "h"})
-    # The browser that holds them comes back through any link, changing nothing.
-    held = annotator_from_link(campaign, "mturk", "W1", {"assignment_id": "a2"}, first.pk)
-    assert held == first
-    held.refresh_from_db()
-    assert held.study_data == {"assignment_id": "a1", "hit_id": "h"}
+    assert first.study_data == {**rest, key: "a"}
     assert Annotator.objects.count() == 1
 
 
@@ -193,20 +188,9 @@ def test_forged_prolific_id_with_another_session_reaches_nothing_of_the_victim(c
     victim.enter(campaign, pid="victim")
     assignment = take_hit(victim, campaign)
     recorded = Annotator.objects.get(external_id="victim").study_data
-    attacker = Person()
     forged = {"PROLIFIC_PID": "victim", "STUDY_ID": "study-1", "SESSION_ID": "made-up"}
-    response = attacker.get(url("entry", campaign), forged)
-    assert response.status_code == 403
-    assert "another Prolific session" in response.content.decode()
-    # Their browser holds nobody: not the victim's HIT, nor a way to submit or finish it.
-    assert attacker.get(url("entry", campaign)).status_code == 403
-    assert attacker.get(hit_url(assignment)).status_code == 404
-    assert attacker.send("POST", hit_url(assignment), answers(assignment)).status_code == 404
-    assert attacker.send("POST", url("start", campaign)).status_code == 404
-    assert attacker.send("POST", url("finish", campaign)).status_code == 404
-    assignment.refresh_from_db()
-    assert (assignment.annotator.external_id, assignment.status) == ("victim", "assigned")
-    assert not Judgment.objects.exists()
+    attacker = refused_entry(campaign, forged, "another Prolific session")
+    assert_reaches_nothing(attacker, campaign, assignment)
     assert Annotator.objects.get(external_id="victim").study_data == recorded
     assert Annotator.objects.filter(campaign=campaign).count() == 1
     # The victim goes on; on a second device, with their own session id, too.
@@ -222,12 +206,9 @@ def test_forged_mturk_worker_id_with_another_assignment_reaches_nothing_of_the_v
     assert victim.get(url("entry", campaign), mturk).status_code == 302
     victim.annotator = Annotator.objects.get(external_id="VICTIM")
     assignment = take_hit(victim, campaign)
-    attacker = Person()
     # The red team's link: the victim's worker id, any assignment.
     forged = {"workerId": "VICTIM", "assignmentId": "x", "hitId": "x"}
-    response = attacker.get(url("entry", campaign), forged)
-    assert response.status_code == 403
-    assert "another Mechanical Turk assignment" in response.content.decode()
+    attacker = refused_entry(campaign, forged, "another Mechanical Turk assignment")
     assert_reaches_nothing(attacker, campaign, assignment)
     assert Annotator.objects.get(external_id="VICTIM").study_data["assignment_id"] == "A-victim"
     # The victim goes on; on a second device, with their own assignment id, too.
@@ -239,11 +220,8 @@ def test_forged_mturk_worker_id_with_another_assignment_reaches_nothing_of_the_v
 def test_mturk_link_is_refused_where_the_campaign_does_not_accept_it(campaign, worker):
     assignment = take_hit(worker, campaign)
     Annotator.objects.filter(pk=worker.annotator.pk).update(source="mturk", external_id="W1")
-    attacker = Person()
     forged = {"workerId": "W1", "assignmentId": "x", "hitId": "x"}
-    response = attacker.get(url("entry", campaign), forged)
-    assert response.status_code == 403
-    assert "does not take Mechanical Turk links" in response.content.decode()
+    attacker = refused_entry(campaign, forged, "does not take Mechanical Turk links")
     assert_reaches_nothing(attacker, campaign, assignment)
     assert Annotator.objects.filter(campaign=campaign).count() == 1
 
@@ -264,9 +242,7 @@ def test_prolific_id_that_came_without_a_session_is_reached_from_its_browser_onl
     assert victim.get(url("entry", campaign), bare).status_code == 302
     victim.annotator = Annotator.objects.get(external_id="victim")
     assignment = take_hit(victim, campaign)
-    attacker = Person()
-    response = attacker.get(url("entry", campaign), bare)
-    assert response.status_code == 403
+    attacker = refused_entry(campaign, bare, "")
     assert_reaches_nothing(attacker, campaign, assignment)
     assert victim.get(url("entry", campaign), bare).status_code == 302  # its own browser
 
@@ -292,6 +268,16 @@ def test_invitation_is_reached_only_with_its_token(campaign):
     assert (assignment.annotator, assignment.status) == (ada, "assigned")
 
 
+def refused_entry(campaign, query: dict, reason: str, person: Person | None = None) -> Person:
+    """The browser (a new one unless `person`) whose entry link `query` was refused with a
+    403 that says `reason`."""
+    person = person or Person()
+    response = person.get(url("entry", campaign), query)
+    assert response.status_code == 403
+    assert reason in response.content.decode()
+    return person
+
+
 def assert_reaches_nothing(attacker: Person, campaign, assignment) -> None:
     """The attacker's browser holds nobody: not the victim's HIT, nor a way to submit or
     finish it; the HIT is still the victim's, unanswered."""
@@ -309,9 +295,7 @@ def assert_reaches_nothing(attacker: Person, campaign, assignment) -> None:
 def test_entry_refuses_a_link_of_another_study(stranger):
     campaign = make_campaign(prolific_study_id="study-1")
     query = {"PROLIFIC_PID": "p1", "STUDY_ID": "study-2", "SESSION_ID": "x"}
-    response = stranger.get(url("entry", campaign), query)
-    assert response.status_code == 403
-    assert "another Prolific study" in response.content.decode()
+    refused_entry(campaign, query, "another Prolific study", stranger)
     assert not Annotator.objects.exists()
 
 

@@ -18,16 +18,14 @@ from annotation.datafiles.ratings_esa import import_esa_judgments
 from annotation.datafiles.ratings_import import import_ratings
 from annotation.datafiles.ratings_pairwise import import_pairwise_ratings
 from annotation.models import Assignment, Campaign, Hit, Judgment, Output
-from ranking.models import RankingRun
-from ranking.service import queue_due_rankings
-from ranking.tasks import compute_ranking
 from tests.factories import make_campaign
-from tests.judging_helpers import SYSTEMS, form_world, plain_text
+from tests.judging_helpers import SYSTEMS, form_world, plain_text, ranked
 
 pytestmark = pytest.mark.django_db
 
 WORKERS = ["A1X", "A2Y", "A3Z"]  # Mechanical Turk worker ids
 EMPTY = ("delta", 2)  # the system that produced no text for item i2
+WINS = ("wins", "losses")  # the columns of a ranking compared beside (system, mu, cluster)
 
 
 def text_of(system: str, n: int) -> str:
@@ -36,23 +34,6 @@ def text_of(system: str, n: int) -> str:
 
 def published_world() -> Campaign:
     return form_world(text_of=text_of)
-
-
-def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple]]:
-    """Queue what the sweep finds due, run each through the worker's task function; then
-    (criterion, protocol) -> [(system, mu, cluster, wins, losses)] best first."""
-    for run in queue_due_rankings():
-        compute_ranking(run_id=run.pk)
-    found = {}
-    for run in RankingRun.objects.filter(campaign=campaign):
-        assert run.status == RankingRun.Status.DONE, run.error
-        rows = run.results.order_by("position").values_list(
-            "system__name", "mu", "cluster", "wins", "losses"
-        )
-        found[(run.criterion.name, run.protocol)] = [
-            (s, round(mu, 9), *rest) for s, mu, *rest in rows
-        ]
-    return found
 
 
 def judgments_of(campaign: Campaign) -> list[tuple]:
@@ -102,7 +83,7 @@ def round_trip(form: str, importer, text: str, name: str) -> tuple[Campaign, Cam
     second = published_world()
     importer(second, io.BytesIO(exported.encode()), f"exported-{name}")
     assert judgments_of(second) == judgments_of(first)
-    assert ranked(first) == ranked(second)
+    assert ranked(first, *WINS) == ranked(second, *WINS)
     return first, second, exported
 
 
@@ -138,7 +119,7 @@ def test_a_da_file_with_one_empty_output_imports_with_that_outputs_ratings(setti
     empty_rows = [r for r in rows if (r["item"], r["system"]) == ("i2", "delta")]
     assert [(r["hit"], r["score"]) for r in empty_rows] == [("HIT2", "0.0")] * 6
     assert empty_output(second).text == ""
-    table = ranked(first)[("correctness", "wmt")]
+    table = ranked(first, *WINS)[("correctness", "wmt")]
     assert [row[0] for row in table] == SYSTEMS
 
 
@@ -179,7 +160,7 @@ def test_a_mturk_pairwise_file_of_hits_shared_by_three_workers_and_criteria_give
     assert empty_output(first).pk in pages[0][1]
     assert Judgment.objects.filter(slot__output=empty_output(first), score=0.0).count() == 9
     assert len(exported.splitlines()) == 1 + 6 * 9
-    rankings = ranked(first)
+    rankings = ranked(first, *WINS)
     for criterion in PAIRWISE_CRITERIA:
         bws = {row[0]: row for row in rankings[(criterion, "bws")]}
         # alpha is shown in 3 pairs to 3 workers and wins each; delta loses each.
@@ -269,6 +250,6 @@ def test_a_rankme_file_of_hits_shared_by_three_workers_and_two_criteria_round_tr
         exported = "".join(export(first, "e2e", first.criteria.get(name=criterion)))
         import_ratings(second, io.BytesIO(exported.encode()), f"{criterion}-exported.csv")
     assert judgments_of(second) == judgments_of(first)
-    assert ranked(first) == ranked(second)
-    table = ranked(first)[("quality", "e2e")]
+    assert ranked(first, *WINS) == ranked(second, *WINS)
+    table = ranked(first, *WINS)[("quality", "e2e")]
     assert table[0][0] == "alpha"

@@ -14,12 +14,9 @@ from annotation.datafiles.ratings_da import import_da_ratings
 from annotation.judging import form_named
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from evalsite.datasheet import build_datasheet
-from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
-from ranking.service import queue_due_rankings
-from ranking.tasks import compute_ranking
 from tests.factories import make_output, make_system
-from tests.judging_helpers import SYSTEMS, form_world
+from tests.judging_helpers import SYSTEMS, form_world, ranked
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
@@ -195,20 +192,6 @@ def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
     assert "Created the direct-assessment criteria correctness, fluency" in out.getvalue()
     assert Judgment.objects.count() == 2 * 54
     assert Judgment.objects.filter(criterion__name="fluency").count() == 54
-
-
-def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, int]]]:
-    """Queue what the sweep finds due, run each through the worker's task function; then
-    (criterion, protocol) -> [(system, mu, cluster)] best first."""
-    runs = queue_due_rankings()
-    for run in runs:
-        compute_ranking(run_id=run.pk)
-    found = {}
-    for run in RankingRun.objects.filter(campaign=campaign):
-        assert run.status == RankingRun.Status.DONE, run.error
-        rows = run.results.order_by("position").values_list("system__name", "mu", "cluster")
-        found[(run.criterion.name, run.protocol)] = [(s, round(mu, 9), c) for s, mu, c in rows]
-    return found
 
 
 def test_da_criteria_are_ranked_by_the_views_that_fit_through_the_worker_path(settings):

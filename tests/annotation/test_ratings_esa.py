@@ -22,11 +22,8 @@ from evalsite.datasheet import build_datasheet
 from nlgdata.datafiles import DataFileError
 from ranking.agreement.models import RunAgreement
 from ranking.error_spans import error_rate_rows
-from ranking.models import RankingRun
 from ranking.protocols import PROTOCOLS
-from ranking.service import queue_due_rankings
-from ranking.tasks import compute_ranking
-from tests.judging_helpers import SYSTEMS, form_world
+from tests.judging_helpers import SYSTEMS, form_world, ranked
 
 pytestmark = pytest.mark.django_db
 
@@ -193,19 +190,6 @@ def test_import_is_transactional_and_the_command_says_what_it_made(tmp_path):
     call_command("import_ratings", "esa-world", str(good), "--form", ESA.name, stdout=out)
     assert "Created the error-span criteria mqm" in out.getvalue()
     assert Judgment.objects.count() == 54
-
-
-def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, int]]]:
-    """Queue what the sweep finds due, run each through the worker's task function; then
-    (criterion, protocol) -> [(system, mu, cluster)] best first."""
-    for run in queue_due_rankings():
-        compute_ranking(run_id=run.pk)
-    found = {}
-    for run in RankingRun.objects.filter(campaign=campaign).select_related("criterion"):
-        assert run.status == RankingRun.Status.DONE, run.error
-        rows = run.results.order_by("position").values_list("system__name", "mu", "cluster")
-        found[(run.criterion.name, run.protocol)] = [(s, round(mu, 9), c) for s, mu, c in rows]
-    return found
 
 
 def test_esa_criterion_is_ranked_by_the_views_that_fit_through_the_worker_path(settings):

@@ -19,21 +19,21 @@ from evalsite.datasheet import build_datasheet
 from nlgdata.datafiles import DataFileError
 from ranking.agreement.models import RunAgreement
 from ranking.bundle.rerank import rerank_bundle
-from ranking.models import RankingRun
-from ranking.service import load_ranking_input, queue_due_rankings
-from ranking.tasks import compute_ranking
+from ranking.service import load_ranking_input
 from tests.factories import (
     make_annotator,
     make_hit,
     make_output,
     make_system,
 )
-from tests.judging_helpers import SYSTEMS, form_world
+from tests.judging_helpers import SYSTEMS, form_world, ranked
 
 pytestmark = pytest.mark.django_db
 
 PAIRWISE = form_named("pairwise")
 HEADER = "item,system_a,system_b,annotator,criterion,winner,hit"
+# The columns of a ranking compared beside (system, mu, cluster).
+RANKS_AND_WINS = ("rank_lo", "rank_hi", "wins", "losses")
 
 
 def ratings_csv(annotators: int = 3, criterion: str = "coherence") -> str:
@@ -158,28 +158,11 @@ def test_the_command_is_transactional_and_says_what_it_made(tmp_path):
     assert Judgment.objects.count() == 2 * 3 * 6 * 6
 
 
-def ranked(campaign: Campaign) -> dict[tuple[str, str], list[tuple[str, float, int, int, int]]]:
-    """Queue what the sweep finds due, run each through the worker's task function; then
-    (criterion, protocol) -> [(system, mu, cluster, rank_lo, rank_hi)] best first."""
-    for run in queue_due_rankings():
-        compute_ranking(run_id=run.pk)
-    found = {}
-    for run in RankingRun.objects.filter(campaign=campaign):
-        assert run.status == RankingRun.Status.DONE, run.error
-        rows = run.results.order_by("position").values_list(
-            "system__name", "mu", "cluster", "rank_lo", "rank_hi", "wins", "losses"
-        )
-        found[(run.criterion.name, run.protocol)] = [
-            (s, round(mu, 9), *rest) for s, mu, *rest in rows
-        ]
-    return found
-
-
 def test_pairwise_criterion_is_ranked_by_the_views_that_fit_through_the_worker_path(settings):
     settings.RANKING_DEBOUNCE_SECONDS = 0
     campaign = form_world()
     imported(campaign, ratings_csv())
-    rankings = ranked(campaign)
+    rankings = ranked(campaign, *RANKS_AND_WINS)
     assert sorted(rankings) == sorted(("coherence", p) for p in PAIRWISE.protocols)
     for (_, protocol), table in rankings.items():
         assert table[0][0] == "alpha" and table[-1][0] == "delta", protocol
@@ -244,7 +227,7 @@ def test_export_then_import_into_a_new_campaign_gives_the_same_rankings(settings
     # The same rows but the annotators' numbers (rows of another campaign).
     strip = lambda text: [r[:3] + r[4:] for r in csv.reader(io.StringIO(text))]  # noqa: E731
     assert strip(again) == strip(exported)
-    assert ranked(first) == ranked(second)
+    assert ranked(first, *RANKS_AND_WINS) == ranked(second, *RANKS_AND_WINS)
 
 
 def test_export_refuses_a_best_worst_criterion_of_more_than_two_and_another_form():

@@ -12,23 +12,9 @@ from api.tasks import sweep
 from api.webhooks import DROPPED, deliver, record_due_events, send_due
 from outbound.bodies import MAX_CHARS
 from tests.api.test_webhooks import endpoint_for
-from tests.outbound.test_client import Answering, reply
-from tests.receivers import SlowReceiver
+from tests.receivers import reply
 
 ADD = reverse("admin:api_webhookendpoint_add")
-
-
-@pytest.fixture
-def slow():
-    made = []
-
-    def start(mode, interval):
-        made.append(SlowReceiver(mode, interval))
-        return made[-1]
-
-    yield start
-    for receiver in made:
-        receiver.close()
 
 
 def closed_with_a_delivery(campaign, url) -> WebhookDelivery:
@@ -88,45 +74,38 @@ def test_a_silent_receiver_is_cut_off_at_the_delivery_deadline(campaign, slow, s
     assert delivery.error == "no complete answer within 1 s" and delivery.status == "pending"
 
 
-def test_a_switched_off_endpoint_gets_nothing_more(campaign, settings):
+def test_a_switched_off_endpoint_gets_nothing_more(campaign, serve, settings):
     settings.WEBHOOK_ALLOW_PRIVATE = True
-    receiver = Answering(reply(503))
-    try:
-        delivery = closed_with_a_delivery(campaign, receiver.url)
-        assert send_due() == 1  # its message is on its way to a worker
-        WebhookEndpoint.objects.update(is_active=False)
-        assert not deliver(delivery.pk)  # the worker drops it instead of sending
-        delivery.refresh_from_db()
-        assert (delivery.status, delivery.error, delivery.attempts) == ("failed", DROPPED, 0)
-        assert receiver.requests == []
-    finally:
-        receiver.close()
+    receiver = serve(reply(503))
+    delivery = closed_with_a_delivery(campaign, receiver.url)
+    assert send_due() == 1  # its message is on its way to a worker
+    WebhookEndpoint.objects.update(is_active=False)
+    assert not deliver(delivery.pk)  # the worker drops it instead of sending
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.error, delivery.attempts) == ("failed", DROPPED, 0)
+    assert receiver.requests == []
 
 
-def test_the_sweep_drops_the_pending_deliveries_of_a_switched_off_endpoint(campaign, settings):
+def test_the_sweep_drops_the_pending_deliveries_of_a_switched_off_endpoint(
+    campaign, serve, settings
+):
     settings.WEBHOOK_ALLOW_PRIVATE = True
-    receiver = Answering(reply(503))
-    try:
-        delivery = closed_with_a_delivery(campaign, receiver.url)
-        deliver(delivery.pk)  # failed once: pending, to be tried again
-        WebhookEndpoint.objects.update(is_active=False)
-        sweep()
-        delivery.refresh_from_db()
-        assert (delivery.status, delivery.error, delivery.attempts) == ("failed", DROPPED, 1)
-        assert send_due() == 0
-        assert len(receiver.requests) == 1
-    finally:
-        receiver.close()
+    receiver = serve(reply(503))
+    delivery = closed_with_a_delivery(campaign, receiver.url)
+    deliver(delivery.pk)  # failed once: pending, to be tried again
+    WebhookEndpoint.objects.update(is_active=False)
+    sweep()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.error, delivery.attempts) == ("failed", DROPPED, 1)
+    assert send_due() == 0
+    assert len(receiver.requests) == 1
 
 
-def test_a_receivers_answer_is_kept_short_and_printable(campaign, settings):
+def test_a_receivers_answer_is_kept_short_and_printable(campaign, serve, settings):
     settings.WEBHOOK_ALLOW_PRIVATE = True
-    receiver = Answering(reply(200, b"\x1b[2J<html>" + b"a" * 100_000))
-    try:
-        delivery = closed_with_a_delivery(campaign, receiver.url)
-        deliver(delivery.pk)
-    finally:
-        receiver.close()
+    receiver = serve(reply(200, b"\x1b[2J<html>" + b"a" * 100_000))
+    delivery = closed_with_a_delivery(campaign, receiver.url)
+    deliver(delivery.pk)
     delivery.refresh_from_db()
     assert delivery.status == "delivered"
     assert delivery.response_body == "[2J<html>" + "a" * (MAX_CHARS - 9) + "..."

@@ -4,81 +4,43 @@ read up to their limit, no redirect followed, internal addresses refused."""
 
 import socket
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 import outbound
 from outbound import AddressPolicy, DeadlineExceeded, Limits, OutboundFailed, OutboundRefused
-from tests.receivers import SlowReceiver
+from tests.receivers import reply
 
 LOOPBACK = AddressPolicy.allowing(["127.0.0.1"])
 
 
-class Answering:
-    """An HTTP server answering every request with `answer(handler)`, recording paths and
-    headers."""
-
-    def __init__(self, answer) -> None:
-        self.requests: list[tuple[str, dict]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                server.requests.append((self.path, dict(self.headers)))
-                answer(self)
-
-            do_POST = do_GET
-
-            def log_message(self, *args):
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}).start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
-def serve():
-    made = []
+def raw_server():
+    """`raw_server(answer)` listens on 127.0.0.1 and, in a thread, reads the first request
+    and calls `answer(connection, stop)` (until the client hangs up, or `stop` is set when
+    the test ends); the URL."""
+    listeners, stop = [], threading.Event()
 
-    def start(answer):
-        made.append(Answering(answer))
-        return made[-1]
+    def start(answer) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+        listeners.append(listener)
+
+        def serve_one():
+            try:
+                connection, _ = listener.accept()
+                with connection:
+                    connection.recv(65536)
+                    answer(connection, stop)
+            except OSError:  # the client hung up, or the test ended first
+                return
+
+        threading.Thread(target=serve_one, daemon=True).start()
+        return f"http://127.0.0.1:{listener.getsockname()[1]}/"
 
     yield start
-    for server in made:
-        server.close()
-
-
-@pytest.fixture
-def slow():
-    made = []
-
-    def start(mode, interval):
-        made.append(SlowReceiver(mode, interval))
-        return made[-1]
-
-    yield start
-    for receiver in made:
-        receiver.close()
-
-
-def reply(status: int, body: bytes = b"", **headers):
-    def answer(handler):
-        handler.send_response(status)
-        for name, value in headers.items():
-            handler.send_header(name.replace("_", "-"), value)
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
-
-    return answer
+    stop.set()
+    for listener in listeners:
+        listener.close()
 
 
 def test_a_request_gets_its_answer_under_the_hosts_name(serve):
@@ -111,29 +73,15 @@ def test_a_silent_server_is_cut_off_at_the_deadline(slow):
     wait_for(lambda: receiver.hung_up == 1)
 
 
-def test_a_body_trickled_after_quick_headers_is_cut_off_at_the_deadline():
-    listener = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
+def test_a_body_trickled_after_quick_headers_is_cut_off_at_the_deadline(raw_server):
+    def headers_then_trickle(connection, stop):
+        connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
+        while not stop.wait(0.1):
+            connection.sendall(b"x")
 
-    def headers_then_trickle():
-        connection, _ = listener.accept()
-        with connection:
-            connection.recv(65536)
-            connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n")
-            while not stop.wait(0.1):
-                try:
-                    connection.sendall(b"x")
-                except OSError:
-                    return
-
-    threading.Thread(target=headers_then_trickle, daemon=True).start()
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    try:
-        with pytest.raises(DeadlineExceeded):
-            outbound.request("GET", url, policy=LOOPBACK, limits=Limits(0.6))
-    finally:
-        stop.set()
-        listener.close()
+    url = raw_server(headers_then_trickle)
+    with pytest.raises(DeadlineExceeded):
+        outbound.request("GET", url, policy=LOOPBACK, limits=Limits(0.6))
 
 
 def test_an_answer_is_read_up_to_its_limit_and_no_further(serve):
@@ -142,28 +90,17 @@ def test_an_answer_is_read_up_to_its_limit_and_no_further(serve):
     assert (len(response.body), response.complete) == (1000, False)
 
 
-def test_endless_headers_are_refused():
+def test_endless_headers_are_refused(raw_server):
     """Header lines as fast as the socket takes them: a few hundred kB at most are read."""
-    listener = socket.create_server(("127.0.0.1", 0))
 
-    def flood():
-        connection, _ = listener.accept()
-        with connection:
-            connection.recv(65536)
-            try:
-                connection.sendall(b"HTTP/1.1 200 OK\r\n")
-                while True:
-                    connection.sendall(b"X-Filler: " + b"y" * 60_000 + b"\r\n")
-            except OSError:
-                return
+    def flood(connection, stop):
+        connection.sendall(b"HTTP/1.1 200 OK\r\n")
+        while True:
+            connection.sendall(b"X-Filler: " + b"y" * 60_000 + b"\r\n")
 
-    threading.Thread(target=flood, daemon=True).start()
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    try:
-        with pytest.raises(OutboundFailed):
-            outbound.request("GET", url, policy=LOOPBACK, limits=Limits(10, max_body=1000))
-    finally:
-        listener.close()
+    url = raw_server(flood)
+    with pytest.raises(OutboundFailed):
+        outbound.request("GET", url, policy=LOOPBACK, limits=Limits(10, max_body=1000))
 
 
 def test_a_redirect_is_returned_not_followed(serve):

@@ -9,16 +9,11 @@ from django.urls import reverse
 from annotation.demo import DEMO_SLUG
 from annotation.models import QUALITY, Campaign
 from evalsite.celery import ONE_MACHINE, queue_worker_commands
-from evalsite.workers import STOP_SECONDS, WorkerGroup
+from evalsite.workers import STOP_SECONDS, WorkerGroup, exit_on_termination
 from generation.demo import DEMO_SYSTEM
 
 # The demo's workers: one per queue, as `manage.py workers` runs them, one task at a time.
 DEMO_CONCURRENCY = dict.fromkeys(ONE_MACHINE, 1)
-
-
-def exit_on_signal(signum, frame):
-    # SystemExit unwinds through runserver, so the `finally` in handle() stops the worker.
-    raise SystemExit(0)
 
 
 class Command(BaseCommand):
@@ -35,10 +30,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, addrport, no_demo, no_worker, **options):
-        # kill, docker stop, systemd and a closed terminal end this process by a signal whose
-        # default action would leave the worker running without its parent.
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, exit_on_signal)
+        exit_on_termination()
         call_command("migrate", verbosity=0)
         if not no_demo and not Campaign.objects.filter(slug=DEMO_SLUG).exists():
             call_command("demo")

@@ -4,7 +4,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from evalsite.celery import ONE_MACHINE, queue_worker_commands
-from evalsite.workers import WorkerGroup
+from evalsite.workers import WorkerGroup, exit_on_termination
 
 HELP_OF_QUEUE = {
     "default": "rankings and the sweeps; beat runs in this worker (at least 1)",
@@ -12,11 +12,6 @@ HELP_OF_QUEUE = {
     "generation": "hosted models and automatic judges (0 where GPU machines serve it)",
     "outbound": "webhook deliveries and Prolific's API",
 }
-
-
-def exit_on_signal(signum, frame):
-    # SystemExit unwinds through handle(), whose `finally` stops the workers.
-    raise SystemExit(0)
 
 
 class Command(BaseCommand):
@@ -40,8 +35,7 @@ class Command(BaseCommand):
         concurrency = {queue: options[queue] for queue in ONE_MACHINE}
         if concurrency["default"] < 1:
             raise CommandError("--default must be at least 1: that worker ranks and runs beat")
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, exit_on_signal)
+        exit_on_termination()
         group = WorkerGroup(queue_worker_commands(concurrency), settings.BASE_DIR)
         try:
             pids = group.start()
