@@ -6,9 +6,9 @@ the criterion's form and name none.
 A criterion stores its form's `name` (`CampaignCriterion.form`) and the settings the form
 reads (`CampaignCriterion.settings`, checked by `JudgmentForm.clean_settings` from the
 registry's `clean_criterion`, after the model's own checks); `form_of(criterion)` is its
-JudgmentForm. Adding a form is one module beside rankme.py, its name in
-annotation/form_names.py, one line in `REGISTERED` (annotation/judging/__init__.py), and its
-templates; nothing else names it (tests/annotation/test_judging.py holds that).
+JudgmentForm. Adding a form is one module beside rankme.py, named as the form, whose `FORM`
+is its JudgmentForm, and its templates: the registry (annotation/judging/__init__.py) finds
+it, and nothing else names it (tests/annotation/test_judging.py holds that).
 
 The interface, field by field (rankme.py is the worked example):
 
