@@ -15,14 +15,15 @@ import csv
 import io
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import Count, Max, Min
 
 from annotation.csvsafe import safe_row
-from annotation.judging import da, esa, pairwise
+from annotation.judging import REGISTERED, JudgmentForm
+from annotation.judging.base import Shape
 from annotation.models import Assignment, Campaign, CampaignCriterion, Judgment
 from nlgdata.judgment_files import write_pairwise
 from nlgdata.judgments import E2E_COVERAGE_WORDS
@@ -33,23 +34,37 @@ from .ratings_esa import esa_chunks
 from .ratings_import import SCORE_COLUMNS
 from .ratings_pairwise import PairwiseExportError, pairwise_criteria, pairwise_records
 
+CSV_TYPE, JSONL_TYPE = "text/csv; charset=utf-8", "application/x-ndjson; charset=utf-8"
+# The forms with a layout of their own (JudgmentForm.layout), by name: the format's name.
+OWN_LAYOUTS: dict[str, JudgmentForm] = {f.name: f for f in REGISTERED if f.layout is not None}
+# A layout's shape -> (content type, file name extension) of its download.
+SHAPE_FILES = {
+    Shape.SCORES: (CSV_TYPE, "csv"),
+    Shape.CHOICES: (CSV_TYPE, "csv"),
+    Shape.SPANS: (JSONL_TYPE, "jsonl"),
+}
+
+
+def own_download(form: JudgmentForm) -> tuple[str, str]:
+    """The content type and file name of a form's own layout's download (`da.csv`)."""
+    assert form.layout is not None
+    content_type, extension = SHAPE_FILES[form.layout.shape]
+    return content_type, f"{form.name}.{extension}"
+
+
 FORMATS = {
     "csv": "CSV",
     "jsonl": "JSON Lines",
     "e2e": "E2E CrowdFlower CSV (import_ratings)",
-    da.NAME: "Direct assessment long CSV (import_ratings --form)",
-    esa.NAME: "Error-span annotation JSON Lines (import_ratings --form)",
-    pairwise.NAME: "Pairwise preference CSV (import_ratings --form)",
+    **{name: form.layout.label for name, form in OWN_LAYOUTS.items() if form.layout},
 }
 # Format -> (content type, file name suffix) of its download: every format of FORMATS has
 # one, so the admin's export serves each format the command writes.
 DOWNLOADS = {
-    "csv": ("text/csv; charset=utf-8", "judgments.csv"),
-    "jsonl": ("application/x-ndjson; charset=utf-8", "judgments.jsonl"),
-    "e2e": ("text/csv; charset=utf-8", "e2e-ratings.csv"),
-    da.NAME: ("text/csv; charset=utf-8", "da.csv"),
-    esa.NAME: ("application/x-ndjson; charset=utf-8", "esa.jsonl"),
-    pairwise.NAME: ("text/csv; charset=utf-8", "pairwise.csv"),
+    "csv": (CSV_TYPE, "judgments.csv"),
+    "jsonl": (JSONL_TYPE, "judgments.jsonl"),
+    "e2e": (CSV_TYPE, "e2e-ratings.csv"),
+    **{name: own_download(form) for name, form in OWN_LAYOUTS.items()},
 }
 CHUNK_ROWS = 2000
 
@@ -100,25 +115,37 @@ def export(campaign: Campaign, file_format: str, criterion: CampaignCriterion | 
             raise ExportError(f"the E2E format holds {known} scores, not {criterion.name}")
         k = e2e_width(criterion)
         return e2e_chunks(criterion, k)
-    if file_format == da.NAME:
-        line = LineWriter()
-        return (
-            line.write(csv_cell(value) for value in row) for row in da_rows(campaign, criterion)
-        )
-    if file_format == esa.NAME:
-        return esa_chunks(campaign, criterion)
-    if file_format == pairwise.NAME:
-        try:
-            criteria = pairwise_criteria(campaign, criterion)
-        except PairwiseExportError as error:
-            raise ExportError(str(error)) from None
-        return pairwise_chunks(criteria)
+    if file_format in OWN_LAYOUTS:
+        form = OWN_LAYOUTS[file_format]
+        assert form.layout is not None
+        return WRITERS[form.layout.shape](campaign, criterion, form.name)
     records = judgment_records(campaign, criterion)
     if file_format == "jsonl":
         return jsonl_chunks(records)
     if file_format == "csv":
         return csv_chunks(records)
     raise ExportError(f"unknown format {file_format!r}; one of {', '.join(FORMATS)}")
+
+
+def score_chunks(
+    campaign: Campaign, criterion: CampaignCriterion | None, form: str
+) -> Iterator[str]:
+    """The long CSV of scores (ratings_da.py) of the campaign's criteria judged with `form`."""
+    line = LineWriter()
+    return (
+        line.write(csv_cell(value) for value in row) for row in da_rows(campaign, criterion, form)
+    )
+
+
+def choice_chunks(
+    campaign: Campaign, criterion: CampaignCriterion | None, form: str
+) -> Iterator[str]:
+    """The pairwise CSV; ExportError now, before any line, for criteria it cannot hold."""
+    try:
+        criteria = pairwise_criteria(campaign, criterion, form)
+    except PairwiseExportError as error:
+        raise ExportError(str(error)) from None
+    return pairwise_chunks(criteria)
 
 
 def pairwise_chunks(criteria: list[CampaignCriterion]) -> Iterator[str]:
@@ -137,6 +164,14 @@ def pairwise_chunks(criteria: list[CampaignCriterion]) -> Iterator[str]:
         first = False
         if not batch:
             return
+
+
+# A layout's shape -> its writer: (campaign, criterion or None, form name) -> chunks of text.
+WRITERS: dict[Shape, Callable[[Campaign, CampaignCriterion | None, str], Iterator[str]]] = {
+    Shape.SCORES: score_chunks,
+    Shape.CHOICES: choice_chunks,
+    Shape.SPANS: esa_chunks,
+}
 
 
 # One row per judgment -----------------------------------------------------------------------

@@ -1,5 +1,8 @@
-"""Direct-assessment ratings in and out, in the long CSV layout of nlgdata/ratings_da.py:
-`item,system,annotator,criterion,score[,hit,seconds]`, one row per score.
+"""Ratings of a form of scores in and out (direct assessment's, and any form whose layout's
+shape is SCORES, annotation/judging/base.py), in the long CSV layout of
+nlgdata/ratings_da.py: `item,system,annotator,criterion,score[,hit,seconds]`, one row per
+score. What follows says DA; another form's file is read and written alike, except that
+its pages have one criterion each (no further criteria: FileLayout.asks_further).
 
 Import: the rows of one page (the same `hit` and annotator, or without a `hit` the same
 annotator and item) become one submitted HIT of the file's first criterion, its systems in
@@ -25,7 +28,7 @@ from django.db import transaction
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
-from annotation.judging import da
+from annotation.judging import JudgmentForm, da
 from annotation.models import (
     Assignment,
     Campaign,
@@ -81,7 +84,7 @@ class DaPage:
 
 
 def import_da_ratings(
-    campaign: Campaign, file: BinaryIO, file_name: str, user=None
+    campaign: Campaign, file: BinaryIO, file_name: str, user=None, *, form: JudgmentForm = da.FORM
 ) -> ImportSummary:
     """Read the file page by page and write it in batches (BATCH_ROWS pages or BATCH_CHARS
     characters, whichever comes first), all in one transaction: memory follows a batch,
@@ -89,14 +92,14 @@ def import_da_ratings(
     opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
     ratings = (unguarded_rating(r) for r in read_da_ratings(opened.lines, file_name))
     with transaction.atomic():
-        writer = DaWriter(campaign, file_name)
+        writer = DaWriter(campaign, file_name, form)
         for batch in batches(file_pages(ratings, file_name), BATCH_ROWS, BATCH_CHARS, DaPage.chars):
             writer.write(batch)
         if not writer.rows:
             raise DataFileError(file_name, "no rows after the header")
         record_changes(campaign, writer.finish())
         sql.analyze(Hit, HitOutput, Assignment, Judgment)
-        note = made_note("direct-assessment", writer.made)
+        note = made_note(writer.judged_as.replace(" ", "-"), writer.made)
         summary = ImportSummary(file_name, writer.rows, writer.created, note)
         record_file(campaign, DataFile.Kind.RATINGS, opened, summary, user=user)
     return summary
@@ -159,8 +162,11 @@ class DaWriter(FormRatingsWriter):
     far (the first one named is every page's own, the others its further ones), and the
     ids of items, systems, outputs and annotators."""
 
-    def __init__(self, campaign: Campaign, file_name: str):
+    def __init__(self, campaign: Campaign, file_name: str, form: JudgmentForm = da.FORM):
         super().__init__(campaign, file_name, ["further scores"])
+        self.form = form.name
+        self.asks_further = form.layout is not None and form.layout.asks_further
+        self.judged_as = form.label.split(":")[0].lower()  # "direct assessment"
         self.main: CampaignCriterion | None = None
         self.criteria: dict[str, CampaignCriterion] = {}
         self.made: list[str] = []
@@ -212,8 +218,8 @@ class DaWriter(FormRatingsWriter):
         criteria, made = file_criteria(
             self.campaign,
             lines,
-            form=da.NAME,
-            judged_as="direct assessment",
+            form=self.form,
+            judged_as=self.judged_as,
             question="How do you rate the sentence's {name}?",
             file_name=self.file_name,
         )
@@ -234,6 +240,10 @@ class DaWriter(FormRatingsWriter):
     def check(self, page: DaPage) -> None:
         assert self.main is not None  # ensure_criteria found it
         self.check_item(page.item, page.line)
+        if not self.asks_further and len(page.named) > 1:
+            line = list(page.named.values())[1]
+            message = f"a second criterion on a page: the {self.judged_as} form asks one"
+            raise DataFileError(self.file_name, message, line, "criterion")
         for system, scores in page.scores.items():
             line = page.lines[system]
             self.check_output(page.item, system, line)
@@ -250,13 +260,15 @@ class DaWriter(FormRatingsWriter):
 # Export --------------------------------------------------------------------------------------
 
 
-def da_rows(campaign: Campaign, criterion: CampaignCriterion | None = None) -> Iterator[list]:
+def da_rows(
+    campaign: Campaign, criterion: CampaignCriterion | None = None, form: str = da.NAME
+) -> Iterator[list]:
     """The header, then the counted judgments of the campaign's DA criteria (or of
     `criterion` alone) in ranking order, page by page: per slot, the page's own criterion,
     then the further ones in the order the page asks them."""
     yield HEADER
     judgments = Judgment.objects.counted().filter(
-        assignment__hit__campaign=campaign, criterion__form=da.NAME
+        assignment__hit__campaign=campaign, criterion__form=form
     )
     if criterion is not None:
         judgments = judgments.for_criterion(criterion)

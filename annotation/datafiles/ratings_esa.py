@@ -27,7 +27,7 @@ from typing import BinaryIO
 from django.db import transaction
 
 from annotation.handout import sql
-from annotation.judging import esa
+from annotation.judging import JudgmentForm, esa
 from annotation.models import (
     Assignment,
     Campaign,
@@ -60,7 +60,7 @@ class EsaPage:
 
 
 def import_esa_judgments(
-    campaign: Campaign, file: BinaryIO, file_name: str, user=None
+    campaign: Campaign, file: BinaryIO, file_name: str, user=None, *, form: JudgmentForm = esa.FORM
 ) -> ImportSummary:
     """Read the whole file, check it, then write it in one transaction."""
     opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
@@ -69,7 +69,7 @@ def import_esa_judgments(
         raise DataFileError(file_name, "no judgments in the file")
     pages = group_pages(judgments, file_name)
     with transaction.atomic():
-        criteria, made = esa_criteria(campaign, judgments, file_name)
+        criteria, made = esa_criteria(campaign, judgments, file_name, form.name)
         writer = EsaWriter(campaign, criteria, file_name)
         writer.write(pages)
         record_changes(campaign, criteria.values())
@@ -106,7 +106,7 @@ def group_pages(judgments: list[EsaJudgment], file_name: str) -> list[EsaPage]:
 
 
 def esa_criteria(
-    campaign: Campaign, judgments: list[EsaJudgment], file_name: str
+    campaign: Campaign, judgments: list[EsaJudgment], file_name: str, form: str = esa.NAME
 ) -> tuple[dict[str, CampaignCriterion], list[str]]:
     """The file's criteria by name: found (judged with ESA), or made."""
     lines: dict[str, int] = {}
@@ -116,7 +116,7 @@ def esa_criteria(
     return file_criteria(
         campaign,
         lines,
-        form=esa.NAME,
+        form=form,
         judged_as="error-span annotation",
         question="How good is the sentence's {name}? Mark its errors, then score it.",
         file_name=file_name,
@@ -172,11 +172,11 @@ class EsaWriter(FormRatingsWriter):
 
 
 def esa_judgments(
-    campaign: Campaign, criterion: CampaignCriterion | None = None
+    campaign: Campaign, criterion: CampaignCriterion | None = None, form: str = esa.NAME
 ) -> Iterator[EsaJudgment]:
     """The counted judgments of the campaign's ESA criteria (or `criterion`'s) with their
     spans, in ranking order; annotators as their row's number."""
-    criteria = campaign.criteria.filter(form=esa.NAME)
+    criteria = campaign.criteria.filter(form=form)
     if criterion is not None:
         criteria = criteria.filter(pk=criterion.pk)
     for judged in criteria.order_by("name"):
@@ -223,10 +223,12 @@ def esa_judgments(
             )
 
 
-def esa_chunks(campaign: Campaign, criterion: CampaignCriterion | None = None) -> Iterator[str]:
+def esa_chunks(
+    campaign: Campaign, criterion: CampaignCriterion | None = None, form: str = esa.NAME
+) -> Iterator[str]:
     """The export's text, a chunk of lines at a time."""
     batch: list[EsaJudgment] = []
-    for judgment in esa_judgments(campaign, criterion):
+    for judgment in esa_judgments(campaign, criterion, form):
         batch.append(judgment)
         if len(batch) == CHUNK_ROWS:
             yield lines_of(batch)

@@ -1,21 +1,30 @@
-"""The layouts a ratings file may be in besides E2E's CrowdFlower CSV: a judgment form's
-own (JudgmentForm.import_formats), with the importer that reads it. `import_ratings --form`
-and the admin's upload offer these."""
+"""The layouts a ratings file may be in besides E2E's CrowdFlower CSV: each judgment form's
+own (JudgmentForm.layout, named after the form), read by the reader of its layout's shape.
+`import_ratings --form`, the admin's upload and the API offer these. A form of an existing
+shape needs no line here: its module declares its layout."""
 
 from collections.abc import Callable
+from functools import partial
 
-from annotation.judging import FORMS, da, esa, pairwise
+from annotation.judging import FORMS, REGISTERED
+from annotation.judging.base import Shape
 
 from .importers import ImportSummary
 from .ratings_da import import_da_ratings
 from .ratings_esa import import_esa_judgments
 from .ratings_pairwise import import_pairwise_ratings
 
-# (campaign, file, file name, user=None) -> what the file brought in.
+# A layout's shape -> its reader: (campaign, file, file name, user=None, *, form).
+READERS: dict[str, Callable[..., ImportSummary]] = {
+    Shape.SCORES: import_da_ratings,
+    Shape.CHOICES: import_pairwise_ratings,
+    Shape.SPANS: import_esa_judgments,
+}
+# Form name -> (campaign, file, file name, user=None) -> what the file brought in.
 IMPORTERS: dict[str, Callable[..., ImportSummary]] = {
-    da.NAME: import_da_ratings,
-    pairwise.NAME: import_pairwise_ratings,
-    esa.NAME: import_esa_judgments,
+    form.name: partial(READERS[form.layout.shape], form=form)
+    for form in REGISTERED
+    if form.layout is not None
 }
 
 

@@ -25,7 +25,7 @@ from django.db import transaction
 
 from annotation.csvsafe import unguarded
 from annotation.handout import sql
-from annotation.judging import pairwise
+from annotation.judging import JudgmentForm, pairwise
 from annotation.models import (
     Assignment,
     Campaign,
@@ -50,7 +50,12 @@ class PairwiseExportError(ValueError):
 
 
 def import_pairwise_ratings(
-    campaign: Campaign, file: BinaryIO, file_name: str, user=None
+    campaign: Campaign,
+    file: BinaryIO,
+    file_name: str,
+    user=None,
+    *,
+    form: JudgmentForm = pairwise.FORM,
 ) -> ImportSummary:
     """Read the whole file, check it, then write it in one transaction."""
     opened = open_data_file(campaign, DataFile.Kind.RATINGS, file, file_name)
@@ -58,7 +63,7 @@ def import_pairwise_ratings(
     if not rows:
         raise DataFileError(file_name, "no rows after the header")
     with transaction.atomic():
-        criteria, made = file_criteria(campaign, rows, file_name)
+        criteria, made = file_criteria(campaign, rows, file_name, form.name)
         writer = PairwiseWriter(campaign, criteria, file_name)
         writer.write(rows)
         record_changes(campaign, criteria.values())
@@ -83,9 +88,9 @@ def unguarded_row(row: PairwiseJudgment) -> PairwiseJudgment:
 
 
 def file_criteria(
-    campaign: Campaign, rows: list[PairwiseJudgment], file_name: str
+    campaign: Campaign, rows: list[PairwiseJudgment], file_name: str, form: str = pairwise.NAME
 ) -> tuple[dict[str, CampaignCriterion], list[str]]:
-    """The criteria the file names: found, or made with the pairwise form."""
+    """The criteria the file names: found, or made with the pairwise form (`form`)."""
     lines: dict[str, int] = {}
     for r in rows:
         lines.setdefault(r.criterion, r.line)
@@ -93,7 +98,7 @@ def file_criteria(
     return form_ratings.file_criteria(
         campaign,
         lines,
-        form=pairwise.NAME,
+        form=form,
         judged_as="pairwise preference",
         question="Which sentence is better for {name}?",
         file_name=file_name,
@@ -192,15 +197,15 @@ def pair_key(row: PairwiseJudgment) -> tuple:
 
 
 def pairwise_criteria(
-    campaign: Campaign, criterion: CampaignCriterion | None = None
+    campaign: Campaign, criterion: CampaignCriterion | None = None, form: str = pairwise.NAME
 ) -> list[CampaignCriterion]:
     """The criteria the export writes; PairwiseExportError, before any line, for one that
     is not pairwise or asks best-worst of more than two."""
-    if criterion is not None and criterion.form != pairwise.NAME:
+    if criterion is not None and criterion.form != form:
         raise PairwiseExportError(
             f"criterion {criterion.name} is judged with {criterion.form}, not pairwise preference"
         )
-    criteria = campaign.criteria.filter(form=pairwise.NAME).order_by("pk")
+    criteria = campaign.criteria.filter(form=form).order_by("pk")
     if criterion is not None:
         criteria = criteria.filter(pk=criterion.pk)
     chosen = list(criteria)

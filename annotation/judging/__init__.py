@@ -1,7 +1,8 @@
 """The registry of judgment forms: how annotators judge a criterion's outputs (its page,
 submission, checks, data files, datasheet wording and the ranking views that fit). The
 interface is annotation/judging/base.py's JudgmentForm. Adding a form is a module beside
-these, its name in annotation/form_names.py, its templates, and a line in REGISTERED.
+these, named as the form, whose `FORM` is its JudgmentForm, and its templates: the registry
+imports every module here and holds each one's FORM, in annotation/form_names.py's order.
 
 The forms are built on annotation's models, page forms (annotation/forms.py) and the
 hand-out's statements (annotation/handout/sql.py, shown.py), so none of those asks the
@@ -9,21 +10,34 @@ registry: the model stores a form's name (annotation/form_names.py checks it), a
 criterion's form says is asked here, by the callers (`form_of(criterion)`,
 `clean_criterion`, `why_not_open`)."""
 
+import importlib
+import pkgutil
+
 from django.core.exceptions import ValidationError
 
 from annotation import form_names
 from annotation.models import Campaign, CampaignCriterion
 
-from . import da, esa, pairwise, rankme
 from .base import JudgmentForm
 
-REGISTERED: tuple[JudgmentForm, ...] = (rankme.FORM, da.FORM, pairwise.FORM, esa.FORM)
+
+def module_forms() -> tuple[JudgmentForm, ...]:
+    """The FORM of every module of this package that has one, in form_names' order."""
+    forms = {}
+    for module in pkgutil.iter_modules(__path__):
+        found = getattr(importlib.import_module(f"{__name__}.{module.name}"), "FORM", None)
+        if isinstance(found, JudgmentForm):
+            forms[found.name] = found
+    return tuple(forms[name] for name in form_names.NAMES if name in forms)
+
+
+REGISTERED: tuple[JudgmentForm, ...] = module_forms()
 
 FORMS: dict[str, JudgmentForm] = {form.name: form for form in REGISTERED}
 NAMES: list[str] = list(FORMS)
 CHOICES: list[tuple[str, str]] = [(form.name, form.label) for form in REGISTERED]
 # The form of a new criterion (CampaignCriterion.form's default, which a migration records).
-DEFAULT = rankme.FORM.name
+DEFAULT = form_names.DEFAULT
 
 
 def form_named(name: str) -> JudgmentForm:

@@ -6,9 +6,9 @@ the criterion's form and name none.
 A criterion stores its form's `name` (`CampaignCriterion.form`) and the settings the form
 reads (`CampaignCriterion.settings`, checked by `JudgmentForm.clean_settings` from the
 registry's `clean_criterion`, after the model's own checks); `form_of(criterion)` is its
-JudgmentForm. Adding a form is one module beside rankme.py, its name in
-annotation/form_names.py, one line in `REGISTERED` (annotation/judging/__init__.py), and its
-templates; nothing else names it (tests/annotation/test_judging.py holds that).
+JudgmentForm. Adding a form is one module beside rankme.py, named as the form, whose `FORM`
+is its JudgmentForm, and its templates: the registry (annotation/judging/__init__.py) finds
+it, and nothing else names it (tests/annotation/test_judging.py holds that).
 
 The interface, field by field (rankme.py is the worked example):
 
@@ -57,6 +57,9 @@ The interface, field by field (rankme.py is the worked example):
 - `export_formats`, `import_formats`: the data-file layouts the form's judgments are written
   in and read from (names known to annotation/datafiles/exporters.FORMATS and to
   import_ratings).
+- `layout`: the form's own layout (`FileLayout`), named after the form: the shape of its
+  rows, which annotation/datafiles reads and writes for any form of that shape, so a new
+  form of scores (a Likert item) takes the long CSV without a line in annotation/datafiles.
 - `datasheet`: HEDS wording (`FormDatasheet`): what evaluators are shown (3.2.4), where
   the judgments were collected (3.3.2), how the pages were laid out (3.3.4), whether
   outputs are judged alone or together (4.2.2), the scale (4.3.3-4.3.5), the response
@@ -86,6 +89,7 @@ The interface, field by field (rankme.py is the worked example):
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from django.db.models import Q
@@ -173,6 +177,28 @@ class OnScale:
         return q
 
 
+class Shape(StrEnum):
+    """The shapes of a form's own file layout, each with one reader
+    (datafiles/ratings_layouts.py) and one writer (datafiles/exporters.py) that take the
+    form."""
+
+    SCORES = "scores"  # long CSV, a score per output: item,system,annotator,criterion,score
+    CHOICES = "choices"  # pairwise CSV: item,system_a,system_b,annotator,criterion,winner
+    SPANS = "spans"  # JSON Lines, a score and its error spans per output
+
+
+@dataclass(frozen=True)
+class FileLayout:
+    """A form's own data-file layout, named after the form (`import_ratings --form NAME`,
+    `export_judgments --format NAME`, the admin's upload and export, the API)."""
+
+    shape: Shape
+    label: str  # how the export's menu names it
+    # Whether a page's rows may score further criteria (DA's `also_asks`): a file's other
+    # criteria are then asked on its first criterion's pages. Else a page has one criterion.
+    asks_further: bool = False
+
+
 @dataclass(frozen=True)
 class JudgmentForm:
     name: str  # stored in CampaignCriterion.form
@@ -212,3 +238,5 @@ class JudgmentForm:
     shows_standard: bool = False
     # The scores on the form's scale; those outside are flagged, never changed (OnScale).
     scale: OnScale = OnScale()
+    # Its own data-file layout (FileLayout), if it has one.
+    layout: FileLayout | None = None

@@ -23,7 +23,7 @@ from annotation.handout import sql
 from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion, Judgment
 
-from .base import AttentionRule, FormDatasheet, JudgmentForm
+from .base import AttentionRule, FileLayout, FormDatasheet, JudgmentForm, Shape
 from .sliders import (
     HIGHEST,
     LOWEST,
@@ -250,4 +250,7 @@ FORM = JudgmentForm(
     has_own_hits=lambda criterion: not asked_on_another_page(criterion),
     also_writes=lambda criterion: [page.criterion for page in page_criteria(criterion)[1:]],
     scale=SCALE,
+    layout=FileLayout(
+        Shape.SCORES, "Direct assessment long CSV (import_ratings --form)", asks_further=True
+    ),
 )

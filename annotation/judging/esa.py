@@ -34,7 +34,7 @@ from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion, ErrorSpan, Judgment
 from nlgdata.datafiles import check_json_shape
 
-from .base import AttentionRule, FormDatasheet, JudgmentForm
+from .base import AttentionRule, FileLayout, FormDatasheet, JudgmentForm, Shape
 from .sliders import (
     HIGHEST,
     LOWEST,
@@ -328,4 +328,5 @@ FORM = JudgmentForm(
     agreement_on="scores",
     marks_error_spans=True,
     scale=SCALE,
+    layout=FileLayout(Shape.SPANS, "Error-span annotation JSON Lines (import_ratings --form)"),
 )

@@ -31,7 +31,15 @@ from annotation.handout import sql
 from annotation.handout.shown import Shown
 from annotation.models import CampaignCriterion, Judgment, Justification
 
-from .base import AttentionRule, CheckRow, Comprehension, FormDatasheet, JudgmentForm
+from .base import (
+    AttentionRule,
+    CheckRow,
+    Comprehension,
+    FileLayout,
+    FormDatasheet,
+    JudgmentForm,
+    Shape,
+)
 from .rankme import worked_pair
 
 NAME = form_names.PAIRWISE
@@ -339,4 +347,5 @@ FORM = JudgmentForm(
     clean_settings=clean_settings,
     chooses=True,
     agreement_on="choices",
+    layout=FileLayout(Shape.CHOICES, "Pairwise preference CSV (import_ratings --form)"),
 )

@@ -141,3 +141,6 @@ BOOTSTRAP = trueskill_protocol(
     template="ranking/table_bootstrap.html",
     chart_title="Ranks each system can hold, all at once at 95%; shaded bands are clusters",
 )
+
+# The registry holds both (ranking/protocols/__init__.py).
+VIEWS = (E2E, BOOTSTRAP)

@@ -1,6 +1,7 @@
 """The registry of judgment forms: every form is complete, a criterion's form is one of
 them, and the code outside a form's own module asks the registry and names none."""
 
+import importlib
 import re
 from pathlib import Path
 
@@ -67,6 +68,19 @@ def test_module_outside_the_registry_names_no_form(path):
     source = (REPO / path).read_text()
     named = [name for name in NAMES if re.search(rf"""["']{name}["']""", source)]
     assert named == [], f"{path} names judgment forms {named}: ask annotation.judging instead"
+
+
+@pytest.mark.parametrize("name", form_names.NAMES)
+def test_each_form_is_named_as_its_module(name):
+    """The model reads the names from the modules' file names (form_names.form_modules),
+    the registry from their FORMs: the same, since a form's module is named as the form."""
+    assert importlib.import_module(f"annotation.judging.{name}").FORM.name == name
+
+
+def test_the_form_names_are_the_modules_but_the_helpers_the_first_four_first(tmp_path):
+    for stem in ("__init__", "base", "sliders", "zeta", "da", "likert", "rankme"):
+        (tmp_path / f"{stem}.py").write_text("")
+    assert form_names.form_modules(tmp_path) == ["rankme", "da", "likert", "zeta"]
 
 
 @pytest.mark.django_db

@@ -1,12 +1,15 @@
 """The registry of ranking protocols: every protocol is complete, the rest of the code asks
 the registry and names none, and the protocols of one change share one agreement."""
 
+import importlib
+import pkgutil
 import re
 from pathlib import Path
 
 import pytest
 from django.template.loader import get_template
 
+import ranking.protocols as package
 from annotation.identity import set_excluded
 from ranking.agreement.models import AnnotatorAgreement, RunAgreement
 from ranking.models import RankingRun
@@ -37,6 +40,15 @@ def test_protocol_is_complete(protocol):
     get_template(protocol.presentation.table_template)  # raises if the partial is missing
     assert protocol.csv_columns[1] == "system"
     assert len(set(protocol.csv_columns)) == len(protocol.csv_columns)
+
+
+def test_every_module_s_views_are_registered_the_first_ones_first():
+    """The registry imports every module of ranking/protocols/ and holds its views."""
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"ranking.protocols.{info.name}")
+        views = getattr(module, "VIEWS", None) or (getattr(module, "PROTOCOL", None),)
+        assert all(view in REGISTERED for view in views if view is not None), info.name
+    assert NAMES[: len(package.FIRST)] == list(package.FIRST)
 
 
 def test_protocol_named_refuses_an_unknown_one_naming_the_known():
