@@ -89,7 +89,8 @@ def note(ranking: CalibratedRanking) -> str:
         return ""
     return (
         f"With {ranking.permutations} permutations no claim can reach 95% (the smallest"
-        " p-value is 1 / (permutations + 1)): at least 19 are needed; the sweep uses 200."
+        " p-value is 1 / (permutations + 1), and each kind of claim has half of 5%): at least 39"
+        " are needed; the sweep uses 200."
     )
 
 
