@@ -14,10 +14,12 @@ table's chance of any false claim is at most alpha (a union bound):
   clusters (a system above a boundary beats every system below it), made to hold its level
   by step-down over partitions, as closed testing does (Marcus, Peritz and Gabriel 1976):
   every ranked system starts in one group (one per piece of the comparison graph), in the
-  order of the estimates; at each step the largest cut statistic over the current groups is
-  compared with the largest of the same statistics in each permutation (each group ordered
-  by that permutation's estimates), and where it is beyond, that group is split at that cut
-  and the step repeats. A better system ahead of equal ones is found this way.
+  order of the estimates; at each step every group's cut statistic gets its p-value among
+  the same statistic in each permutation (the group ordered by that permutation's
+  estimates), the smallest p-value over the groups is compared with the smallest in each
+  permutation (min-p: a group of two and one of nineteen weigh alike), and where it is
+  beyond, that group is split at that cut and the step repeats. A better system ahead of
+  equal ones is found this way.
 - **Pairs** (the other half). Step-down by the largest |t| (Westfall and Young 1993;
   Romano and Wolf 2005): the pairs in decreasing |t|; the k-th is claimed, in the direction
   of its difference, while its |t| is beyond the (1 - alpha/2) point of the largest |t*| over
@@ -189,31 +191,56 @@ def cut_step_down(
     alpha: float,
 ) -> tuple[np.ndarray, float]:
     """better[a, b] (bool[n, n]) for every two systems a cut of one of `groups` (each in the
-    order of the estimates) put apart, and the first step's critical cut statistic (inf
-    where the draws are too few to claim anything)."""
+    order of the estimates) put apart, and the first step's critical cut statistic for the
+    largest group (inf where the draws are too few to claim anything).
+
+    Each step tests the groups jointly by the smallest of their p-values (Westfall and Young
+    1993's min-p): a group of two and a group of nineteen have cut statistics of very
+    different spread where nothing differs, and the largest statistic would be the small
+    group's. The observed groups are ranked among the draws alike, so the test is exact
+    where the groups' systems are all equal."""
     n = matrix.shape[0]
     better = np.zeros((n, n), dtype=bool)
     groups = list(groups)
-    draws = null_matrix.shape[0]
     critical = float("inf")
     first_step = True
     while True:
-        sizes = [cut_statistic(group, matrix) for group in groups]
-        largest = max(range(len(groups)), key=lambda g: sizes[g][0], default=0)
-        statistic, place = sizes[largest] if groups else (0.0, 0)
-        members = np.concatenate(groups) if groups else np.zeros(0, dtype=np.int64)
-        starts = np.cumsum([0] + [len(group) for group in groups])
-        null_maxima = _null_maxima(members, starts, null_matrix, null_estimate)
+        testable = [g for g, group in enumerate(groups) if len(group) >= 2]
+        if not testable:
+            break
+        observed = [cut_statistic(groups[g], matrix) for g in testable]
+        members = np.concatenate([groups[g] for g in testable])
+        starts = np.cumsum([0] + [len(groups[g]) for g in testable])
+        null = _null_group_statistics(members, starts, null_matrix, null_estimate)
         if first_step:
-            critical, first_step = exceeded_beyond(null_maxima, alpha), False
+            biggest = int(np.argmax(np.diff(starts)))
+            critical, first_step = exceeded_beyond(null[:, biggest], alpha), False
+        values = np.vstack([[statistic for statistic, _ in observed], null])
+        shares = tail_shares(values)
+        least = shares.min(axis=1)
+        chosen = int(np.argmin(shares[0]))
+        statistic, place = observed[chosen]
         if statistic <= 0 or place == 0:
             break
-        if (1 + np.count_nonzero(null_maxima >= statistic)) / (draws + 1) > alpha:
+        if np.count_nonzero(least <= least[0]) / len(least) > alpha:
             break
-        group = groups[largest]
+        g = testable[chosen]
+        group = groups[g]
         better[np.ix_(group[:place], group[place:])] = True
-        groups[largest : largest + 1] = [group[:place], group[place:]]
+        groups[g : g + 1] = [group[:place], group[place:]]
     return better, critical
+
+
+def tail_shares(values: np.ndarray) -> np.ndarray:
+    """float64[R, G]: for each value, the share of its column's values at least as large
+    (a p-value among the R rows: the observed one and the draws)."""
+    rows = values.shape[0]
+    ordered = np.sort(values, axis=0)
+    shares = np.empty_like(values, dtype=np.float64)
+    for column in range(values.shape[1]):
+        below = np.searchsorted(ordered[:, column], values[:, column], side="left")
+        shares[:, column] = (rows - below) / rows
+    return shares
 
 
 def cut_statistic(group: np.ndarray, matrix: np.ndarray) -> tuple[float, int]:
@@ -242,23 +269,18 @@ def _cut_statistic(group: np.ndarray, matrix: np.ndarray) -> tuple[float, int]:
 
 
 @numba.njit(cache=True, parallel=True)
-def _null_maxima(
+def _null_group_statistics(
     members: np.ndarray, starts: np.ndarray, null_matrix: np.ndarray, null_estimate: np.ndarray
 ) -> np.ndarray:
-    """float64[B]: per draw, the largest cut statistic over the groups (members[starts[g]:
-    starts[g + 1]]), each group ordered by that draw's estimates."""
+    """float64[B, G]: per draw, the cut statistic of each group (members[starts[g]:
+    starts[g + 1]]), the group ordered by that draw's estimates."""
     draws = null_matrix.shape[0]
-    out = np.zeros(draws)
+    out = np.zeros((draws, starts.shape[0] - 1))
     for b in numba.prange(draws):
-        largest = 0.0
         for g in range(starts.shape[0] - 1):
             group = members[starts[g] : starts[g + 1]]
-            if group.shape[0] < 2:
-                continue
             ordered = group[np.argsort(-null_estimate[b, group], kind="mergesort")]
-            value, _ = _cut_statistic(ordered, null_matrix[b])
-            largest = max(largest, value)
-        out[b] = largest
+            out[b, g], _ = _cut_statistic(ordered, null_matrix[b])
     return out
 
 

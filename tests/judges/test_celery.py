@@ -30,7 +30,7 @@ def test_a_judge_job_runs_on_the_worker_and_stores_the_fused_ranking(celery_work
         job = request_judging(judge)
     done = wait_until(
         lambda: JudgeJob.objects.filter(pk=job.pk, status="done").first(),
-        timeout=90,
+        timeout=240,  # a cold numba cache compiles first, on cores the other tests share
         message="the worker did not run the judge job",
     )
     assert (done.outputs_total, done.outputs_done, done.outputs_failed) == (15, 15, 0)
@@ -74,7 +74,7 @@ def test_a_fused_judges_job_has_the_worker_rank_the_fused_view_with_its_scores(
             status="done",
             judge_version__contains=":18:",
         ).first(),
-        timeout=90,
+        timeout=240,  # a cold numba cache compiles first, on cores the other tests share
         message="the worker did not rank the fused view with the judge's scores",
     )
     assert run.judge_version == scores_for_criterion(judge.criterion).version

@@ -18,6 +18,7 @@ from ranking.engine.calibrated import (
     strengths_and_covariance,
 )
 from ranking.engine.comparisons import comparisons_from_hits
+from ranking.engine.joint import joint_claims, pair_indices, pair_step_down
 from ranking.engine.units import UnitPairs, present_systems
 
 
@@ -239,3 +240,44 @@ def test_comparisons_of_choices_rank_by_their_items():
     )
     assert ranking.order[0] == 0 and ranking.claims.better[0, 1] and ranking.claims.better[0, 2]
     assert ranking.n_units == 100
+
+
+def normal_draws(rng, strengths, draws):
+    """Estimates of `strengths` with standard error 1 each (independent), and their pairs'
+    t: the shape joint_claims reads, without any campaign."""
+    first, second = pair_indices(len(strengths))
+    estimate = strengths + rng.standard_normal((draws, len(strengths)))
+    return estimate, (estimate[:, first] - estimate[:, second]) / np.sqrt(2)
+
+
+def test_a_better_system_ahead_of_equal_ones_is_cut_off_where_no_pair_alone_would_be():
+    # System 0 is 2.2 standard errors of a difference ahead of five equal systems: every
+    # pair's |t| is about 2.2, short of the 3.1 a pair needs among 15 at half of 5%, but a
+    # cut needs about 1.6 (a wide gap with every pair across it wide is rare among equals).
+    rng = np.random.default_rng(12)
+    null_estimate, null_t = normal_draws(rng, np.zeros(6), 2000)
+    estimate = np.array([2.2 * np.sqrt(2), 0.1, 0.05, 0.0, -0.05, -0.1])
+    first, second = pair_indices(6)
+    t = (estimate[first] - estimate[second]) / np.sqrt(2)
+    ranked, pieces = np.ones(6, dtype=bool), np.zeros(6, dtype=np.int64)
+    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    assert claims.better[0, 1:].all() and not claims.better[1:].any()
+    assert (claims.rank_lo[0], claims.rank_hi[0]) == (1, 1)
+    assert list(claims.cluster) == [1, 2, 2, 2, 2, 2]
+    assert 1.4 < claims.critical < 1.8
+    pairs_alone = pair_step_down(t, null_t, 0.025)
+    assert not pairs_alone.any()
+
+
+def test_a_small_group_does_not_hide_a_cut_in_a_large_one():
+    # Two systems far below (a group of their own after the first cut) and, among the other
+    # eight, one ahead by 2.1: the second step weighs the groups by their p-values, so the
+    # pair's wide spread among equals does not raise what the eight's cut needs.
+    rng = np.random.default_rng(13)
+    null_estimate, null_t = normal_draws(rng, np.zeros(10), 2000)
+    estimate = np.r_[2.1 * np.sqrt(2), np.linspace(0.1, -0.1, 7), -8.0, -8.05]
+    first, second = pair_indices(10)
+    t = (estimate[first] - estimate[second]) / np.sqrt(2)
+    ranked, pieces = np.ones(10, dtype=bool), np.zeros(10, dtype=np.int64)
+    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    assert list(claims.cluster) == [1, 2, 2, 2, 2, 2, 2, 2, 3, 3]
