@@ -128,6 +128,19 @@ def one_meteor_process():
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def few_null_permutations():
+    """A published view's permutation figure (ranking/permutation_check.py) from at most 10
+    permutations, not production's 100, for the runs the tests rank in this process: each
+    permutation ranks the campaign again with the run's repetitions, and the figure's count
+    changes nothing the tests check but its own value (a file of round trips through every
+    view took 46 s with 100 on this loaded machine, 10 s with 10). The figure itself is
+    tested in tests/ranking/test_permutation_check.py, tests of its display set their own
+    count, and the Celery workers the tests start keep production's."""
+    with override_settings(RANKING_NULL_CHECK_PERMUTATIONS=10):
+        yield
+
+
 @pytest.fixture
 def brief_null_check():
     """A published view's permutation figure (ranking/permutation_check.py) from a couple of

@@ -20,6 +20,12 @@ from transformers import (
     T5ForConditionalGeneration,
 )
 
+# One thread for these toy models in every process that builds them: torch's thread pool
+# (one a core) made a beam search of 4 inputs take 5 s on an idle 2-core machine and 20 s
+# with pytest-xdist's two workers each running one; 0.3 s on one thread. The results do not
+# depend on it (the tests compare outputs across batch sizes in one process).
+torch.set_num_threads(1)
+
 SPECIAL_TOKENS = ["<pad>", "<unk>", "<s>", "</s>"]
 TRAINING_TEXT = [
     "Describe : name [ The Vaults ] , eatType [ pub ] , priceRange [ more than £30 ]",
