@@ -89,7 +89,7 @@ def note(ranking: CalibratedRanking) -> str:
         return ""
     return (
         f"With {ranking.permutations} permutations no claim can reach 95% (the smallest"
-        " p-value is 1 / (permutations + 1), and each kind of claim has half of 5%): at least 39"
+        " p-value is 1 / (permutations + 1), and cuts have 3% of the 5%): at least 33"
         " are needed; the sweep uses 200."
     )
 
@@ -123,13 +123,15 @@ PROTOCOL = RankingProtocol(
         " squares on those differences, a page's pairs weighted by 1 / its size, which is"
         f" least squares with a constant per page; the independent unit is {UNIT}",
         significance="every two systems' difference studentized by its cluster-robust"
-        " standard error over items; the order cut where every system above the cut is"
-        " better than every system below, a cut claimed where the smallest studentized"
-        " difference across it is beyond what the largest such cut reaches with the system"
-        " labels permuted within items, step-down over the groups the cuts leave (closed"
-        " testing over partitions): the whole table's chance of any false claim is about"
-        " 5% (measured: docs/calibration.md); rank sets from the claims (Mogstad et al."
-        " 2024); clusters are the groups",
+        " standard error over items, against the same statistic with the system labels"
+        " permuted within items; two kinds of claim sharing 5%: cuts (3%), where every"
+        " system above a cut in the order beats every system below, tested step-down over"
+        " the groups the cuts leave (min-p over groups, each pair across a cut beyond what"
+        " one pair reaches among equals at 1.5%), and pairs (2%), step-down by the largest"
+        " |t| (Westfall and Young 1993): the whole table's chance of any false claim is at"
+        " most 5% (measured: docs/calibration.md); rank sets from the claims (Mogstad et"
+        " al. 2024); clusters where every system above is claimed better than every system"
+        " below",
     ),
     rank=rank,
     result_fields=result_fields,

@@ -18,7 +18,13 @@ from ranking.engine.calibrated import (
     strengths_and_covariance,
 )
 from ranking.engine.comparisons import comparisons_from_hits
-from ranking.engine.joint import joint_claims, pair_indices, pair_step_down
+from ranking.engine.joint import (
+    cut_statistic,
+    joint_claims,
+    pair_indices,
+    pair_step_down,
+    signed_matrices,
+)
 from ranking.engine.units import UnitPairs, present_systems
 
 
@@ -251,12 +257,13 @@ def normal_draws(rng, strengths, draws):
 
 
 def test_a_better_system_ahead_of_equal_ones_is_cut_off_where_no_pair_alone_would_be():
-    # System 0 is 2.2 standard errors of a difference ahead of five equal systems: every
-    # pair's |t| is about 2.2, short of the 3.1 a pair needs among 15 at half of 5%, but a
-    # cut needs about 1.6 (a wide gap with every pair across it wide is rare among equals).
+    # System 0 is 2.6 standard errors of a difference ahead of five equal systems: every
+    # pair's |t| is about 2.6, short of the 3.2 a pair needs among 15 at the pairs' 2%, but
+    # a cut needs about 1.55 (a wide gap with every pair across it wide is rare among
+    # equals), and each pair across it 2.43 (one pair's |t| among equals, at 1.5%).
     rng = np.random.default_rng(12)
     null_estimate, null_t = normal_draws(rng, np.zeros(6), 2000)
-    estimate = np.array([2.2 * np.sqrt(2), 0.1, 0.05, 0.0, -0.05, -0.1])
+    estimate = np.array([2.6 * np.sqrt(2), 0.1, 0.05, 0.0, -0.05, -0.1])
     first, second = pair_indices(6)
     t = (estimate[first] - estimate[second]) / np.sqrt(2)
     ranked, pieces = np.ones(6, dtype=bool), np.zeros(6, dtype=np.int64)
@@ -265,19 +272,40 @@ def test_a_better_system_ahead_of_equal_ones_is_cut_off_where_no_pair_alone_woul
     assert (claims.rank_lo[0], claims.rank_hi[0]) == (1, 1)
     assert list(claims.cluster) == [1, 2, 2, 2, 2, 2]
     assert 1.4 < claims.critical < 1.8
-    pairs_alone = pair_step_down(t, null_t, 0.025)
+    pairs_alone = pair_step_down(t, null_t, 0.02)
     assert not pairs_alone.any()
 
 
-def test_a_small_group_does_not_hide_a_cut_in_a_large_one():
+def test_cuts_go_on_in_the_groups_the_first_cut_leaves():
     # Two systems far below (a group of their own after the first cut) and, among the other
-    # eight, one ahead by 2.1: the second step weighs the groups by their p-values, so the
-    # pair's wide spread among equals does not raise what the eight's cut needs.
+    # eight, one ahead by 2.7: the second step tests both groups (min-p) and cuts the eight,
+    # while the two, within a pair's spread among equals, stay one cluster.
     rng = np.random.default_rng(13)
     null_estimate, null_t = normal_draws(rng, np.zeros(10), 2000)
-    estimate = np.r_[2.1 * np.sqrt(2), np.linspace(0.1, -0.1, 7), -8.0, -8.05]
+    estimate = np.r_[2.7 * np.sqrt(2), np.linspace(0.1, -0.1, 7), -8.0, -8.05]
     first, second = pair_indices(10)
     t = (estimate[first] - estimate[second]) / np.sqrt(2)
     ranked, pieces = np.ones(10, dtype=bool), np.zeros(10, dtype=np.int64)
     claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
     assert list(claims.cluster) == [1, 2, 2, 2, 2, 2, 2, 2, 3, 3]
+
+
+def test_of_two_equal_systems_ahead_the_luckier_is_not_cut_off_alone():
+    # Systems 0 and 1 are equal, ahead of four equal ones by about 1.9 (|t| of 1 against
+    # the best of them). 0's lucky lead over 1 (|t| 2.0) makes the cut of 0 alone the
+    # largest (its smallest |t| across is 2.0, the cut of both 1.93) and beyond what a cut
+    # of six equals reaches (1.55); but it is within what one pair reaches among equals
+    # (2.43), so 0 is not claimed above 1.
+    rng = np.random.default_rng(14)
+    null_estimate, null_t = normal_draws(rng, np.zeros(6), 2000)
+    second_best = 0.1 + 1.93 * np.sqrt(2)
+    estimate = np.array([second_best + 2.0 * np.sqrt(2), second_best, 0.1, 0.0, -0.05, -0.1])
+    first, second = pair_indices(6)
+    t = (estimate[first] - estimate[second]) / np.sqrt(2)
+    ranked, pieces = np.ones(6, dtype=bool), np.zeros(6, dtype=np.int64)
+    assert cut_statistic(np.arange(6), signed_matrices(t[None, :], 6)[0]) == (
+        pytest.approx(2.0),
+        1,
+    )
+    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    assert not claims.better[0, 1] and not claims.better[1, 0]
