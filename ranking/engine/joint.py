@@ -204,8 +204,9 @@ def cut_step_down(
     alpha: float,
 ) -> tuple[np.ndarray, float]:
     """better[a, b] (bool[n, n]) for every two systems a cut of one of `groups` (each in the
-    order of the estimates) put apart, and the first step's critical cut statistic for the
-    largest group (inf where the draws are too few to claim anything).
+    order of the estimates) put apart, and the smallest |t| a pair across a cut needs: the
+    larger of the first step's critical cut statistic (for the largest group) and what
+    each pair across must reach; inf where the draws are too few to claim anything.
 
     Each step tests the groups jointly by the smallest of their p-values (Westfall and Young
     1993's min-p): a group of two and a group of nineteen have cut statistics of very
@@ -235,7 +236,8 @@ def cut_step_down(
         null = _null_group_statistics(members, starts, null_matrix, null_estimate)
         if first_step:
             biggest = int(np.argmax(np.diff(starts)))
-            critical, first_step = exceeded_beyond(null[:, biggest], alpha), False
+            critical = max(exceeded_beyond(null[:, biggest], alpha), pair_critical)
+            first_step = False
         values = np.vstack([[statistic for statistic, _ in observed], null])
         shares = tail_shares(values)
         least = shares.min(axis=1)
