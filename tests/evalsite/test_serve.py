@@ -83,7 +83,9 @@ def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
         assert len(worker_and_children) >= 2 * len(ONE_MACHINE), "a worker per queue"
 
         serve.send_signal(signum)
-        assert serve.wait(timeout=STOP_SECONDS + 15) == 0
+        # STOP_SECONDS for the workers' warm shutdown, then a minute of slack: on CI's two
+        # shared cores the site's own shutdown once took more than 15 s after it.
+        assert serve.wait(timeout=STOP_SECONDS + 60) == 0
         wait_until(
             lambda: not any(running(pid) for pid in worker_and_children),
             timeout=10,
