@@ -11,10 +11,15 @@ STOP_SECONDS = 30
 
 def exit_on_termination() -> None:
     """Make SIGTERM and SIGHUP (kill, docker stop, systemd, a closed terminal) raise
-    SystemExit, which unwinds through the caller, so that its `finally` stops the workers:
-    their default action would end this process and leave the workers without a parent."""
+    SystemExit, and SIGINT KeyboardInterrupt, which unwind through the caller, so that its
+    `finally` stops the workers: the default actions would end this process and leave the
+    workers without a parent."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit)
+    # Ctrl-C (SIGINT) raises KeyboardInterrupt, as Python does by default, even where this
+    # process was started in the background by a shell, which starts it with SIGINT
+    # ignored (a later `kill -INT` would then be lost).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _exit(signum: int, frame: object) -> None:
