@@ -168,12 +168,13 @@ def joint_claims(
     matrix = signed_matrices(t[None, :], n)[0]
     # The level shared between the two kinds of claim: together at most alpha (a union bound).
     cuts_alpha = CUTS_SHARE * alpha
-    better, critical = cut_step_down(groups, matrix, null_matrix, null_estimate, cuts_alpha)
-    first, second = pair_indices(n)
-    claimed = pair_step_down(t, null_t, alpha - cuts_alpha)
-    up, down = claimed & (t > 0), claimed & (t < 0)
-    better[first[up], second[up]] = True
-    better[second[down], first[down]] = True
+    # Every pair across a claimed cut must also be beyond what one pair's |t| reaches among
+    # equals (intersection-union): else, of two equal systems ahead of the rest, the
+    # luckier one could be cut off alone, its cut chosen over the true one and tested only
+    # against a group of equals.
+    across = exceeded_beyond(np.abs(null_t).reshape(-1), cuts_alpha * PAIRS_ACROSS_SHARE)
+    better, critical = cut_step_down(groups, matrix, null_matrix, null_estimate, cuts_alpha, across)
+    mark_claimed_pairs(better, pair_step_down(t, null_t, alpha - cuts_alpha), t)
     better &= ranked[:, None] & ranked[None, :]
     rank_lo, rank_hi = rank_sets(better, ranked)
     return JointClaims(
@@ -185,6 +186,15 @@ def joint_claims(
         critical=critical,
         alpha=alpha,
     )
+
+
+def mark_claimed_pairs(better: np.ndarray, claimed: np.ndarray, t: np.ndarray) -> None:
+    """better[a, b] = True for each claimed pair (bool[P], pair_indices order), in the
+    direction of its t."""
+    first, second = pair_indices(better.shape[0])
+    up, down = claimed & (t > 0), claimed & (t < 0)
+    better[first[up], second[up]] = True
+    better[second[down], first[down]] = True
 
 
 def signed_matrices(t: np.ndarray, n: int) -> np.ndarray:
@@ -202,11 +212,13 @@ def cut_step_down(
     null_matrix: np.ndarray,
     null_estimate: np.ndarray,
     alpha: float,
+    pair_critical: float,
 ) -> tuple[np.ndarray, float]:
     """better[a, b] (bool[n, n]) for every two systems a cut of one of `groups` (each in the
-    order of the estimates) put apart, and the smallest |t| a pair across a cut needs: the
-    larger of the first step's critical cut statistic (for the largest group) and what
-    each pair across must reach; inf where the draws are too few to claim anything.
+    order of the estimates) put apart, each pair across a cut beyond `pair_critical`, and
+    the smallest |t| a pair across a cut needs: the larger of the first step's critical
+    cut statistic (for the largest group) and `pair_critical`; inf where the draws are too
+    few to claim anything.
 
     Each step tests the groups jointly by the smallest of their p-values (Westfall and Young
     1993's min-p): a group of two and a group of nineteen have cut statistics of very
@@ -218,14 +230,6 @@ def cut_step_down(
     groups = list(groups)
     critical = float("inf")
     first_step = True
-    # Every pair across a claimed cut must also be beyond what one pair's |t| reaches among
-    # equals (intersection-union): else, of two equal systems ahead of the rest, the
-    # luckier one could be cut off alone, its cut chosen over the true one and tested
-    # only against a group of equals.
-    first, second = pair_indices(n)
-    pair_critical = exceeded_beyond(
-        np.abs(null_matrix[:, first, second]).reshape(-1), alpha * PAIRS_ACROSS_SHARE
-    )
     while True:
         testable = [g for g, group in enumerate(groups) if len(group) >= 2]
         if not testable:
@@ -411,9 +415,7 @@ def resampled_claims(
     tested = max(int(usable.sum()), 1)
     critical = float(student.isf(alpha / (2 * tested), degrees))
     better = np.zeros((n, n), dtype=bool)
-    up, down = rejected & (t > 0), rejected & (t < 0)
-    better[first[up], second[up]] = True
-    better[second[down], first[down]] = True
+    mark_claimed_pairs(better, rejected, t)
     ranked = np.asarray(ranked, dtype=bool)
     better &= ranked[:, None] & ranked[None, :]
     rank_lo, rank_hi = rank_sets(better, ranked)
