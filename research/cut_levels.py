@@ -26,6 +26,10 @@ TRUTHS = {
     "three tiers of two, 2.5 apart": np.array([5, 5, 2.5, 2.5, 0, 0]) * ROOT2,
     "three tiers of two, 3 apart": np.array([6, 6, 3, 3, 0, 0]) * ROOT2,
     "three tiers of two, 4 apart": np.array([8, 8, 4, 4, 0, 0]) * ROOT2,
+    "five tiers of two, 2.5 apart": np.repeat(np.arange(5)[::-1] * 2.5, 2) * ROOT2,
+    "five tiers of two, 3 apart": np.repeat(np.arange(5)[::-1] * 3.0, 2) * ROOT2,
+    "ten tiers of two, 3 apart": np.repeat(np.arange(10)[::-1] * 3.0, 2) * ROOT2,
+    "seven tiers of three, 3 apart": np.repeat(np.arange(7)[::-1] * 3.0, 3) * ROOT2,
     "two equal on top of a staircase of 10": np.r_[6, 6, 5, 4.5, 4, 3.5, 3, 2.5, 2, 1, 0, -1]
     * 0.6
     * ROOT2,

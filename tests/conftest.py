@@ -16,6 +16,7 @@ from evalsite.celery import app
 from ranking.metrics import coco
 from tests.client import HttpsClient
 from tests.processes import start_worker, stop
+from tests.production.install import build_in_background
 from tests.receivers import Answering, SlowReceiver
 
 # Helpers that assert, imported by tests after this: their failures explained as a test's.
@@ -55,6 +56,35 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(research)
         if "postgres" in item.keywords and not on_postgres:
             item.add_marker(postgres)
+    items[:] = heaviest_files_first(items, config.getoption("--slow"))
+    if config.getoption("--slow") and on_postgres and first_worker():
+        if any(item.get_closest_marker("production") for item in items):
+            build_in_background(Path(settings.VAR_DIR) / "production-install.log")
+
+
+# What a test costs, roughly, by its marks (seconds on this 2-core machine): tests that start
+# the production install or processes, Celery workers or Chromium cost more than the rest.
+MARK_SECONDS = (("production", 40.0), ("slow", 30.0), ("celery", 5.0), ("browser", 2.0))
+
+
+def heaviest_files_first(items: list, slow_runs: bool) -> list:
+    """The items, whole files in decreasing estimated cost. bin/test hands pytest-xdist whole
+    files in this order (--dist loadfile --no-loadscope-reorder): the longest first, so that
+    no worker is left with a minute of work while the other has finished (xdist's own order,
+    the most tests first, put the six fault tests and the production install last)."""
+    cost: dict[str, float] = {}
+    for item in items:
+        seconds = 0.1
+        for mark, mark_seconds in MARK_SECONDS:
+            if item.get_closest_marker(mark) and (mark != "slow" or slow_runs):
+                seconds = max(seconds, mark_seconds)
+        cost[item.nodeid.split("::")[0]] = cost.get(item.nodeid.split("::")[0], 0.0) + seconds
+    return sorted(items, key=lambda item: -cost[item.nodeid.split("::")[0]])
+
+
+def first_worker() -> bool:
+    """Whether this is pytest-xdist's first worker, or pytest without xdist."""
+    return os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
 
 
 # research/ holds the studies behind docs/research-*.md (simulators, design searches), not the

@@ -1,16 +1,17 @@
 """The platform's calibrated verdict: which systems are better than which, claimed only where
 the claim holds for the whole table at 95%, on every design the platform serves.
 
-- What it compares: who was preferred on a page (the outputs one annotator judged
-  together): +1, 0 (a tie) or -1 for each two systems of a page, the order only, never the
-  magnitudes (a RankME score of 111,111 is just the page's best). Pages that show one output
-  are compared within their item on each annotator's own scale (lone_comparisons below).
+- What it compares: within each item (every page of one input), every two judgments'
+  difference, each judgment a normal score of its place among its annotator's own scores
+  (the scale is each annotator's own: a RankME score of 111,111 is just that annotator's
+  best); the choices of pairwise and best-worst pages, +1, 0 (a tie) or -1 for each two
+  systems of a page.
 - Strengths by least squares on the comparison graph (Massey 1997; HodgeRank, Jiang et al.
   2011): theta minimises the sum over comparisons of (o - (theta_a - theta_b))^2, that is
   L theta = r with L the graph's Laplacian (comparisons per pair) and r each system's wins
-  minus losses; mean zero. On a balanced design theta is proportional to a system's mean net
-  share of its page-mates beaten; where the design is not balanced it allows for the
-  opponents each system met.
+  minus losses (for scores: the sums of differences); mean zero. On a balanced design theta
+  is proportional to a system's mean net share of its item-mates beaten; where the design
+  is not balanced it allows for the opponents each system met.
 - The independent unit is the item: every page of an input shares its outputs (E2E judges
   each output three times, on pages that overlap), so the spread of theta is the
   cluster-robust (sandwich) covariance over items, with the small-sample factor U / (U - 1).
@@ -377,12 +378,3 @@ def normal_scores(annotator: np.ndarray, score: np.ndarray) -> np.ndarray:
         upto = np.searchsorted(values, values, side="right")
         place[order[start:end]] = ((below + upto) / 2) / (end - start)  # (mid-rank - 1/2) / n
     return norm.ppf(place)
-
-
-def score_blocks(page: np.ndarray, item: np.ndarray) -> np.ndarray:
-    """The block each judgment is compared within: its page, where the page shows two
-    outputs or more; else its item (an item's pages of one output each compared together)."""
-    page, item = np.asarray(page, dtype=np.int64), np.asarray(item, dtype=np.int64)
-    _, where, size = np.unique(page, return_inverse=True, return_counts=True)
-    lone = size[where] == 1
-    return np.where(lone, -1 - item, page)

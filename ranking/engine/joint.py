@@ -20,10 +20,14 @@ rest to pairs.
   estimates), the smallest p-value over the groups is compared with the smallest in each
   permutation (min-p: a group of two and one of nineteen weigh alike), and where it is
   beyond, that group is split at that cut and the step repeats. Every pair across a cut
-  must also be beyond what one pair's |t| reaches among equals, at PAIRS_ACROSS_SHARE of
-  the cuts' level (intersection-union): the group test says that a group is not all
-  equal, not that its largest cut is the true one. A better system ahead of equal ones is
-  found this way.
+  must also be beyond what one pair's |t| reaches among equals at the cuts' level shared
+  among the disjoint pairs the groups still hold (intersection-union, as closed testing
+  asks): the group test says that a group is not all equal, not that its largest cut is
+  the true one, and a cut is false wherever two equal systems fall on either side of it.
+  Of h disjoint pairs of equal systems, each beside a true gap, any one could be split by
+  its luckier member's cut: h = the sum over the groups of half their size (rounded down),
+  smaller at each step as the cuts leave smaller groups. A better system ahead of equal
+  ones is found this way.
 - **Pairs.** Step-down by the largest |t| (Westfall and Young 1993; Romano and Wolf 2005):
   the pairs in decreasing |t|; the k-th is claimed, in the direction of its difference,
   while its |t| is beyond the upper point of the largest |t*| over the pairs not yet
@@ -54,12 +58,12 @@ import numpy as np
 from scipy.stats import t as student
 
 # How the level is shared (measured in docs/calibration.md): cuts get 60% of it and pairs
-# the rest; of the cuts' share, each pair across a claimed cut is held to half. Equal
-# systems two to three standard errors apart from the next tier (the hardest case for
-# cuts, found in a normal model: research/cut_levels.py) were split in 6.5-7% of campaigns
-# with the pairs across at the cuts' whole share, and in at most 4.2% with half of it.
+# the rest. Each pair across a claimed cut is held to the cuts' share divided among the
+# disjoint pairs of equal systems the groups could still hold: with one pair's level fixed
+# (half the cuts' share), equal systems two to three standard errors apart from the next
+# tier were split in 7.3% of campaigns with five such tiers of two and 11.3% with ten
+# (research/cut_levels.py, a normal model); divided, at most 3.3% in every case measured.
 CUTS_SHARE = 0.6
-PAIRS_ACROSS_SHARE = 0.5
 
 
 def pair_indices(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -172,8 +176,8 @@ def joint_claims(
     # equals (intersection-union): else, of two equal systems ahead of the rest, the
     # luckier one could be cut off alone, its cut chosen over the true one and tested only
     # against a group of equals.
-    across = exceeded_beyond(np.abs(null_t).reshape(-1), cuts_alpha * PAIRS_ACROSS_SHARE)
-    better, critical = cut_step_down(groups, matrix, null_matrix, null_estimate, cuts_alpha, across)
+    pooled = np.sort(np.abs(null_t).reshape(-1))[::-1]
+    better, critical = cut_step_down(groups, matrix, null_matrix, null_estimate, cuts_alpha, pooled)
     mark_claimed_pairs(better, pair_step_down(t, null_t, alpha - cuts_alpha), t)
     better &= ranked[:, None] & ranked[None, :]
     rank_lo, rank_hi = rank_sets(better, ranked)
@@ -212,13 +216,14 @@ def cut_step_down(
     null_matrix: np.ndarray,
     null_estimate: np.ndarray,
     alpha: float,
-    pair_critical: float,
+    pooled_null: np.ndarray,
 ) -> tuple[np.ndarray, float]:
     """better[a, b] (bool[n, n]) for every two systems a cut of one of `groups` (each in the
-    order of the estimates) put apart, each pair across a cut beyond `pair_critical`, and
-    the smallest |t| a pair across a cut needs: the larger of the first step's critical
-    cut statistic (for the largest group) and `pair_critical`; inf where the draws are too
-    few to claim anything.
+    order of the estimates) put apart, each pair across a cut beyond pairs_across_critical,
+    and the smallest |t| a pair across a cut needs: the larger of the first step's critical
+    cut statistic (for the largest group) and pairs-across critical; inf where the draws
+    are too few to claim anything. `pooled_null`: every draw's |t| of every pair, largest
+    first.
 
     Each step tests the groups jointly by the smallest of their p-values (Westfall and Young
     1993's min-p): a group of two and a group of nineteen have cut statistics of very
@@ -238,6 +243,7 @@ def cut_step_down(
         members = np.concatenate([groups[g] for g in testable])
         starts = np.cumsum([0] + [len(groups[g]) for g in testable])
         null = _null_group_statistics(members, starts, null_matrix, null_estimate)
+        pair_critical = pairs_across_critical(pooled_null, groups, alpha)
         if first_step:
             biggest = int(np.argmax(np.diff(starts)))
             critical = max(exceeded_beyond(null[:, biggest], alpha), pair_critical)
@@ -260,6 +266,14 @@ def cut_step_down(
         better[np.ix_(group[:place], group[place:])] = True
         groups[g : g + 1] = [group[:place], group[place:]]
     return better, critical
+
+
+def pairs_across_critical(pooled_null: np.ndarray, groups: list[np.ndarray], alpha: float) -> float:
+    """The |t| each pair across a cut must pass: one pair's |t| among equals (`pooled_null`,
+    largest first) at `alpha` shared among the disjoint pairs the groups hold (the module's
+    docstring)."""
+    disjoint_pairs = max(1, sum(len(group) // 2 for group in groups))
+    return exceeded_beyond_sorted(pooled_null, alpha / disjoint_pairs)
 
 
 def tail_shares(values: np.ndarray) -> np.ndarray:
@@ -318,9 +332,13 @@ def _null_group_statistics(
 def exceeded_beyond(maxima: np.ndarray, alpha: float) -> float:
     """The smallest statistic claimed beyond: above the (K+1)-th largest of the draws'
     maxima it has at most K exceedances, K = floor(alpha (B + 1)) - 1."""
-    if len(maxima) == 0:
+    return exceeded_beyond_sorted(np.sort(maxima)[::-1], alpha)
+
+
+def exceeded_beyond_sorted(ordered: np.ndarray, alpha: float) -> float:
+    """exceeded_beyond of draws already sorted, largest first."""
+    if len(ordered) == 0:
         return float("inf")
-    ordered = np.sort(maxima)[::-1]
     allowed = int(np.floor(alpha * (len(ordered) + 1) + 1e-9)) - 1
     if allowed < 0:
         return float("inf")

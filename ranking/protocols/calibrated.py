@@ -1,5 +1,5 @@
 """The platform's calibrated verdict (ranking/engine/calibrated.py): who was preferred within
-each page, on each annotator's own scale, strengths by least squares, items as the
+each item, on each annotator's own scale, strengths by least squares, items as the
 independent unit, and only the claims that hold for the whole table at once. The view the
 results page, the API, the CSV and the rank command open on."""
 
@@ -12,7 +12,6 @@ from ranking.engine.calibrated import (
     CalibratedRanking,
     calibrated_verdict,
     normal_scores,
-    score_blocks,
 )
 from ranking.engine.progress import Progress
 from ranking.engine.units import UnitPairs, with_units
@@ -40,14 +39,15 @@ def rank(
 def cells(
     comparisons: Comparisons, scores: Judgments, n_systems: int
 ) -> tuple[UnitPairs, np.ndarray]:
-    """What the verdict compares, per item and pair: the scores within their blocks (a page,
-    or an item's pages of one output each) on each annotator's own scale; the choices'
-    comparisons (pairwise, best-worst), one win or tie each; and where the judgments carry
-    no items (an old bundle), the comparisons, each its own unit."""
+    """What the verdict compares, per item and pair: the scores of every page of the item
+    together, each on its annotator's own scale (normal scores put annotators alike, so
+    pages of one item compare across annotators: on pages of three DA outputs that found
+    the better system 53% of the time against 48% within pages, benchmarks/calibration.py);
+    the choices' comparisons (pairwise, best-worst), one win or tie each; and where the
+    judgments carry no items (an old bundle), the comparisons, each its own unit."""
     if scores.choices is None and scores.hit is not None and scores.item is not None:
         value = normal_scores(scores.annotator, scores.score)
-        block = score_blocks(scores.hit, scores.item)
-        pairs = UnitPairs.of_blocks(scores.system, value, block, scores.item)
+        pairs = UnitPairs.of_blocks(scores.system, value, scores.item, scores.item)
         return pairs, np.bincount(scores.system, minlength=n_systems)
     return UnitPairs.of(with_units(comparisons)), comparisons.per_system(n_systems)
 
@@ -105,8 +105,8 @@ PROTOCOL = RankingProtocol(
     needs_comparisons=False,
     label="Calibrated verdict (claims that hold for the whole table)",
     presentation=Presentation(
-        "The platform's verdict: who was preferred within each page, on each annotator's own"
-        " scale; strengths by least squares with whole items as the unit; an order claimed"
+        "The platform's verdict: who was preferred within each item, on each annotator's"
+        " own scale; strengths by least squares with whole items as the unit; an order claimed"
         " only where it holds for the whole table at 95% (on campaigns where no system"
         " differs, an order appears in about 5% of them at most). A cluster boundary says"
         " that every system above it beats every system below it.",
@@ -118,16 +118,17 @@ PROTOCOL = RankingProtocol(
     ),
     datasheet=Datasheet(
         aggregation="each annotator's scores as normal scores of their places among the"
-        " annotator's own scores (choices: a win or a tie); within each page (pages of one"
-        " output: within their item) every two outputs' difference; strengths by least"
-        " squares on those differences, a page's pairs weighted by 1 / its size, which is"
-        f" least squares with a constant per page; the independent unit is {UNIT}",
+        " annotator's own scores (choices: a win or a tie); within each item (all its"
+        " pages) every two judgments' difference; strengths by least squares on those"
+        " differences, an item's pairs weighted by 1 / its judgments, which is least"
+        f" squares with a constant per item; the independent unit is {UNIT}",
         significance="every two systems' difference studentized by its cluster-robust"
         " standard error over items, against the same statistic with the system labels"
         " permuted within items; two kinds of claim sharing 5%: cuts (3%), where every"
         " system above a cut in the order beats every system below, tested step-down over"
         " the groups the cuts leave (min-p over groups, each pair across a cut beyond what"
-        " one pair reaches among equals at 1.5%), and pairs (2%), step-down by the largest"
+        " one pair reaches among equals, the cuts' level shared among the disjoint pairs the"
+        " groups hold), and pairs (2%), step-down by the largest"
         " |t| (Westfall and Young 1993): the whole table's chance of any false claim is at"
         " most 5% (measured: docs/calibration.md); rank sets from the claims (Mogstad et"
         " al. 2024); clusters where every system above is claimed better than every system"

@@ -8,14 +8,10 @@ install, or a setting only the test environment provides, makes them fail here a
 on a server.
 """
 
-import fcntl
-import hashlib
 import os
 import re
 import secrets
-import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,59 +33,17 @@ from tests.processes import (
     wait_for_port,
     wait_for_workers,
 )
-
-PRODUCTION_VENV = REPO / ".venv-prod"
-# What docs/production.md installs: the project alone, gunicorn included.
-INSTALL = ["-e", "."]
-# The install is reused while pyproject.toml and the install command are unchanged.
-STAMP = PRODUCTION_VENV / ".installed-sha256"
-
-
-def install_fingerprint() -> str:
-    digest = hashlib.sha256((REPO / "pyproject.toml").read_bytes())
-    digest.update(" ".join(INSTALL).encode())
-    return digest.hexdigest()
-
-
-def pip_environment() -> dict:
-    # pip needs the machine's own configuration (index, proxy, cache), but nothing that
-    # would make the test venv's packages visible to the new interpreter.
-    leaks = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "VIRTUAL_ENV")
-    return {name: value for name, value in os.environ.items() if name not in leaks}
-
-
-def build_production_venv() -> None:
-    # A fresh venv, never an upgrade of the old one: a dependency removed from pyproject
-    # must be missing here as it would be on a new server.
-    shutil.rmtree(PRODUCTION_VENV, ignore_errors=True)
-    steps = [
-        [sys.executable, "-m", "venv", str(PRODUCTION_VENV)],
-        [str(PRODUCTION_VENV / "bin" / "python"), "-m", "pip", "install", "-q", *INSTALL],
-    ]
-    for command in steps:
-        done = subprocess.run(
-            command, cwd=REPO, env=pip_environment(), capture_output=True, text=True, timeout=900
-        )
-        if done.returncode != 0:
-            # A failed install fails the test: a production install that does not build is
-            # exactly what this test is for.
-            pytest.fail(
-                f"production install failed: {' '.join(command)}\n"
-                f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-            )
-    STAMP.write_text(install_fingerprint())
+from tests.production.install import InstallFailed, ensure_built
 
 
 @pytest.fixture(scope="module")
 def production_venv() -> Path:
-    """.venv-prod at the repository root, holding only the production install. Built under
-    a lock: with `bin/test -n 2` two workers' modules may ask for it at once."""
-    with open(REPO / ".venv-prod.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        fresh = STAMP.is_file() and STAMP.read_text() == install_fingerprint()
-        if not fresh or not (PRODUCTION_VENV / "bin" / "python").is_file():
-            build_production_venv()
-    return PRODUCTION_VENV / "bin"
+    """.venv-prod's bin/ (tests/production/install.py), built first where it is stale."""
+    try:
+        return ensure_built()
+    except InstallFailed as failure:
+        # A production install that does not build is exactly what this test is for.
+        pytest.fail(str(failure))
 
 
 @pytest.fixture(scope="module")

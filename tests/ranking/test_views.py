@@ -139,7 +139,7 @@ def test_results_page_offers_every_protocol_that_fits_and_says_what_it_is(organi
     assert "webnlg" not in fitting_protocols(criterion)
     assert "Bradley-Terry over resampled items (claims that hold for the whole table)" in page
     assert "WMT z-scores with Wilcoxon rank-sum clusters" in page
-    assert "The platform&#x27;s verdict: who was preferred within each page" in page
+    assert "The platform&#x27;s verdict: who was preferred within each item" in page
 
 
 def test_results_page_shows_the_bradley_terry_view(organiser):
