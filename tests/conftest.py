@@ -62,24 +62,67 @@ def pytest_collection_modifyitems(config, items):
             build_in_background(Path(settings.VAR_DIR) / "production-install.log")
 
 
-# What a test costs, roughly, by its marks (seconds on this 2-core machine): tests that start
-# the production install or processes, Celery workers or Chromium cost more than the rest.
+# What a test file costs: measured on this 2-core machine (pytest --durations, CI's run,
+# 2026-11-28) for the costliest, where the run includes their slow tests; else, roughly, by
+# its tests' marks (seconds): tests that start the production install or processes, Celery
+# workers or Chromium cost more than the rest.
+MEASURED_SECONDS = {
+    "tests/evalsite/test_faults.py": 102,
+    "tests/production/test_smoke.py": 83,
+    "tests/evalsite/test_readme.py": 80,
+    "tests/browser/test_organiser_journey.py": 65,
+    "tests/evalsite/test_one_machine_workers.py": 57,
+    "tests/production/test_api_notebook.py": 41,
+    "tests/browser/test_attention_checks.py": 37,
+    "tests/evalsite/test_serve.py": 36,
+    "tests/browser/test_hit_page.py": 36,
+    "tests/ranking/test_bundle.py": 32,
+    "tests/ranking/automatic_metrics/test_commands.py": 26,
+    "tests/ranking/automatic_metrics/test_celery.py": 20,
+    "tests/ranking/test_commands.py": 19,
+    "tests/api/test_endpoints.py": 18,
+    "tests/annotation/test_published.py": 18,
+}
 MARK_SECONDS = (("production", 40.0), ("slow", 30.0), ("celery", 5.0), ("browser", 2.0))
 
 
 def heaviest_files_first(items: list, slow_runs: bool) -> list:
-    """The items, whole files in decreasing estimated cost. bin/test hands pytest-xdist whole
-    files in this order (--dist loadfile --no-loadscope-reorder): the longest first, so that
-    no worker is left with a minute of work while the other has finished (xdist's own order,
-    the most tests first, put the six fault tests and the production install last)."""
+    """The items, whole files in decreasing cost. bin/test hands pytest-xdist whole files in
+    this order (--dist loadfile --no-loadscope-reorder): the longest first, so that no worker
+    is left with a minute of work while the other has finished (xdist's own order, the most
+    tests first, put the six fault tests and the production install last)."""
     cost: dict[str, float] = {}
+    skipped_slow: set[str] = set()
+    installs: set[str] = set()
     for item in items:
-        seconds = 0.1
-        for mark, mark_seconds in MARK_SECONDS:
-            if item.get_closest_marker(mark) and (mark != "slow" or slow_runs):
-                seconds = max(seconds, mark_seconds)
-        cost[item.nodeid.split("::")[0]] = cost.get(item.nodeid.split("::")[0], 0.0) + seconds
-    return sorted(items, key=lambda item: -cost[item.nodeid.split("::")[0]])
+        path = test_file(item)
+        cost[path] = cost.get(path, 0.0) + marked_seconds(item, slow_runs)
+        if item.get_closest_marker("slow") and not slow_runs:
+            skipped_slow.add(path)
+        if item.get_closest_marker("production"):
+            installs.add(path)
+    for path in cost:
+        if path in MEASURED_SECONDS and path not in skipped_slow:
+            cost[path] = MEASURED_SECONDS[path]
+    files = sorted(cost, key=lambda path: -cost[path])
+    # The production install builds in the background from the start (a minute): its tests
+    # come after the two costliest files, so that they find it built instead of waiting.
+    others = [path for path in files if path not in installs]
+    files = others[:2] + [path for path in files if path in installs] + others[2:]
+    place = {path: index for index, path in enumerate(files)}
+    return sorted(items, key=lambda item: place[test_file(item)])
+
+
+def marked_seconds(item, slow_runs: bool) -> float:
+    seconds = 0.1
+    for mark, mark_seconds in MARK_SECONDS:
+        if item.get_closest_marker(mark) and (mark != "slow" or slow_runs):
+            seconds = max(seconds, mark_seconds)
+    return seconds
+
+
+def test_file(item) -> str:
+    return item.nodeid.split("::")[0]
 
 
 def first_worker() -> bool:
