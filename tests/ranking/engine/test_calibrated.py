@@ -255,23 +255,35 @@ def normal_draws(rng, strengths, draws):
     return estimate, (estimate[:, first] - estimate[:, second]) / np.sqrt(2)
 
 
+def pair_t(estimate):
+    """Each pair's t where every estimate has standard error 1 (independent)."""
+    first, second = pair_indices(len(estimate))
+    return (estimate[first] - estimate[second]) / np.sqrt(2)
+
+
+def normal_model_claims(estimate, seed):
+    """(t, the claims) of `estimate`, each with standard error 1 (independent), against
+    2,000 draws of as many equal systems."""
+    n = len(estimate)
+    null_estimate, null_t = normal_draws(np.random.default_rng(seed), np.zeros(n), 2000)
+    t = pair_t(estimate)
+    ranked, pieces = np.ones(n, dtype=bool), np.zeros(n, dtype=np.int64)
+    return t, joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+
+
 def test_a_better_system_ahead_of_equal_ones_is_cut_off_where_no_pair_alone_would_be():
     # System 0 is 2.8 standard errors of a difference ahead of five equal systems: every
     # pair's |t| is about 2.8, short of the 3.2 a pair needs among 15 at the pairs' 2%, but
     # a cut needs about 1.55 (a wide gap with every pair across it wide is rare among
     # equals), and each pair across it 2.58 (one pair's |t| among equals at the cuts' 3%
     # shared among the three disjoint pairs six systems hold).
-    rng = np.random.default_rng(12)
-    null_estimate, null_t = normal_draws(rng, np.zeros(6), 2000)
     estimate = np.array([2.8 * np.sqrt(2), 0.1, 0.05, 0.0, -0.05, -0.1])
-    first, second = pair_indices(6)
-    t = (estimate[first] - estimate[second]) / np.sqrt(2)
-    ranked, pieces = np.ones(6, dtype=bool), np.zeros(6, dtype=np.int64)
-    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    t, claims = normal_model_claims(estimate, 12)
     assert claims.better[0, 1:].all() and not claims.better[1:].any()
     assert (claims.rank_lo[0], claims.rank_hi[0]) == (1, 1)
     assert list(claims.cluster) == [1, 2, 2, 2, 2, 2]
     assert 2.2 < claims.critical < 2.7  # what each pair across a cut needs
+    _, null_t = normal_draws(np.random.default_rng(12), np.zeros(6), 2000)  # the same draws
     pairs_alone = pair_step_down(t, null_t, 0.02)
     assert not pairs_alone.any()
 
@@ -282,13 +294,8 @@ def test_cuts_go_on_in_the_groups_the_first_cut_leaves():
     # (each pair across beyond 2.75: the cuts' 3% shared among the five disjoint pairs the
     # two groups hold), while the two, within a pair's spread among equals, stay one
     # cluster.
-    rng = np.random.default_rng(13)
-    null_estimate, null_t = normal_draws(rng, np.zeros(10), 2000)
     estimate = np.r_[3.0 * np.sqrt(2), np.linspace(0.1, -0.1, 7), -8.0, -8.05]
-    first, second = pair_indices(10)
-    t = (estimate[first] - estimate[second]) / np.sqrt(2)
-    ranked, pieces = np.ones(10, dtype=bool), np.zeros(10, dtype=np.int64)
-    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    _, claims = normal_model_claims(estimate, 13)
     assert list(claims.cluster) == [1, 2, 2, 2, 2, 2, 2, 2, 3, 3]
 
 
@@ -298,18 +305,13 @@ def test_of_two_equal_systems_ahead_the_luckier_is_not_cut_off_alone():
     # largest (its smallest |t| across is 2.0, the cut of both 1.93) and beyond what a cut
     # of six equals reaches (1.55); but it is within what one pair reaches among equals
     # (2.58), so 0 is not claimed above 1.
-    rng = np.random.default_rng(14)
-    null_estimate, null_t = normal_draws(rng, np.zeros(6), 2000)
     second_best = 0.1 + 1.93 * np.sqrt(2)
     estimate = np.array([second_best + 2.0 * np.sqrt(2), second_best, 0.1, 0.0, -0.05, -0.1])
-    first, second = pair_indices(6)
-    t = (estimate[first] - estimate[second]) / np.sqrt(2)
-    ranked, pieces = np.ones(6, dtype=bool), np.zeros(6, dtype=np.int64)
-    assert cut_statistic(np.arange(6), signed_matrices(t[None, :], 6)[0]) == (
+    assert cut_statistic(np.arange(6), signed_matrices(pair_t(estimate)[None, :], 6)[0]) == (
         pytest.approx(2.0),
         1,
     )
-    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    _, claims = normal_model_claims(estimate, 14)
     assert not claims.better[0, 1] and not claims.better[1, 0]
 
 
@@ -321,18 +323,13 @@ def test_of_five_tiers_of_two_the_luckier_of_a_tier_is_not_cut_off_alone():
     # 3% shared among them, a pair across a cut needs 2.75, and 0 is not claimed above 1
     # (with one pair's level fixed at 1.5%, this was claimed, and 7.3% of such campaigns
     # split a tier: research/cut_levels.py).
-    rng = np.random.default_rng(15)
-    null_estimate, null_t = normal_draws(rng, np.zeros(10), 2000)
     in_t = np.array([2.6, 0, -2.45, -2.5, -4.95, -5.0, -7.45, -7.5, -9.95, -10.0])
     estimate = in_t * np.sqrt(2)
-    first, second = pair_indices(10)
-    t = (estimate[first] - estimate[second]) / np.sqrt(2)
-    ranked, pieces = np.ones(10, dtype=bool), np.zeros(10, dtype=np.int64)
-    assert cut_statistic(np.arange(10), signed_matrices(t[None, :], 10)[0]) == (
+    assert cut_statistic(np.arange(10), signed_matrices(pair_t(estimate)[None, :], 10)[0]) == (
         pytest.approx(2.6),
         1,
     )
-    claims = joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    _, claims = normal_model_claims(estimate, 15)
     assert not claims.better[0, 1] and not claims.better[1, 0]
     assert claims.better[0, 9]  # far apart: claimed pair by pair
     assert 2.6 < claims.critical < 3.0  # the first step's: five disjoint pairs
