@@ -95,7 +95,7 @@ def heaviest_files_first(items: list, slow_runs: bool) -> list:
     skipped_slow: set[str] = set()
     installs: set[str] = set()
     for item in items:
-        path = test_file(item)
+        path = file_of(item)
         cost[path] = cost.get(path, 0.0) + marked_seconds(item, slow_runs)
         if item.get_closest_marker("slow") and not slow_runs:
             skipped_slow.add(path)
@@ -110,7 +110,7 @@ def heaviest_files_first(items: list, slow_runs: bool) -> list:
     others = [path for path in files if path not in installs]
     files = others[:2] + [path for path in files if path in installs] + others[2:]
     place = {path: index for index, path in enumerate(files)}
-    return sorted(items, key=lambda item: place[test_file(item)])
+    return sorted(items, key=lambda item: place[file_of(item)])
 
 
 def marked_seconds(item, slow_runs: bool) -> float:
@@ -121,7 +121,7 @@ def marked_seconds(item, slow_runs: bool) -> float:
     return seconds
 
 
-def test_file(item) -> str:
+def file_of(item) -> str:
     return item.nodeid.split("::")[0]
 
 

@@ -54,8 +54,8 @@ class UnitPairs:
     def of_blocks(
         cls, system: np.ndarray, value: np.ndarray, block: np.ndarray, unit: np.ndarray
     ) -> "UnitPairs":
-        """The cells of judgments compared within blocks (a page, or an item's pages of one
-        output each), one row per judgment: every two judgments of a block give the
+        """The cells of judgments compared within blocks (the calibrated verdict's: each
+        item, all its pages), one row per judgment: every two judgments of a block give the
         difference of their values, weighted 1 / (the block's size), so that least squares on
         the cells is least squares on the values with a constant per block (sum over i < j of
         (x_i - x_j)^2 / n = the sum of squares about the block's mean). Per block and system
