@@ -16,8 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
-from scipy.stats import mannwhitneyu
-
 
 @dataclass(frozen=True)
 class AttentionVerdict:
@@ -45,6 +43,8 @@ def attention_verdict(
     if len(set(originals) | set(degraded)) == 1:
         p = 1.0  # every score equal: nothing tells the originals from their copies
     else:
+        from scipy.stats import mannwhitneyu  # noqa: PLC0415 - scipy loads slowly
+
         p = float(mannwhitneyu(originals, degraded, alternative="greater").pvalue)
     return verdict_of(checks, p, threshold)
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.stats import f as f_distribution
-from scipy.stats import f_oneway, studentized_range
 
 from .choices import NONE, Choices
 from .judgments import Judgments
@@ -114,6 +112,8 @@ def best_worst_of_counts(
 
 def significance(groups: list[np.ndarray]) -> Callable[[int, int], bool]:
     """better(a, b): is system a significantly better than system b (ANOVA, then Tukey)?"""
+    from scipy.stats import f_oneway  # noqa: PLC0415 - scipy loads slowly
+
     testable = [s for s, values in enumerate(groups) if len(values) >= 2]
     if len(testable) < 2:
         return lambda a, b: False
@@ -143,6 +143,8 @@ def significance_of_counts(
     the sums of squares are exact fractions (Fraction), so the answer does not depend on the
     order the values came in, and the F test and the HSD see what scipy's f_oneway and
     tukey_hsd compute from the values, up to their rounding."""
+    from scipy.stats import f as f_distribution  # noqa: PLC0415 - scipy loads slowly
+
     testable = [s for s in range(len(n_judgments)) if n_judgments[s] >= 2]
     if len(testable) < 2:
         return lambda a, b: False
@@ -210,6 +212,8 @@ class TukeyPValues:
         self.known: dict[tuple[int, int], float] = {}
 
     def __call__(self, i: int, j: int) -> float:
+        from scipy.stats import studentized_range  # noqa: PLC0415 - scipy loads slowly
+
         if (i, j) not in self.known:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

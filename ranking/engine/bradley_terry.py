@@ -42,16 +42,17 @@ needed them is reported (``augmented_rounds``, ``augmented_full_fit``).
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy.optimize import minimize
-from scipy.sparse import csr_matrix
-from scipy.special import expit, log_expit
 
 from .comparisons import Comparisons
 from .joint import PairStatistics, resampled_claims
 from .progress import Progress
 from .units import UnitPairs, bootstrap_weights, with_units
+
+if TYPE_CHECKING:
+    from scipy.sparse import csr_matrix
 
 # rating = RATING_MEAN + RATING_PER_NAT * log(strength): 400 points for odds of 10 to 1.
 RATING_PER_NAT = 400.0 / math.log(10.0)
@@ -217,8 +218,10 @@ def unit_bootstrap_ratings(
     return ratings, augmented
 
 
-def unit_win_matrix(pairs: UnitPairs, n_systems: int) -> csr_matrix:
+def unit_win_matrix(pairs: UnitPairs, n_systems: int) -> "csr_matrix":
     """(U, n * n) sparse: each unit's wins of a over b at a * n + b, a draw half each way."""
+    from scipy.sparse import csr_matrix  # noqa: PLC0415 - scipy loads slowly
+
     won_first = 0.5 * (pairs.count + pairs.net)
     won_second = 0.5 * (pairs.count - pairs.net)
     rows = np.concatenate([pairs.unit, pairs.unit])
@@ -278,6 +281,8 @@ def fit_log_strengths(wins: np.ndarray) -> np.ndarray:
     adding the all-ones matrix / n fixes c: the steps then sum to zero, as the gradient does,
     so theta keeps mean zero. Returns float64[R, n] with mean zero per row.
     """
+    from scipy.special import expit  # noqa: PLC0415 - scipy loads slowly
+
     r, n, _ = wins.shape
     games = wins + wins.transpose(0, 2, 1)
     won = wins.sum(axis=2)
@@ -306,6 +311,9 @@ def reference_ratings(comparisons: Comparisons, n_systems: int) -> np.ndarray:
     Arena's L-BFGS-B stops where its line search no longer sees the loss fall, about 5e-7
     rating points from the optimum on E2E quality; trust-exact stops on the gradient, within
     about 2e-9 points of it."""
+    from scipy.optimize import minimize  # noqa: PLC0415 - scipy loads slowly
+    from scipy.special import expit, log_expit  # noqa: PLC0415 - scipy loads slowly
+
     winner, loser = comparisons.winner, comparisons.loser
     won = np.where(comparisons.draw, 0.5, 1.0)  # the winner's share of each comparison
 

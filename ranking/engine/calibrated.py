@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.stats import norm
 
 from .joint import JointClaims, PairStatistics, joint_claims, pair_indices
 from .progress import Progress
@@ -365,6 +364,8 @@ def normal_scores(annotator: np.ndarray, score: np.ndarray) -> np.ndarray:
     typed: a RankME magnitude of 111,111 is just that annotator's best, a severe and a
     lenient slider compare fairly, and a difference of places counts as much as the
     annotator's scores spread there."""
+    from scipy.stats import norm  # noqa: PLC0415 - scipy loads slowly
+
     annotator = np.asarray(annotator)
     score = np.asarray(score, dtype=np.float64)
     order = np.lexsort((score, annotator))

@@ -3,8 +3,6 @@
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 
 @dataclass(frozen=True)
@@ -51,6 +49,9 @@ class Comparisons:
         compared, whatever the outcome) each system is in, numbered from 0. A system never
         compared is a piece of its own. Systems in different pieces have no comparison,
         direct or through others, that could order them."""
+        from scipy.sparse import coo_matrix  # noqa: PLC0415 - scipy loads slowly
+        from scipy.sparse.csgraph import connected_components  # noqa: PLC0415 - scipy loads slowly
+
         graph = coo_matrix(
             (np.ones(len(self)), (self.winner, self.loser)), shape=(n_systems, n_systems)
         )

@@ -62,7 +62,6 @@ out (cluster and ranks 0), as the WMT view leaves out systems without z-scores.
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student
 
 from .clusters import clusters
 from .judgments import Judgments
@@ -170,6 +169,8 @@ def ppi_means(
 def quantile(labelled: np.ndarray, confidence: float = 0.95) -> np.ndarray:
     """The intervals' half-width in standard errors: Student's t with n - 1 degrees of
     freedom for n labelled outputs (NaN below MIN_LABELLED)."""
+    from scipy.stats import t as student  # noqa: PLC0415 - scipy loads slowly
+
     df = np.asarray(labelled, dtype=np.float64) - 1
     return student.ppf(0.5 + confidence / 2, np.where(df >= 1, df, np.nan))
 

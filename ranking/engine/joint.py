@@ -55,7 +55,6 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
-from scipy.stats import t as student
 
 # How the level is shared (measured in docs/calibration.md): cuts get 60% of it and pairs
 # the rest. Each pair across a claimed cut is held to the cuts' share divided among the
@@ -410,6 +409,8 @@ def resampled_claims(
     to recompute under hundreds of permutations), and the far tail of a bootstrap's maximum
     over many pairs is where a few hundred resamples say least: Holm needs only each pair's
     own spread."""
+    from scipy.stats import t as student  # noqa: PLC0415 - scipy loads slowly
+
     n = len(estimate)
     first, second = pair_indices(n)
     difference = replicates[:, first] - replicates[:, second]

@@ -43,10 +43,15 @@ that still misses its estimate (rank correlations on few items, see `_percentile
 stretched to it.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -247,6 +252,8 @@ def _prepare(
 def _grouping(
     group: np.ndarray, member: np.ndarray, groups: int, members: int
 ) -> sparse.csr_matrix:
+    from scipy import sparse  # noqa: PLC0415 - scipy loads slowly
+
     ones = np.ones(len(member))
     return sparse.csr_matrix((ones, (group, member)), shape=(groups, members))
 

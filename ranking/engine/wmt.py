@@ -26,7 +26,6 @@ nrc-cnrc/WMT-Stability ``scripts/get_ranking.py``, computes it):
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import mannwhitneyu
 
 from .judgments import Judgments
 
@@ -114,6 +113,8 @@ def output_means(judgments: Judgments, z: np.ndarray, n_systems: int) -> list[np
 
 def significantly_better(upper: np.ndarray, lower: np.ndarray) -> bool:
     """One-sided Wilcoxon rank-sum test: are ``upper``'s z-scores stochastically greater?"""
+    from scipy.stats import mannwhitneyu  # noqa: PLC0415 - scipy loads slowly
+
     test = mannwhitneyu(upper, lower, alternative="greater", method="asymptotic")
     return bool(test.pvalue < SIGNIFICANCE)
 

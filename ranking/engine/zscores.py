@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.stats import mannwhitneyu, ranksums
 
 from .judgments import Judgments
 from .wmt import cluster_spans
@@ -175,6 +174,8 @@ def webnlg_view(judgments: Judgments, n_systems: int) -> ZScoreRanking:
 
 def ranks_in_order(samples: list[np.ndarray], normalisation: Normalisation) -> np.ndarray:
     """Cluster numbers (1 = best) of systems given best first by mean z, with their values."""
+    from scipy.stats import mannwhitneyu, ranksums  # noqa: PLC0415 - scipy loads slowly
+
     means = [float(values.mean()) for values in samples]
 
     def different(upper: int, lower: int) -> bool:

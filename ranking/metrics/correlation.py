@@ -6,8 +6,6 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 MIN_SYSTEMS = 3
 
 
@@ -32,6 +30,8 @@ def correlate(metric: Sequence[float], human: Sequence[float]) -> Correlation | 
         raise ValueError(f"{len(metric)} metric values for {len(human)} human scores")
     if len(metric) < MIN_SYSTEMS:
         return None
+    from scipy import stats  # noqa: PLC0415 - scipy loads slowly
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", stats.ConstantInputWarning)
         rho = stats.spearmanr(metric, human)
