@@ -27,36 +27,54 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
 
 
-def launch(monkeypatch, **options):
+@pytest.fixture(scope="module")
+def playwright_driver():
+    """Playwright's driver, once for a test file's tests: starting it and a browser took
+    1.5 s a test, 58 times a run."""
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason="the playwright package is not installed"
     )
     if not Path(CHROMIUM).is_file():
         pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the test makes
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make
     # around it are still plain synchronous ones.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, **options
-        )
-        yield chromium
-        chromium.close()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_api.sync_playwright() as playwright:
+            yield playwright
         # Connections opened while Playwright's loop ran belong to that context: close them
         # here, or PostgreSQL refuses to drop the test database at the end.
         connections.close_all()
 
 
-@pytest.fixture
-def browser(monkeypatch):
-    yield from launch(monkeypatch)
+def launch(playwright, **options):
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, **options)
+
+
+@pytest.fixture(scope="module")
+def module_chromium(playwright_driver):
+    chromium = launch(playwright_driver)
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture
-def browser_with_page_cache(monkeypatch):
+def browser(module_chromium):
+    """The file's Chromium; whatever the test opened in it (contexts, with their cookies,
+    storage and pages) is closed after it, so the next test starts from a browser with
+    nothing open, as from a fresh launch."""
+    yield module_chromium
+    for context in module_chromium.contexts:
+        context.close()
+
+
+@pytest.fixture
+def browser_with_page_cache(playwright_driver):
     """Chromium as people run it, whose Back button shows the page as it was left (the
     back/forward cache: form values, script state); Playwright turns that cache off."""
-    yield from launch(monkeypatch, ignore_default_args=["--disable-back-forward-cache"])
+    chromium = launch(playwright_driver, ignore_default_args=["--disable-back-forward-cache"])
+    yield chromium
+    chromium.close()
 
 
 @pytest.fixture(scope="module")
