@@ -262,13 +262,13 @@ def pair_t(estimate):
 
 
 def normal_model_claims(estimate, seed):
-    """(t, the claims) of `estimate`, each with standard error 1 (independent), against
-    2,000 draws of as many equal systems."""
+    """(t, the null draws' t, the claims) of `estimate`, each with standard error 1
+    (independent), against 2,000 draws of as many equal systems."""
     n = len(estimate)
     null_estimate, null_t = normal_draws(np.random.default_rng(seed), np.zeros(n), 2000)
     t = pair_t(estimate)
     ranked, pieces = np.ones(n, dtype=bool), np.zeros(n, dtype=np.int64)
-    return t, joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
+    return t, null_t, joint_claims(estimate, t, null_t, null_estimate, ranked, pieces)
 
 
 def test_a_better_system_ahead_of_equal_ones_is_cut_off_where_no_pair_alone_would_be():
@@ -278,12 +278,11 @@ def test_a_better_system_ahead_of_equal_ones_is_cut_off_where_no_pair_alone_woul
     # equals), and each pair across it 2.58 (one pair's |t| among equals at the cuts' 3%
     # shared among the three disjoint pairs six systems hold).
     estimate = np.array([2.8 * np.sqrt(2), 0.1, 0.05, 0.0, -0.05, -0.1])
-    t, claims = normal_model_claims(estimate, 12)
+    t, null_t, claims = normal_model_claims(estimate, 12)
     assert claims.better[0, 1:].all() and not claims.better[1:].any()
     assert (claims.rank_lo[0], claims.rank_hi[0]) == (1, 1)
     assert list(claims.cluster) == [1, 2, 2, 2, 2, 2]
     assert 2.2 < claims.critical < 2.7  # what each pair across a cut needs
-    _, null_t = normal_draws(np.random.default_rng(12), np.zeros(6), 2000)  # the same draws
     pairs_alone = pair_step_down(t, null_t, 0.02)
     assert not pairs_alone.any()
 
@@ -295,7 +294,7 @@ def test_cuts_go_on_in_the_groups_the_first_cut_leaves():
     # two groups hold), while the two, within a pair's spread among equals, stay one
     # cluster.
     estimate = np.r_[3.0 * np.sqrt(2), np.linspace(0.1, -0.1, 7), -8.0, -8.05]
-    _, claims = normal_model_claims(estimate, 13)
+    _, _, claims = normal_model_claims(estimate, 13)
     assert list(claims.cluster) == [1, 2, 2, 2, 2, 2, 2, 2, 3, 3]
 
 
@@ -311,7 +310,7 @@ def test_of_two_equal_systems_ahead_the_luckier_is_not_cut_off_alone():
         pytest.approx(2.0),
         1,
     )
-    _, claims = normal_model_claims(estimate, 14)
+    _, _, claims = normal_model_claims(estimate, 14)
     assert not claims.better[0, 1] and not claims.better[1, 0]
 
 
@@ -329,7 +328,7 @@ def test_of_five_tiers_of_two_the_luckier_of_a_tier_is_not_cut_off_alone():
         pytest.approx(2.6),
         1,
     )
-    _, claims = normal_model_claims(estimate, 15)
+    _, _, claims = normal_model_claims(estimate, 15)
     assert not claims.better[0, 1] and not claims.better[1, 0]
     assert claims.better[0, 9]  # far apart: claimed pair by pair
     assert 2.6 < claims.critical < 3.0  # the first step's: five disjoint pairs
