@@ -1,4 +1,5 @@
 import io
+import json
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,8 +12,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")
 def test_import_commands_load_the_published_e2e_files(e2e_data):
     call_command("import_items", "e2e", str(e2e_data / "testset_w_refs.csv"), "--create-campaign")
     outputs = sorted((e2e_data / "outputs").glob("*.tsv"))
-    for path in outputs:
-        call_command("import_outputs", "e2e", path.stem, str(path), "--create-system")
+    files = [str(path) for path in outputs]
+    call_command("import_outputs", "e2e", "--create-system", "--files", *files)  # the README's
     call_command("import_ratings", "e2e", str(e2e_data / "human_ratings" / "quality.csv"))
     campaign = Campaign.objects.get(slug="e2e")
     assert len(outputs) == 21
@@ -76,6 +77,58 @@ def test_import_outputs_failed_file_leaves_no_new_system(tmp_path):
     with pytest.raises(CommandError, match="bad.tsv, line 2, column MR"):
         call_command("import_outputs", "demo", "newsys", str(path), "--create-system")
     assert not System.objects.filter(name="newsys").exists()
+
+
+def two_systems_files(tmp_path, second_text: str):
+    """The demo campaign and two systems' JSON Lines outputs of its first item: "Hello.",
+    then `second_text`."""
+    call_command("demo")
+    item = Item.objects.filter(campaign__slug="demo").order_by("pk").first().external_id
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_text(json.dumps({"item": item, "text": "Hello."}) + "\n")
+    second.write_text(json.dumps({"item": item, "text": second_text}) + "\n")
+    return first, second
+
+
+def test_import_outputs_of_several_files_names_each_system_after_its_file(tmp_path):
+    first, second = two_systems_files(tmp_path, "Bye.")
+    out = io.StringIO()
+    call_command(
+        "import_outputs", "demo", "--files", str(first), str(second), "--create-system", stdout=out
+    )
+    texts = Output.objects.filter(system__name__in=["first", "second"]).values_list(
+        "system__name", "text"
+    )
+    assert sorted(texts) == [("first", "Hello."), ("second", "Bye.")]
+    assert "first.jsonl" in out.getvalue() and "second.jsonl" in out.getvalue()
+
+
+def test_import_outputs_of_several_files_writes_nothing_when_one_fails(tmp_path):
+    first, second = two_systems_files(tmp_path, "Bye.")
+    second.write_text(json.dumps({"item": "nowhere", "text": "Bye."}) + "\n")
+    with pytest.raises(CommandError, match="second.jsonl, line 1"):
+        call_command(
+            "import_outputs", "demo", "--files", str(first), str(second), "--create-system"
+        )
+    assert not System.objects.filter(name__in=["first", "second"]).exists()
+    assert not Output.objects.filter(text="Hello.").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["tgen", "--files", "x.tsv"], "either a system and its file, or --files, not both"),
+        (["tgen"], "give a system and its file, or --files FILE"),
+        (["--files", "a/tgen.tsv", "b/tgen.tsv"], "--files names system 'tgen' twice"),
+        (["--files", "missing.tsv"], "missing.tsv: no such file"),
+    ],
+)
+def test_import_outputs_refuses_unclear_arguments_before_importing(arguments, message):
+    call_command("demo")
+    outputs = Output.objects.count()
+    with pytest.raises(CommandError, match=message):
+        call_command("import_outputs", "demo", *arguments)
+    assert Output.objects.count() == outputs
 
 
 def test_import_items_hostile_file_is_refused_and_nothing_written(tmp_path):

@@ -50,10 +50,11 @@ def systems_rated(tmp_path: Path) -> set[str]:
 def test_readme_e2e_block_is_the_one_this_test_runs():
     block = readme_e2e_block()
     assert "import_items e2e ../shared/data/e2e/testset_w_refs.csv" in block
+    assert "import_outputs e2e --create-system --files ../shared/data/e2e/outputs/*.tsv" in block
     assert "datasheet e2e --out reports/" in block and "bundle e2e e2e-bundle.zip" in block
 
 
-# Slow (a minute or two: 26 commands, each starting Django, and METEOR's Java): CI runs it.
+# Slow (a minute: 8 commands, each starting Django, and METEOR's Java): CI runs it.
 @pytest.mark.slow
 def test_readme_e2e_block_runs_as_written_on_a_fresh_clone(tmp_path, e2e_data):
     clone = fresh_clone(tmp_path, e2e_data)
