@@ -165,10 +165,14 @@ def slow_hosted_system(server: FakeOpenAIServer, items: int) -> HostedSystem:
     )
 
 
+# Killed after two batches of two, with four batches (4 s of the fake's answers) still to do.
+GENERATED_ITEMS = 12
+
+
 @pytest.mark.parametrize("kill", ["pool child", "whole worker"])
 def test_killed_generation_job_is_completed_without_duplicates(workers, slow_model, kill):
     worker = workers()
-    hosted = slow_hosted_system(slow_model, items=24)
+    hosted = slow_hosted_system(slow_model, items=GENERATED_ITEMS)
     job = GenerationJob.objects.create(hosted=hosted)
     running = wait_until(
         lambda: running_with_progress(GenerationJob, job.pk, "items_done", 4),
@@ -187,8 +191,8 @@ def test_killed_generation_job_is_completed_without_duplicates(workers, slow_mod
     assert done.attempts == 2
     assert done.items_failed == 0, done.item_errors  # [item, the backend's error] each
     outputs = Output.objects.filter(system=hosted.system)
-    assert outputs.count() == 24
-    assert outputs.values("item").distinct().count() == 24
+    assert outputs.count() == GENERATED_ITEMS
+    assert outputs.values("item").distinct().count() == GENERATED_ITEMS
 
 
 def judge_hits(campaign, count: int, score_of) -> None:
