@@ -54,7 +54,7 @@ def test_readme_e2e_block_is_the_one_this_test_runs():
     assert "datasheet e2e --out reports/" in block and "bundle e2e e2e-bundle.zip" in block
 
 
-# Slow (a minute: 8 commands, each starting Django, and METEOR's Java): CI runs it.
+# Slow (half a minute: 7 commands after the migrate, each starting Django, and METEOR's Java): CI.
 @pytest.mark.slow
 def test_readme_e2e_block_runs_as_written_on_a_fresh_clone(tmp_path, e2e_data):
     clone = fresh_clone(tmp_path, e2e_data)
