@@ -9,7 +9,11 @@ What that code does, and so what is done here:
   of a system in one call and returns the corpus score (from the summed statistics, not
   the mean of segment scores);
 - ROUGE-L: per output, the best LCS precision and recall over its references, F with
-  beta 1.2; the corpus score is the mean over outputs;
+  beta 1.2; the corpus score is the mean over outputs. Computed here, as pycocoevalcap's
+  Rouge computes it step for step, except the LCS length: pycocoevalcap fills a table
+  (a Python step per pair of tokens), `lcs_length` counts it bit-parallel (a step per token,
+  the same integer): 19 E2E systems' 630 outputs each, 0.69 s instead of 11.3 s, every
+  score equal to the last bit (benchmarks/bench_rouge.py);
 - CIDEr: pycocoevalcap's CIDEr-D (n-grams up to 4, Gaussian length penalty sigma 6,
   clipped counts, x10), document frequencies from the references scored.
 
@@ -26,10 +30,10 @@ import subprocess
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import numpy as np
 import pycocoevalcap.tokenizer.ptbtokenizer as ptb
 from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.meteor.meteor import Meteor
-from pycocoevalcap.rouge.rouge import Rouge
 
 PTB_JAR = os.path.join(os.path.dirname(ptb.__file__), ptb.STANFORD_CORENLP_3_4_1_JAR)
 PUNCTUATION = frozenset(ptb.PUNCTUATIONS)
@@ -90,10 +94,51 @@ def _as_coco(
     return gts, res
 
 
+ROUGE_BETA = 1.2  # pycocoevalcap's: recall weighs 1.44 times precision
+
+
 def rouge_l(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
-    """Mean ROUGE-L over outputs; texts tokenised by `ptb_tokenize`."""
-    score, _ = Rouge().compute_score(*_as_coco(hypotheses, references))
-    return float(score)
+    """Mean ROUGE-L over outputs, as pycocoevalcap's Rouge().compute_score gives it; texts
+    tokenised by `ptb_tokenize`."""
+    gts, res = _as_coco(hypotheses, references)
+    scores = [_rouge_l(res[key][0], gts[key]) for key in gts]
+    return float(np.mean(np.array(scores)))
+
+
+def _rouge_l(candidate: str, references: Sequence[str]) -> float:
+    """pycocoevalcap's Rouge.calc_score: tokens split on single spaces, the best precision
+    and the best recall over the references, F with beta 1.2 (its operations in its order,
+    so that the floats are the same)."""
+    if not references:
+        raise ValueError("ROUGE-L needs at least one reference for every output")
+    candidate_tokens = candidate.split(" ")
+    best_precision = best_recall = 0.0
+    for reference in references:
+        reference_tokens = reference.split(" ")
+        common = lcs_length(reference_tokens, candidate_tokens)
+        best_precision = max(best_precision, common / len(candidate_tokens))
+        best_recall = max(best_recall, common / len(reference_tokens))
+    if best_precision == 0 or best_recall == 0:
+        return 0.0
+    weight = ROUGE_BETA**2
+    return ((1 + weight) * best_precision * best_recall) / (best_recall + weight * best_precision)
+
+
+def lcs_length(first: Sequence[str], second: Sequence[str]) -> int:
+    """The length of the longest common subsequence of two token lists, bit-parallel
+    (Hyyrö 2004, "Bit-parallel LCS-length computation revisited"): bit i of `row` is the
+    LCS table's row for the longer list's token i; each token of the shorter one updates
+    the whole row with an addition. The LCS length is the number of bits that turned 0."""
+    longer, shorter = (first, second) if len(first) >= len(second) else (second, first)
+    positions: dict[str, int] = {}
+    for index, token in enumerate(longer):
+        positions[token] = positions.get(token, 0) | (1 << index)
+    ones = (1 << len(longer)) - 1
+    row = ones
+    for token in shorter:
+        matched = row & positions.get(token, 0)
+        row = ((row + matched) | (row - matched)) & ones
+    return len(longer) - row.bit_count()
 
 
 def cider(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
