@@ -27,7 +27,10 @@ RANGE_TOP = {"bleu": 1.0, "nist": 10.0, "meteor": 1.0, "rouge_l": 1.0, "cider": 
 IMPLEMENTATIONS = {
     "nist": "mteval-v13a NIST (n=5), case-insensitive, on sacrebleu's 13a tokens",
     "meteor": "METEOR 1.5 (pycocoevalcap jar, -l en -norm) on PTB tokens, lowercased",
-    "rouge_l": "pycocoevalcap ROUGE-L (beta 1.2) on PTB tokens, lowercased",
+    "rouge_l": (
+        "pycocoevalcap's ROUGE-L (beta 1.2; its LCS counted bit-parallel, the same scores) "
+        "on PTB tokens, lowercased"
+    ),
     "cider": "pycocoevalcap CIDEr-D on PTB tokens, lowercased",
     "normalised_average": "mean of BLEU, NIST/10, METEOR, ROUGE-L, CIDEr/10 (E2E Table 8)",
 }
