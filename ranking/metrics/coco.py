@@ -126,9 +126,10 @@ def _rouge_l(candidate: str, references: Sequence[str]) -> float:
 
 def lcs_length(first: Sequence[str], second: Sequence[str]) -> int:
     """The length of the longest common subsequence of two token lists, bit-parallel
-    (Hyyrö 2004, "Bit-parallel LCS-length computation revisited"): bit i of `row` is the
-    LCS table's row for the longer list's token i; each token of the shorter one updates
-    the whole row with an addition. The LCS length is the number of bits that turned 0."""
+    (Hyyrö 2004, "Bit-parallel LCS-length computation revisited"): `row` holds the LCS
+    table's current column as its steps, a bit per token of the longer list (0 where the
+    length grows at that token); each token of the shorter list updates the whole column
+    with one addition. The LCS length is the number of 0 bits."""
     longer, shorter = (first, second) if len(first) >= len(second) else (second, first)
     positions: dict[str, int] = {}
     for index, token in enumerate(longer):
