@@ -1,3 +1,4 @@
+from collections import Counter
 from pathlib import Path
 
 from django.core.exceptions import ValidationError
@@ -57,8 +58,9 @@ def systems_and_files(system: str | None, file: str | None, files: list[str]):
         raise CommandError("give either a system and its file, or --files, not both")
     if files:
         pairs = [(Path(path).stem, path) for path in files]
-        names = [name for name, _ in pairs]
-        repeated = sorted({name for name in names if names.count(name) > 1})
+        repeated = sorted(
+            name for name, count in Counter(name for name, _ in pairs).items() if count > 1
+        )
         if repeated:
             raise CommandError(f"--files names system '{repeated[0]}' twice")
     elif system and file:
