@@ -1,4 +1,11 @@
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from ranking.engine import numba_cache
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_drop_stale_cache_clears_kernels_built_from_other_sources(tmp_path):
@@ -16,3 +23,47 @@ def test_drop_stale_cache_keeps_kernels_of_the_same_sources(tmp_path):
     kernel.write_bytes(b"index")
     assert not numba_cache.drop_stale_cache(tmp_path)
     assert kernel.exists()
+
+
+# In a process of its own: in this one, other tests may already have compiled what
+# compile_kernels would miss. The engine's modules are imported there, so that a kernel it
+# never reaches is seen among them.
+CHECK_EVERY_KERNEL = """
+import importlib, json, pkgutil
+import numba
+import ranking.engine
+from ranking.engine.precompile import compile_kernels
+for module in pkgutil.iter_modules(ranking.engine.__path__):
+    if module.name != "trueskill_cuda":  # numba.cuda: compiled by its own GPU path
+        importlib.import_module(f"ranking.engine.{module.name}")
+compile_kernels()
+kernels = {
+    f"{name}.{attribute}": bool(value.signatures)
+    for name, module in sorted(ranking.engine.__dict__.items())
+    if type(module).__name__ == "module"
+    for attribute, value in vars(module).items()
+    if isinstance(value, numba.core.registry.CPUDispatcher)
+    and value.__module__ == module.__name__
+}
+print(json.dumps(kernels))
+"""
+
+
+def test_compile_kernels_reaches_every_cached_kernel_of_the_engine():
+    """bin/test (and an install, docs/production.md) runs ranking.engine.precompile so that
+    no later process compiles: it must reach every kernel the engine caches on disk."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_EVERY_KERNEL],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    kernels = json.loads(done.stdout.splitlines()[-1])
+    cached = sum(
+        path.read_text().count("@numba.njit(cache=True")
+        for path in numba_cache.ENGINE_DIR.glob("*.py")
+    )
+    assert len(kernels) == cached, sorted(kernels)
+    assert [name for name, compiled in kernels.items() if not compiled] == []
