@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -54,19 +55,24 @@ def running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-# Slow (about 30 s each: bin/serve installs nothing but starts the site and its workers): CI.
-@pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
+class Site(NamedTuple):
+    serve: subprocess.Popen
+    port: int
+    log: Path
+
+
+def start_serve(folder: Path) -> Site:
+    """`manage.py serve` on a free port, with a SQLite database and var/ of its own."""
+    folder.mkdir()
     port = free_port()
     env = {
         "PATH": os.environ["PATH"],
         "SECRET_KEY": secrets.token_urlsafe(50),
-        "VAR_DIR": str(tmp_path / "var"),
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "VAR_DIR": str(folder / "var"),
+        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
         "PYTHONUNBUFFERED": "1",
     }
-    log = tmp_path / "serve.log"
+    log = folder / "serve.log"
     with log.open("w") as out:
         serve = subprocess.Popen(
             [sys.executable, "manage.py", "serve", "--no-demo", f"127.0.0.1:{port}"],
@@ -76,24 +82,41 @@ def test_serve_stops_its_worker_on_a_signal(tmp_path, signum):
             stderr=subprocess.STDOUT,
             start_new_session=True,  # so that kill_group can clean up after a failure
         )
-    try:
-        wait_for_port(port, serve, timeout=120)
-        wait_for_workers(log, serve, ONE_MACHINE)  # a worker per queue
-        worker_and_children = descendants(serve.pid)
-        assert len(worker_and_children) >= 2 * len(ONE_MACHINE), "a worker per queue"
+    return Site(serve, port, log)
 
-        serve.send_signal(signum)
-        # STOP_SECONDS for the workers' warm shutdown, then a minute of slack: on CI's two
-        # shared cores the site's own shutdown once took more than 15 s after it.
-        assert serve.wait(timeout=STOP_SECONDS + 60) == 0
-        wait_until(
-            lambda: not any(running(pid) for pid in worker_and_children),
-            timeout=10,
-            message=f"left running: {[p for p in worker_and_children if running(p)]}",
-        )
-        assert "Stopped the Celery workers" in log.read_text()
+
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+# Slow (about 30 s: bin/serve installs nothing but starts the site and its workers): CI.
+@pytest.mark.slow
+def test_serve_stops_its_workers_on_sigterm_and_on_sigint(tmp_path):
+    """Two sites at once, one stopped by SIGTERM (systemd, docker stop), the other by SIGINT
+    (Ctrl-C in bin/serve's terminal): their starts and stops overlap their waits."""
+    sites = {signum: start_serve(tmp_path / signum.name) for signum in SIGNALS}
+    try:
+        workers = {}
+        for signum, site in sites.items():
+            wait_for_port(site.port, site.serve, timeout=120)
+            wait_for_workers(site.log, site.serve, ONE_MACHINE)  # a worker per queue
+            workers[signum] = descendants(site.serve.pid)
+            assert len(workers[signum]) >= 2 * len(ONE_MACHINE), signum.name
+        for signum, site in sites.items():
+            site.serve.send_signal(signum)
+        for signum, site in sites.items():
+            # STOP_SECONDS for the workers' warm shutdown, then a minute of slack: on CI's two
+            # shared cores the site's own shutdown once took more than 15 s after it.
+            assert site.serve.wait(timeout=STOP_SECONDS + 60) == 0, signum.name
+            left = workers[signum]
+            wait_until(
+                lambda: not any(running(pid) for pid in left),  # noqa: B023
+                timeout=10,
+                message=f"{signum.name}: left running: {[p for p in left if running(p)]}",
+            )
+            assert "Stopped the Celery workers" in site.log.read_text(), signum.name
     finally:
-        kill_group(serve)
+        for site in sites.values():
+            kill_group(site.serve)
 
 
 @pytest.mark.django_db
