@@ -38,7 +38,6 @@ from tests.processes import (
     kill_group,
     redis_available,
     start_worker,
-    stop,
 )
 
 pytestmark = [
@@ -77,8 +76,10 @@ def workers(redis, tmp_path):
         return worker
 
     yield start
+    # Killed, not stopped: a warm shutdown (tested in test_serve.py) waits out the task in
+    # hand, seconds of each test here.
     for worker in started:
-        stop(worker)
+        kill_group(worker)
 
 
 def pool_child_pid(job) -> int:
@@ -155,7 +156,7 @@ def slow_hosted_system(server: FakeOpenAIServer, items: int) -> HostedSystem:
     settings = {
         "base_url": server.base_url,
         "model": "slow",
-        "prompt_template": "slow {input}",  # the fake server waits 0.5 s on "slow"
+        "prompt_template": "slow {input}",  # the fake server waits 0.25 s on "slow"
         "max_concurrency": 1,
         "max_retries": 0,
     }
@@ -165,7 +166,7 @@ def slow_hosted_system(server: FakeOpenAIServer, items: int) -> HostedSystem:
     )
 
 
-# Killed after two batches of two, with four batches (4 s of the fake's answers) still to do.
+# Killed after two batches of two, with four batches (2 s of the fake's answers) still to do.
 GENERATED_ITEMS = 12
 
 

@@ -111,7 +111,7 @@ class FakeOpenAIServer:
         if "400-always" in prompt:
             return self._send(request, 400, {"error": {"message": "bad request"}})
         if "slow" in prompt:
-            time.sleep(0.5)
+            time.sleep(0.25)
         text = f"echo: {prompt}"
         choice = {"message": {"role": "assistant", "content": text}} if chat else {"text": text}
         self._send(request, 200, {"choices": [choice]})
