@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from xdist.scheduler import LoadFileScheduling
+
 # Redis has 16 databases (0-15) unless configured otherwise: a worker's is the suite's own
 # plus its number plus one, so gw0 of a suite on database 0 uses 1, gw1 uses 2.
 REDIS_DATABASES = 16
@@ -53,3 +55,25 @@ def separate_worker_environment() -> None:
 
 
 separate_worker_environment()
+
+
+# Packages whose tests share package-scoped fixtures: each goes to one worker whole, so that
+# they start once (the production site: its install, migrations, demo and processes).
+ONE_WORKER_PACKAGES = ("tests/production/",)
+
+
+class LoadFileOrPackageScheduling(LoadFileScheduling):
+    """bin/test's --dist loadfile (whole files per worker, so that a module's Celery worker
+    starts once), with the ONE_WORKER_PACKAGES whole."""
+
+    def _split_scope(self, nodeid: str) -> str:
+        for package in ONE_WORKER_PACKAGES:
+            if nodeid.startswith(package):
+                return package
+        return super()._split_scope(nodeid)
+
+
+def pytest_xdist_make_scheduler(config, log):
+    if config.getvalue("dist") == "loadfile":
+        return LoadFileOrPackageScheduling(config, log)
+    return None

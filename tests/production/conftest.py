@@ -36,7 +36,7 @@ from tests.processes import (
 from tests.production.install import InstallFailed, ensure_built
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def production_venv() -> Path:
     """.venv-prod's bin/ (tests/production/install.py), built first where it is stale."""
     try:
@@ -46,7 +46,7 @@ def production_venv() -> Path:
         pytest.fail(str(failure))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def smoke_database():
     """A database `smoke_<random>` of its own on the server of DATABASE_URL, dropped after."""
     url = os.environ.get("DATABASE_URL", "")
@@ -76,7 +76,7 @@ def terminate_connections(connection: psycopg.Connection, database: str) -> int:
     return sum(1 for (terminated,) in rows if terminated)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def broker(tmp_path_factory):
     """A redis-server of the test's own, so nothing else's queues are touched."""
     if not redis_available():
@@ -192,7 +192,7 @@ def wait_for_sweep(log: Path, worker: subprocess.Popen, timeout: float = 30) -> 
     raise RuntimeError(f"no ranking.sweep succeeded in {timeout}s: is beat running?")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def site(smoke_database, broker, production_venv, tmp_path_factory):
     """The site as a server runs it: migrated, static files collected, the demo campaign
     built, gunicorn and a Celery worker (with its beat) running on the smoke database."""
