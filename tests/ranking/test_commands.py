@@ -1,7 +1,9 @@
 import csv
+import sys
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import transaction
 
 from annotation.models import CampaignCriterion
 from ranking.models import RankingRun
@@ -12,13 +14,27 @@ from tests.ranking.engine.test_bradley_terry import choix_ratings
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("brief_null_check")]
 
 
-def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_path, capsys):
-    call_command(
-        "import_ratings",
-        "e2e",
-        str(e2e_data / "human_ratings" / "quality.csv"),
-        "--create-campaign",
-    )
+@pytest.fixture(scope="module")
+def published_e2e(django_db_setup, django_db_blocker, e2e_data):
+    """E2E's quality ratings, imported once for the tests here that rank them (`import_ratings
+    e2e ... --create-campaign`, seconds each time), in a transaction rolled back after the
+    module: each test's own rows roll back at its end, inside it."""
+    with django_db_blocker.unblock():
+        module = transaction.atomic()
+        module.__enter__()
+        try:
+            ratings = e2e_data / "human_ratings" / "quality.csv"
+            call_command("import_ratings", "e2e", str(ratings), "--create-campaign")
+        except BaseException:
+            module.__exit__(*sys.exc_info())
+            raise
+    yield
+    with django_db_blocker.unblock():
+        transaction.set_rollback(True)
+        module.__exit__(None, None, None)
+
+
+def test_rank_reproduces_the_e2e_reference_from_published_ratings(published_e2e, tmp_path, capsys):
     out = tmp_path / "quality.csv"
     call_command(
         "rank",
@@ -60,16 +76,10 @@ def test_rank_reproduces_the_e2e_reference_from_published_ratings(e2e_data, tmp_
     assert RankingRun.objects.get().status == "done"
 
 
-def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, capsys):
+def test_rank_significance_views_of_the_published_ratings(published_e2e, tmp_path, capsys):
     """Through the service on E2E's quality ratings: Bradley-Terry's stored ratings are the
     maximum-likelihood fit that choix gives; WMT's view puts chen and sheff2 alone in its
     last cluster."""
-    call_command(
-        "import_ratings",
-        "e2e",
-        str(e2e_data / "human_ratings" / "quality.csv"),
-        "--create-campaign",
-    )
     out = tmp_path / "bt.csv"
     call_command("rank", "e2e", "--runs", "1000", "--protocol", "bt", "--csv", str(out))
     assert "cluster  rating   range  system" in capsys.readouterr().out
@@ -90,16 +100,10 @@ def test_rank_significance_views_of_the_published_ratings(e2e_data, tmp_path, ca
     assert sorted(last.values_list("system__name", flat=True)) == ["chen", "sheff2"]
 
 
-def test_rank_without_a_protocol_gives_the_calibrated_verdict(e2e_data, tmp_path, capsys):
+def test_rank_without_a_protocol_gives_the_calibrated_verdict(published_e2e, tmp_path, capsys):
     """E2E's quality ratings: the verdict claims less than Table 11's five clusters (the
     bottom two apart, tuda and slug in the top ranks, many ranks still open), every claim
     holding for the whole table."""
-    call_command(
-        "import_ratings",
-        "e2e",
-        str(e2e_data / "human_ratings" / "quality.csv"),
-        "--create-campaign",
-    )
     out = tmp_path / "verdict.csv"
     call_command("rank", "e2e", "--criterion", "quality", "--csv", str(out))
     printed = capsys.readouterr().out
