@@ -162,6 +162,11 @@ def prepare(bin_dir: Path, env: dict) -> None:
     }
     manage(bin_dir, {**env, **organiser}, "createsuperuser", "--noinput")
     manage(bin_dir, env, "collectstatic", "--noinput")
+    precompile = [str(bin_dir / "python"), "-m", "ranking.engine.precompile"]
+    done = subprocess.run(
+        precompile, cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, f"{' '.join(precompile)} failed:\n{done.stderr[-3000:]}"
     manage(bin_dir, env, "demo")
     manage(bin_dir, env, "shell", "-c", NO_MINIMUM)
 
