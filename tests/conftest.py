@@ -62,27 +62,28 @@ def pytest_collection_modifyitems(config, items):
             build_in_background(Path(settings.VAR_DIR) / "production-install.log")
 
 
-# What a test file costs: measured on this 2-core machine (pytest --durations, CI's run,
-# 2026-11-28) for the costliest, where the run includes their slow tests; else, roughly, by
-# its tests' marks (seconds): tests that start the production install or processes, Celery
-# workers or Chromium cost more than the rest.
+# What a test file costs: measured on this 2-core machine (the sum of its tests' wall times in
+# CI's run, 2026-11-28) for the costliest, where the run includes their slow tests; else,
+# roughly, by its tests' marks (seconds): tests that start the production install or
+# processes, Celery workers or Chromium cost more than the rest.
 MEASURED_SECONDS = {
-    "tests/evalsite/test_faults.py": 90,
-    "tests/browser/test_organiser_journey.py": 66,
-    "tests/evalsite/test_one_machine_workers.py": 63,
-    "tests/evalsite/test_serve.py": 46,
-    "tests/ranking/automatic_metrics/test_commands.py": 35,
-    "tests/production/test_smoke.py": 35,
-    "tests/production/test_api_notebook.py": 31,
-    "tests/ranking/test_bundle.py": 29,
-    "tests/browser/test_hit_page.py": 28,
-    "tests/evalsite/test_readme.py": 25,
-    "tests/ranking/test_commands.py": 25,
-    "tests/browser/test_published_pages.py": 24,
-    "tests/annotation/test_views.py": 23,
-    "tests/annotation/test_migrations.py": 19,
-    "tests/ranking/test_views.py": 19,
-    "tests/browser/test_attention_checks.py": 18,
+    "tests/evalsite/test_faults.py": 80,
+    "tests/browser/test_organiser_journey.py": 47,
+    "tests/evalsite/test_one_machine_workers.py": 39,
+    "tests/evalsite/test_readme.py": 26,
+    "tests/evalsite/test_serve.py": 25,
+    "tests/production/test_smoke.py": 24,
+    "tests/browser/test_hit_page.py": 23,
+    "tests/ranking/test_bundle.py": 23,
+    "tests/ranking/automatic_metrics/test_commands.py": 22,
+    "tests/annotation/test_migrations.py": 17,
+    "tests/browser/test_published_pages.py": 15,
+    "tests/browser/test_attention_checks.py": 15,
+    "tests/ranking/test_commands.py": 13,
+    "tests/browser/test_hit_form.py": 12,
+    "tests/annotation/test_published.py": 12,
+    "tests/browser/test_worker_journey.py": 10,
+    "tests/production/test_api_notebook.py": 9,  # with test_smoke.py's site (tests/parallel.py)
 }
 MARK_SECONDS = (("production", 40.0), ("slow", 30.0), ("celery", 5.0), ("browser", 2.0))
 
