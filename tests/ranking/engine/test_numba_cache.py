@@ -4,7 +4,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ranking.engine import numba_cache
+import numpy as np
+
+from ranking.engine import calibrated, joint, numba_cache, trueskill_kernels
+from ranking.engine.calibrated import calibrated_verdict
+from ranking.engine.comparisons import Comparisons
+from ranking.engine.precompile import compile_kernels
+from ranking.engine.trueskill_runs import bootstrap_protocol, e2e_protocol
+from ranking.engine.units import UnitPairs, with_units
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -92,3 +99,29 @@ def test_compile_kernels_reaches_every_cached_kernel_of_the_engine():
     }
     assert {"trueskill_kernels._e2e_runs", "calibrated._permuted_runs"} <= set(entries)
     assert [name for name, compiled in entries.items() if not compiled] == []
+
+
+def test_rankings_run_the_signatures_that_compile_kernels_compiled():
+    """What precompile compiles is what rankings run: the engine's dataclasses normalise
+    their arrays' dtypes, so a ranking from other arrays (lists, int16, a Generator as seed,
+    another number of systems) compiles nothing more."""
+    compile_kernels()
+    entries = [
+        trueskill_kernels._e2e_runs,
+        trueskill_kernels._bootstrap_runs,
+        calibrated._permuted_runs,
+        joint._null_group_statistics,
+    ]
+    compiled = [len(kernel.signatures) for kernel in entries]
+    assert all(compiled), compiled
+    comparisons = Comparisons(
+        winner=[1, 0, 2, 3, 3],
+        loser=np.array([0, 2, 1, 0, 1], dtype=np.int16),
+        draw=[0, 1, 0, 0, 1],
+        unit=[5, 5, 9, 9, 2],
+    )
+    e2e_protocol(comparisons, 4, runs=3, seed=np.random.default_rng(1))
+    bootstrap_protocol(comparisons, 4, runs=3, seed=7)
+    pairs = UnitPairs.of(with_units(comparisons))
+    calibrated_verdict(pairs, 4, comparisons.per_system(4), permutations=3, seed=2)
+    assert [len(kernel.signatures) for kernel in entries] == compiled
