@@ -139,13 +139,19 @@ class Site:
         )
 
 
-def manage(bin_dir: Path, env: dict, *arguments: str) -> None:
-    command = [str(bin_dir / "python"), "manage.py", *arguments]
+def run_python(bin_dir: Path, env: dict, *arguments: str) -> None:
+    """The venv's python with `arguments`, from the repository root; fails the test, with the
+    command's output, if it fails."""
+    command = [str(bin_dir / "python"), *arguments]
     done = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, (
-        f"manage.py {' '.join(arguments)} failed ({done.returncode}):\n"
+        f"{' '.join(arguments)} failed ({done.returncode}):\n"
         f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     )
+
+
+def manage(bin_dir: Path, env: dict, *arguments: str) -> None:
+    run_python(bin_dir, env, "manage.py", *arguments)
 
 
 # The first organiser, made as the production guide says (createsuperuser, here without prompts).
@@ -162,11 +168,7 @@ def prepare(bin_dir: Path, env: dict) -> None:
     }
     manage(bin_dir, {**env, **organiser}, "createsuperuser", "--noinput")
     manage(bin_dir, env, "collectstatic", "--noinput")
-    precompile = [str(bin_dir / "python"), "-m", "ranking.engine.precompile"]
-    done = subprocess.run(
-        precompile, cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, f"{' '.join(precompile)} failed:\n{done.stderr[-3000:]}"
+    run_python(bin_dir, env, "-m", "ranking.engine.precompile")
     manage(bin_dir, env, "demo")
     manage(bin_dir, env, "shell", "-c", NO_MINIMUM)
 
