@@ -23,7 +23,7 @@ from tests.receivers import Answering, SlowReceiver
 pytest.register_assert_rewrite("tests.judging_helpers", "tests.browser.judging_pages")
 
 # The people of the view tests: organiser, worker, stranger, ... (see tests/world.py).
-pytest_plugins = ["tests.world"]
+pytest_plugins = ["tests.world", "tests.chromium"]
 
 REPO = Path(__file__).resolve().parent.parent
 E2E_DATA = REPO.parent / "shared" / "data" / "e2e"

@@ -2,16 +2,13 @@
 runs them (see conftest.py), and used as a crowd worker and an attacker would, over HTTP."""
 
 import http.cookiejar
-import os
 import random
 import re
-import shutil
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import urlencode
 
 import psycopg
@@ -259,32 +256,24 @@ def test_production_hits_are_ranked_and_outlive_lost_database_connections(site):
     assert_ranked(site, submitted + 1)
 
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def test_production_admin_is_styled_and_its_inlines_work_in_a_browser(site):
+def test_production_admin_is_styled_and_its_inlines_work_in_a_browser(site, browser):
     """The admin needs its CSS and JavaScript: without them 'Add another Criterion' is
-    missing and a campaign saved from the page has no criteria."""
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install chromium")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        page = browser.new_page()
-        page.goto(f"{site.url}/admin/login/")
-        page.fill("#id_username", ORGANISER["username"])
-        page.fill("#id_password", ORGANISER["password"])
-        page.click("input[type=submit]")
-        page.goto(f"{site.url}/admin/annotation/campaign/add/")
-        # Styled: the admin's stylesheet gives its header a coloured background.
-        header = page.eval_on_selector("#header", "e => getComputedStyle(e).backgroundColor")
-        assert header not in ("rgba(0, 0, 0, 0)", "transparent"), site.log_tails()
-        page.fill("#id_name", "Browser pilot")  # the admin's JavaScript fills the slug in
-        page.click("text=Add another Criterion")  # made by the admin's inlines.js
-        page.fill("input[name='criteria-0-name']", "naturalness")
-        page.click("input[name=_save]")
-        page.wait_for_url(f"{site.url}/admin/annotation/campaign/")
-        browser.close()
+    missing and a campaign saved from the page has no criteria. In the test process's
+    Chromium (tests/chromium.py)."""
+    page = browser.new_page()
+    page.goto(f"{site.url}/admin/login/")
+    page.fill("#id_username", ORGANISER["username"])
+    page.fill("#id_password", ORGANISER["password"])
+    page.click("input[type=submit]")
+    page.goto(f"{site.url}/admin/annotation/campaign/add/")
+    # Styled: the admin's stylesheet gives its header a coloured background.
+    header = page.eval_on_selector("#header", "e => getComputedStyle(e).backgroundColor")
+    assert header not in ("rgba(0, 0, 0, 0)", "transparent"), site.log_tails()
+    page.fill("#id_name", "Browser pilot")  # the admin's JavaScript fills the slug in
+    page.click("text=Add another Criterion")  # made by the admin's inlines.js
+    page.fill("input[name='criteria-0-name']", "naturalness")
+    page.click("input[name=_save]")
+    page.wait_for_url(f"{site.url}/admin/annotation/campaign/")
     with psycopg.connect(site.database_url) as connection:
         rows = connection.execute(
             "SELECT c.name FROM annotation_campaigncriterion c "
