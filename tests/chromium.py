@@ -44,8 +44,9 @@ def playwright_driver(django_db_setup):
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
         with sync_api.sync_playwright() as playwright:
             yield playwright
-        # Connections opened while Playwright's loop ran belong to that context: close them
-        # here, or PostgreSQL refuses to drop the test database at the end.
+            # The tests' connections, opened while Playwright's loop ran, belong to its
+            # context: closed in it, or PostgreSQL refuses to drop the test database.
+            connections.close_all()
         connections.close_all()
 
 
