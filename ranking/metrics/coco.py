@@ -15,7 +15,11 @@ What that code does, and so what is done here:
   the same integer): 19 E2E systems' 630 outputs each, 0.69 s instead of 11.3 s, every
   score equal to the last bit (benchmarks/bench_rouge.py);
 - CIDEr: pycocoevalcap's CIDEr-D (n-grams up to 4, Gaussian length penalty sigma 6,
-  clipped counts, x10), document frequencies from the references scored.
+  clipped counts, x10), document frequencies from the references scored. `CiderReferences`
+  does its steps in its order, except that the reference side (document frequencies, each
+  reference's tf-idf vector) is computed once for all systems scored against the same
+  references, where pycocoevalcap computes it again for each: 19 E2E systems' 630 outputs
+  in 5.4 s instead of 31.1 s, every score equal to the last bit (benchmarks/bench_cider.py).
 
 The tokeniser and METEOR run in Java. Without Java the three metrics are not computed
 (`java_missing` says why): another tokeniser would give other numbers under these names.
@@ -24,15 +28,16 @@ package, which a production install may not allow; `ptb_tokenize` runs the same 
 the same options on standard input instead.
 """
 
+import math
 import os
 import shutil
 import subprocess
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
 import pycocoevalcap.tokenizer.ptbtokenizer as ptb
-from pycocoevalcap.cider.cider import Cider
 from pycocoevalcap.meteor.meteor import Meteor
 
 PTB_JAR = os.path.join(os.path.dirname(ptb.__file__), ptb.STANFORD_CORENLP_3_4_1_JAR)
@@ -144,8 +149,109 @@ def lcs_length(first: Sequence[str], second: Sequence[str]) -> int:
 
 def cider(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> float:
     """Corpus CIDEr-D; texts tokenised by `ptb_tokenize`."""
-    score, _ = Cider().compute_score(*_as_coco(hypotheses, references))
-    return float(score)
+    return CiderReferences(references).score(hypotheses)
+
+
+CIDER_N = 4  # n-grams of 1 to 4 words
+CIDER_SIGMA = 6.0  # the Gaussian length penalty's standard deviation
+
+# A text's CIDEr vector: per n-gram length, tf-idf weight by n-gram; the norm of each
+# length's weights; the text's length in pycocoevalcap's sense (its count of bigrams).
+Vector = tuple[list[dict[tuple[str, ...], float]], list[float], int]
+
+
+class CiderReferences:
+    """pycocoevalcap's CIDEr-D (`CiderScorer`) against one corpus of references, computed
+    once: the document frequencies (from the references alone, as there), the log of the
+    number of items and each reference's vector. `score` then does pycocoevalcap's steps
+    for the hypotheses, with the same float operations in the same order, so the scores
+    are its scores to the last bit. The differences do not change a value: a missing
+    n-gram reads as 0.0 where pycocoevalcap's defaultdict would insert one (and a product
+    with 0.0 added to a sum leaves it as it was), the logarithms of the few distinct
+    document frequencies are kept, and the length penalty is computed once per pair of
+    texts instead of once per n-gram length."""
+
+    def __init__(self, references: Sequence[Sequence[str]]) -> None:
+        if any(not group for group in references):
+            raise ValueError("CIDEr needs at least one reference for every output")
+        counted = [[_ngram_counts(reference) for reference in group] for group in references]
+        frequency: Counter[tuple[str, ...]] = Counter()
+        for group in counted:
+            frequency.update({ngram for counts in group for ngram in counts})
+        self._frequency = frequency
+        self._log_frequency: dict[float, np.float64] = {}
+        self._log_items = np.log(float(len(counted)))
+        self._references = [[self._vector(counts) for counts in group] for group in counted]
+
+    def score(self, hypotheses: Sequence[str]) -> float:
+        """The corpus CIDEr-D of `hypotheses`, one per reference group, in their order."""
+        if len(hypotheses) != len(self._references):
+            raise ValueError(
+                f"{len(hypotheses)} outputs for {len(self._references)} reference groups"
+            )
+        scores = []
+        for hypothesis, group in zip(hypotheses, self._references, strict=True):
+            vector = self._vector(_ngram_counts(hypothesis))
+            total = np.array([0.0] * CIDER_N)
+            for reference in group:
+                total += _similarity(vector, reference)
+            scores.append(np.mean(total) / len(group) * 10.0)
+        return float(np.mean(np.array(scores)))
+
+    def _vector(self, counts: dict[tuple[str, ...], int]) -> Vector:
+        """pycocoevalcap's `counts2vec`."""
+        weights: list[dict[tuple[str, ...], float]] = [{} for _ in range(CIDER_N)]
+        norms = [0.0] * CIDER_N
+        length = 0
+        for ngram, term_frequency in counts.items():
+            size = len(ngram) - 1
+            weight = float(term_frequency) * (self._log_items - self._log_of(ngram))
+            weights[size][ngram] = weight
+            norms[size] += pow(weight, 2)
+            if size == 1:
+                length += term_frequency
+        return weights, [np.sqrt(norm) for norm in norms], length
+
+    def _log_of(self, ngram: tuple[str, ...]) -> np.float64:
+        # An n-gram no reference has counts once, as in pycocoevalcap.
+        frequency = max(1.0, float(self._frequency.get(ngram, 0)))
+        if frequency not in self._log_frequency:
+            self._log_frequency[frequency] = np.log(frequency)
+        return self._log_frequency[frequency]
+
+
+def _ngram_counts(text: str) -> dict[tuple[str, ...], int]:
+    """pycocoevalcap's `precook`: the counts of the text's 1- to 4-grams, split on spaces."""
+    words = text.split()
+    counts: dict[tuple[str, ...], int] = {}
+    for size in range(1, CIDER_N + 1):
+        for start in range(len(words) - size + 1):
+            ngram = tuple(words[start : start + size])
+            counts[ngram] = counts.get(ngram, 0) + 1
+    return counts
+
+
+def _similarity(hypothesis: Vector, reference: Vector) -> list[float]:
+    """pycocoevalcap's `sim`: per n-gram length, the clipped cosine of the two vectors with
+    the Gaussian penalty of their length difference."""
+    (hyp_weights, hyp_norms, hyp_length), (ref_weights, ref_norms, ref_length) = (
+        hypothesis,
+        reference,
+    )
+    delta = float(hyp_length - ref_length)
+    penalty = np.e ** (-(delta**2) / (2 * CIDER_SIGMA**2))
+    values = []
+    for size in range(CIDER_N):
+        value = 0.0
+        weights = ref_weights[size]
+        for ngram, weight in hyp_weights[size].items():
+            if ngram in weights:
+                value += min(weight, weights[ngram]) * weights[ngram]
+        if hyp_norms[size] != 0 and ref_norms[size] != 0:
+            value /= hyp_norms[size] * ref_norms[size]
+        assert not math.isnan(value)
+        values.append(value * penalty)
+    return values
 
 
 # The METEOR process that `kept_meteor()` keeps open, once started; None outside it.

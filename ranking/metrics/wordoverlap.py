@@ -31,7 +31,10 @@ IMPLEMENTATIONS = {
         "pycocoevalcap's ROUGE-L (beta 1.2; its LCS counted bit-parallel, the same scores) "
         "on PTB tokens, lowercased"
     ),
-    "cider": "pycocoevalcap CIDEr-D on PTB tokens, lowercased",
+    "cider": (
+        "pycocoevalcap's CIDEr-D (its reference side computed once for all systems, the same "
+        "scores) on PTB tokens, lowercased"
+    ),
     "normalised_average": "mean of BLEU, NIST/10, METEOR, ROUGE-L, CIDEr/10 (E2E Table 8)",
 }
 
@@ -108,6 +111,7 @@ def _score_in_python(
     done: "_Done",
 ) -> None:
     corpora: dict[tuple[Key, ...], mteval.Corpus] = {}
+    cider_corpora: dict[tuple[Key, ...], coco.CiderReferences] = {}
     for system, ks in keys.items():
         if ks not in corpora:
             corpora[ks] = mteval.Corpus([references[key] for key in ks])
@@ -119,7 +123,9 @@ def _score_in_python(
         if tokens is not None:
             hyp_tokens, ref_tokens = tokens.hypotheses[system], tokens.references_for(ks)
             scores["rouge_l"] = coco.rouge_l(hyp_tokens, ref_tokens)
-            scores["cider"] = coco.cider(hyp_tokens, ref_tokens)
+            if ks not in cider_corpora:
+                cider_corpora[ks] = coco.CiderReferences(ref_tokens)
+            scores["cider"] = cider_corpora[ks].score(hyp_tokens)
         result.scores[system] = scores
         done.python += 1
         done.tell()
