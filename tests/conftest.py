@@ -328,17 +328,19 @@ def celery_worker_process(celery_worker_of_module, transactional_db):
     pause_between_transactions(worker)
 
 
-def pause_between_transactions(worker, timeout: float = 120) -> None:
-    """SIGSTOP `worker` when no other connection to the test database is inside a
-    statement or a transaction (PostgreSQL; SQLite's file lock serialises the flush)."""
+def pause_between_transactions(worker, timeout: float = 120, whole_group: bool = False) -> None:
+    """SIGSTOP `worker` (with `whole_group`, every process of its process group) when no
+    other connection to the test database is inside a statement or a transaction
+    (PostgreSQL; SQLite's file lock serialises the flush)."""
     if connection.vendor != "postgresql":
         return
+    send = os.killpg if whole_group else os.kill
     deadline = time.monotonic() + timeout
     while True:
-        os.kill(worker.pid, signal.SIGSTOP)
+        send(worker.pid, signal.SIGSTOP)
         if not other_connections_busy():
             return
-        os.kill(worker.pid, signal.SIGCONT)
+        send(worker.pid, signal.SIGCONT)
         if time.monotonic() > deadline:
             pytest.fail("the worker never left its transaction before the flush")
         time.sleep(0.1)
