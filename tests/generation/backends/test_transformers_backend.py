@@ -1,29 +1,51 @@
+from importlib.util import find_spec
+
 import pytest
 
-torch = pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from generation.backends import TypedInput, check_settings, make_backend
 
-from generation.backends import (  # noqa: E402
-    TypedInput,
-    check_settings,
-    make_backend,
-    transformers_backend,
+from .inputs import make_mr, make_one_of_each
+
+# torch and transformers (the test extra's generation part) are imported by the fixtures
+# below, not when the module is collected: every pytest-xdist worker collects it, and
+# importing them took 6 s of each worker's CPU, for tests that run in one.
+pytestmark = pytest.mark.skipif(
+    find_spec("torch") is None or find_spec("transformers") is None,
+    reason="needs torch and transformers, which bin/test installs",
 )
-
-from .inputs import make_mr, make_one_of_each  # noqa: E402
-from .tiny_models import save_tiny_causal, save_tiny_seq2seq  # noqa: E402
 
 MAX_NEW_TOKENS = 6
 
 
 @pytest.fixture(scope="module")
-def seq2seq_dir(tmp_path_factory):
-    return str(save_tiny_seq2seq(tmp_path_factory.mktemp("t5-tiny")))
+def torch():
+    import torch  # noqa: PLC0415 (see pytestmark)
+
+    return torch
 
 
 @pytest.fixture(scope="module")
-def causal_dir(tmp_path_factory):
-    return str(save_tiny_causal(tmp_path_factory.mktemp("gpt2-tiny")))
+def transformers_backend():
+    from generation.backends import transformers_backend  # noqa: PLC0415 (see pytestmark)
+
+    return transformers_backend
+
+
+@pytest.fixture(scope="module")
+def tiny_models():
+    from . import tiny_models  # noqa: PLC0415 (see pytestmark)
+
+    return tiny_models
+
+
+@pytest.fixture(scope="module")
+def seq2seq_dir(tiny_models, tmp_path_factory):
+    return str(tiny_models.save_tiny_seq2seq(tmp_path_factory.mktemp("t5-tiny")))
+
+
+@pytest.fixture(scope="module")
+def causal_dir(tiny_models, tmp_path_factory):
+    return str(tiny_models.save_tiny_causal(tmp_path_factory.mktemp("gpt2-tiny")))
 
 
 @pytest.fixture(params=["seq2seq", "causal"])
@@ -86,7 +108,7 @@ def test_transformers_sampling_with_a_seed_repeats(checkpoint):
     assert [r.text for r in first] == [r.text for r in second]
 
 
-def test_transformers_loads_the_model_once(seq2seq_dir, monkeypatch):
+def test_transformers_loads_the_model_once(seq2seq_dir, transformers_backend, monkeypatch):
     transformers_backend.clear_model_cache()
     model_class = transformers_backend.AutoModelForSeq2SeqLM
     original = model_class.from_pretrained
@@ -111,7 +133,7 @@ def test_transformers_architecture_is_read_from_the_config(seq2seq_dir, causal_d
     assert backend_for(causal_dir).loaded.tokenizer.padding_side == "left"
 
 
-def test_transformers_cpu_runs_in_float32(seq2seq_dir):
+def test_transformers_cpu_runs_in_float32(seq2seq_dir, torch):
     loaded = backend_for(seq2seq_dir).loaded
     assert loaded.device == "cpu"
     assert next(loaded.model.parameters()).dtype == torch.float32
@@ -133,7 +155,7 @@ def test_transformers_unknown_kind_is_a_per_input_error(seq2seq_dir):
     assert results[2].text is None and "invalid mr input" in results[2].error
 
 
-def test_transformers_failing_batch_falls_back_to_one_by_one(checkpoint, monkeypatch):
+def test_transformers_failing_batch_falls_back_to_one_by_one(checkpoint, torch, monkeypatch):
     backend = backend_for(checkpoint, batch_size=8)
     expected = [r.text for r in backend.generate(make_inputs())]
     model = backend.loaded.model
@@ -189,7 +211,8 @@ def test_transformers_missing_checkpoint_directory_names_the_setting(tmp_path):
         make_backend("transformers", {"checkpoint": str(tmp_path / "nowhere")})
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the error where CUDA is absent")
-def test_transformers_cuda_without_a_gpu_names_the_setting(seq2seq_dir):
+def test_transformers_cuda_without_a_gpu_names_the_setting(seq2seq_dir, torch):
+    if torch.cuda.is_available():
+        pytest.skip("checks the error where CUDA is absent")
     with pytest.raises(ValueError, match="'device'"):
         make_backend("transformers", {"checkpoint": seq2seq_dir, "device": "cuda"})
