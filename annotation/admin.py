@@ -17,6 +17,7 @@ from . import (
     admin_work,  # noqa: F401  (registers the admins of annotators, HITs, judgments)
 )
 from .admin_base import (
+    HTTPS_URL_FIELDS,
     AnnotationAdmin,
     CampaignObjectAdmin,
     RecountAfterEdits,
@@ -119,6 +120,7 @@ class CampaignCriterionInline(admin.StackedInline):
     model = CampaignCriterion
     form = CriterionAdminForm
     formset = CriterionFormSet
+    formfield_overrides = HTTPS_URL_FIELDS
     extra = 0
     fields = [
         "name",

@@ -4,6 +4,7 @@ one door for deletions and edits that change what rankings count (removal.py).""
 from typing import cast
 
 from django.contrib import admin
+from django.contrib.admin import widgets
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import BadRequest
@@ -43,6 +44,13 @@ def criterion_filter(path: str) -> type[admin.SimpleListFilter]:
             return queryset.filter(**{path: self.value()}) if self.value() else queryset
 
     return ByCriterion
+
+
+# A URL typed without a scheme gets https, as Django 6 will give it (until then forms give
+# http, with a deprecation warning): where crowd workers are sent next, webhook endpoints.
+HTTPS_URL_FIELDS = {
+    models.URLField: {"widget": widgets.AdminURLFieldWidget, "assume_scheme": "https"},
+}
 
 
 class ListFromTheAddressBar(admin.ModelAdmin):

@@ -8,7 +8,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from annotation.admin_base import CampaignObjectAdmin
+from annotation.admin_base import HTTPS_URL_FIELDS, CampaignObjectAdmin
 from annotation.permissions import may
 from annotation.prolific import ProlificError
 
@@ -114,6 +114,7 @@ class WebhookEndpointAdmin(CampaignObjectAdmin):
     search_fields = ["url", "campaign__slug"]
     fields = ["campaign", "url", "events", "is_active"]
     list_select_related = ["campaign"]
+    formfield_overrides = HTTPS_URL_FIELDS
 
     def response_add(self, request, obj, post_url_continue=None):
         context = {

@@ -109,3 +109,14 @@ def test_admin_adds_a_campaign_with_two_da_criteria_asked_on_one_page(organiser)
     criteria = CampaignCriterion.objects.filter(campaign__slug="two-at-once")
     assert sorted(criteria.values_list("name", flat=True)) == ["correctness", "fluency"]
     assert criteria.get(name="correctness").settings["also_asks"] == ["fluency"]
+
+
+def test_admin_gives_a_follow_up_url_typed_without_a_scheme_https(organiser):
+    campaign = make_campaign()
+    url = reverse("admin:annotation_campaign_change", args=[campaign.pk])
+    page = organiser.get(url)
+    row = {**ASKED, "follow_up_url": "example.org/next-study"}
+    response = organiser.submit(page, new_rows(page, [row]), action=url)
+    assert response.status_code == 302, response.context["inline_admin_formsets"][0].formset.errors
+    saved = CampaignCriterion.objects.get(campaign=campaign, name="fluency")
+    assert saved.follow_up_url == "https://example.org/next-study"

@@ -155,3 +155,10 @@ def test_admin_rotates_one_token_at_a_time(organiser, campaign):
     page = organiser.submit(organiser.get(LIST), chosen, action=LIST, follow=True)
     assert "Rotate one token at a time" in page.content.decode()
     assert ApiToken.objects.live().count() == 2 and ApiToken.objects.count() == 2
+
+
+def test_webhook_url_typed_without_a_scheme_is_https(organiser, campaign, settings):
+    settings.WEBHOOK_ALLOW_PRIVATE = True  # no name resolves here: the address is the host
+    data = {"campaign": campaign.pk, "url": "127.0.0.1:9/hook", "events": '["ranking.done"]'}
+    organiser.submit(organiser.get(WEBHOOK_ADD), data, action=WEBHOOK_ADD)
+    assert WebhookEndpoint.objects.get().url == "https://127.0.0.1:9/hook"
