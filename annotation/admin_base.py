@@ -1,7 +1,8 @@
 """What every annotation admin shares: checked list filters, counts by subquery, and the
 one door for deletions and edits that change what rankings count (removal.py)."""
 
-from typing import cast
+from collections.abc import Mapping
+from typing import Any, cast
 
 from django.contrib import admin
 from django.contrib.admin import widgets
@@ -48,7 +49,7 @@ def criterion_filter(path: str) -> type[admin.SimpleListFilter]:
 
 # A URL typed without a scheme gets https, as Django 6 will give it (until then forms give
 # http, with a deprecation warning): where crowd workers are sent next, webhook endpoints.
-HTTPS_URL_FIELDS = {
+HTTPS_URL_FIELDS: Mapping[type[models.Field], Mapping[str, Any]] = {
     models.URLField: {"widget": widgets.AdminURLFieldWidget, "assume_scheme": "https"},
 }
 
