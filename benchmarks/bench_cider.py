@@ -17,17 +17,14 @@ sys.path.insert(0, str(ROOT))
 
 from pycocoevalcap.cider.cider import Cider  # noqa: E402
 
-from benchmarks.bench_rouge import E2E, e2e_texts  # noqa: E402
+from benchmarks.bench_rouge import E2E, e2e_texts, timed  # noqa: E402
 from ranking.metrics.coco import CiderReferences  # noqa: E402
 
 
-def pycocoevalcap_cider(outputs: dict[str, list[str]], groups) -> dict[str, float]:
-    scores = {}
-    for system, hypotheses in outputs.items():
-        gts = {n: list(group) for n, group in enumerate(groups)}
-        res = {n: [hypothesis] for n, hypothesis in enumerate(hypotheses)}
-        scores[system] = float(Cider().compute_score(gts, res)[0])
-    return scores
+def pycocoevalcap_cider(hypotheses: list[str], groups: list[list[str]]) -> float:
+    gts = {n: list(group) for n, group in enumerate(groups)}
+    res = {n: [hypothesis] for n, hypothesis in enumerate(hypotheses)}
+    return float(Cider().compute_score(gts, res)[0])
 
 
 def shared_references_cider(outputs: dict[str, list[str]], groups) -> dict[str, float]:
@@ -40,18 +37,14 @@ def main() -> None:
         sys.exit(f"needs the E2E data at {E2E}")
     mrs, outputs, groups = e2e_texts()
     print(f"{len(outputs)} systems x {len(mrs)} outputs, {sum(map(len, groups))} references")
-    for label, score in (
-        ("pycocoevalcap Cider", pycocoevalcap_cider),
-        ("CiderReferences", shared_references_cider),
-    ):
-        started = time.perf_counter()
-        scores = score(outputs, groups)
-        elapsed = time.perf_counter() - started
-        print(f"{label:22s} {elapsed:6.2f} s for all, {elapsed / len(outputs):5.2f} s a system")
-        if label.startswith("pyco"):
-            theirs, their_time = scores, elapsed
-    assert scores == theirs, "the scores differ"
-    print(f"{their_time / elapsed:.1f}x faster; scores equal to the last bit for every system")
+    theirs, their_scores = timed(pycocoevalcap_cider, outputs, groups)
+    started = time.perf_counter()
+    our_scores = shared_references_cider(outputs, groups)
+    ours = time.perf_counter() - started
+    assert our_scores == their_scores, "the scores differ"
+    for label, seconds in (("pycocoevalcap Cider", theirs), ("CiderReferences", ours)):
+        print(f"{label:22s} {seconds:6.2f} s for all, {seconds / len(outputs):5.2f} s a system")
+    print(f"{theirs / ours:.1f}x faster; scores equal to the last bit for every system")
     started = time.perf_counter()
     shared_references_cider(dict(list(outputs.items())[:1]), groups)
     print(f"one system alone with CiderReferences: {time.perf_counter() - started:.2f} s")
