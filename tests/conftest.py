@@ -196,32 +196,6 @@ def fast_password_hashing():
 
 
 @pytest.fixture(scope="session", autouse=True)
-def emptied_by_delete():
-    """The tests that commit (transactional_db, the live server, the Celery workers' tests)
-    empty every table after them with Django's flush. On PostgreSQL that is one TRUNCATE of
-    the project's 49 tables: 0.14-0.19 s each time on this machine, new files for every table
-    and index, against 0.002-0.009 s for a DELETE of each in one transaction (foreign keys
-    are deferred until its commit). The same rows go; sequences are not reset either way."""
-    if connection.vendor != "postgresql":
-        yield
-        return
-    operations = type(connection.ops)
-    truncate = operations.sql_flush
-
-    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
-        if not tables or reset_sequences or allow_cascade:
-            return truncate(
-                self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
-            )
-        deletes = [f"DELETE FROM {self.quote_name(table)};" for table in tables]
-        return ["SET CONSTRAINTS ALL DEFERRED;", *deletes]
-
-    operations.sql_flush = sql_flush
-    yield
-    operations.sql_flush = truncate
-
-
-@pytest.fixture(scope="session", autouse=True)
 def one_meteor_process():
     """The tests that score METEOR share one METEOR process, started by the first of them:
     each start loads its paraphrase table, up to a minute on a loaded machine."""
