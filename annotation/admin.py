@@ -23,6 +23,7 @@ from .admin_base import (
     RecountAfterEdits,
     count_of,
     may_delete_kind,
+    refusals,
 )
 from .datafiles.exporters import DOWNLOADS, ExportError, export
 from .forms_admin import (
@@ -204,11 +205,15 @@ class CampaignAdmin(RecountAfterEdits):
         """What deleting the campaigns deletes, as a count per kind of row. Django lists
         every row: for E2E's campaign (100,000 judgments) that took longer than a request
         may, and on PostgreSQL failed outright (a query of over 65,535 parameters).
-        Permissions are checked as for a campaign's other rows (`may_delete_kind`)."""
+        Permissions are checked as for a campaign's other rows (`may_delete_kind`); rows
+        that refuse the deletion (`refusals`: bonuses sent to Prolific) are listed as
+        protected, and Django's page then deletes nothing."""
         summary: list = []
         totals: dict[str, int] = {}
         perms_needed: set[str] = set()
+        protected: list[str] = []
         for campaign in objs:
+            protected += refusals(Campaign.objects.filter(pk=campaign.pk))
             counts = [(m._meta, n) for m, n in campaign_rows(campaign).items() if n]
             summary += [str(campaign), [f"{n:,} {opts.verbose_name_plural}" for opts, n in counts]]
             for opts, n in counts:
@@ -216,7 +221,7 @@ class CampaignAdmin(RecountAfterEdits):
                 totals[kind] = totals.get(kind, 0) + n
                 if not may_delete_kind(request, self.admin_site, opts.model):
                     perms_needed.add(str(opts.verbose_name))
-        return summary, totals, perms_needed, []
+        return summary, totals, perms_needed, protected
 
     def delete_model(self, request, obj):
         delete_campaign(obj)

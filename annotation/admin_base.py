@@ -10,8 +10,10 @@ from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.auth import get_permission_codename
 from django.core.exceptions import BadRequest
 from django.db import models
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, ForeignObjectRel, OuterRef, QuerySet, Subquery
+from django.db.models.deletion import Collector, ProtectedError, get_candidate_relations_to_delete
 from django.db.models.functions import Coalesce
+from django.utils.text import capfirst
 
 from .models import CampaignCriterion, criterion_label
 from .permissions import Action, may
@@ -141,21 +143,60 @@ def deleted_rows(rows: QuerySet, depth: int = 0) -> dict[type[models.Model], Que
     reached: dict[type[models.Model], QuerySet] = {rows.model: rows}
     if depth >= MAX_CASCADE:
         return reached
-    for relation in rows.model._meta.get_fields(include_hidden=True):
-        # The relations Django's deletion follows, those named "+" included (an annotator's
-        # agreement rows); SET_NULL and the like delete nothing.
-        if not (relation.auto_created and not relation.concrete):
-            continue
-        if not (relation.one_to_many or relation.one_to_one):
-            continue
+    for relation in deletion_relations(rows.model):
+        # SET_NULL and the like delete nothing; refusing relations are refusing_rows's.
         if relation.on_delete is not models.CASCADE:
             continue
-        name = cast(models.Field, relation.field).name
-        related = relation.related_model._base_manager.filter(**{f"{name}__in": rows})
-        for model, more in deleted_rows(related, depth + 1).items():
+        for model, more in deleted_rows(rows_pointing(relation, rows), depth + 1).items():
             # A kind reached twice (a HIT's judgments, by its assignments and its slots).
             reached[model] = reached[model] | more if model in reached else more
     return reached
+
+
+# The on_delete behaviours that never refuse a deletion; any other (PROTECT, or another
+# app's function, such as the bonus ledger's `keep_sent_bonuses`) is asked.
+NEVER_REFUSING = (models.CASCADE, models.SET_NULL, models.SET_DEFAULT, models.DO_NOTHING)
+
+
+def refusing_rows(rows: QuerySet) -> list[models.Model]:
+    """The rows that refuse the deletion of `rows` or of what it cascades to (a bonus sent
+    to Prolific, the record of money paid, protects its annotator and campaign). Each
+    relation that neither cascades nor lets go is asked as Django's deletion asks it, of the
+    rows pointing at what the deletion reaches: a query or two each, whatever their number."""
+    refused: list[models.Model] = []
+    for model, reached in deleted_rows(rows).items():
+        for relation in deletion_relations(model):
+            if relation.on_delete in NEVER_REFUSING:
+                continue
+            pointing = rows_pointing(relation, reached)
+            if not pointing.exists():  # as Django's deletion asks only of rows there are
+                continue
+            try:
+                relation.on_delete(
+                    Collector(using=pointing.db), relation.field, pointing, pointing.db
+                )
+            except ProtectedError as error:
+                refused += [row for row in error.protected_objects if row not in refused]
+    return refused
+
+
+def refusals(rows: QuerySet) -> list[str]:
+    """What refuses the deletion of `rows`, named as Django's delete page lists protected
+    rows (the page then deletes nothing)."""
+    return [f"{capfirst(row._meta.verbose_name)}: {row}" for row in refusing_rows(rows)]
+
+
+def deletion_relations(model: type[models.Model]) -> list[ForeignObjectRel]:
+    """The relations Django's deletion follows from `model`'s rows: the foreign keys and
+    one-to-ones pointing at them, those named "+" included (an annotator's agreement rows)."""
+    relations = get_candidate_relations_to_delete(model._meta)
+    return [cast(ForeignObjectRel, relation) for relation in relations]
+
+
+def rows_pointing(relation: ForeignObjectRel, rows: QuerySet) -> QuerySet:
+    """The rows of `relation`'s model that point at `rows`, as a subquery: no rows read."""
+    model = cast(type[models.Model], relation.related_model)
+    return model._base_manager.filter(**{f"{relation.field.name}__in": rows})
 
 
 def kind_of(model: type[models.Model], n: int) -> str:
@@ -188,7 +229,7 @@ class DeletesThroughRemoval(ReadOnlyOnChange):
             for model in kinds
             if not may_delete_kind(request, self.admin_site, model)
         }
-        return [names, taken], totals, perms_needed, []
+        return [names, taken], totals, perms_needed, refusals(rows)
 
     def delete_model(self, request, obj):
         delete_counted_rows(type(obj).objects.filter(pk=obj.pk), self.campaign_lookup)

@@ -286,6 +286,18 @@ class BonusBatch(models.Model):
         return f"bonus batch {self.pk} of {self.campaign.slug} ({self.state})"
 
 
+def keep_sent_bonuses(collector, field, sub_objs, using):
+    """on_delete of a bonus's annotator and campaign: the bonuses not yet sent (proposed,
+    approved) go with them; a bonus taken into a batch for Prolific, being paid or paid, is
+    the record of money sent to a person, and refuses the deletion (ProtectedError, which the
+    admin's delete page lists)."""
+    unsent = (BonusPayment.State.PROPOSED, BonusPayment.State.APPROVED)
+    sent = sub_objs.exclude(state__in=unsent)
+    if sent:
+        models.PROTECT(collector, field, sent, using)
+    models.CASCADE(collector, field, sub_objs.filter(state__in=unsent), using)
+
+
 class BonusPayment(models.Model):
     """The ledger: one row per annotator and campaign, ever. A bonus proposed, approved by
     the organiser, then taken into one batch: an annotator in a batch is never in another."""
@@ -296,8 +308,8 @@ class BonusPayment(models.Model):
         IN_BATCH = "in_batch", "In a batch being paid"
         PAID = "paid", "Paid"
 
-    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="+")
-    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="+")
+    campaign = models.ForeignKey(Campaign, on_delete=keep_sent_bonuses, related_name="+")
+    annotator = models.ForeignKey(Annotator, on_delete=keep_sent_bonuses, related_name="+")
     counted_hits = models.PositiveIntegerField(default=0)
     passed_checks = models.BooleanField(default=False)
     amount = models.DecimalField(max_digits=8, decimal_places=2)

@@ -3,6 +3,7 @@
 second click."""
 
 import json
+import re
 import threading
 from collections import Counter
 from decimal import Decimal
@@ -12,7 +13,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.identity import set_excluded, set_prolific_check
-from annotation.models import Annotator, ProlificCheck
+from annotation.models import Annotator, Campaign, Judgment, ProlificCheck
 from annotation.prolific import ProlificError
 from api import bonuses
 from api.models import BonusBatch, BonusPayment, BonusRule
@@ -262,3 +263,66 @@ def test_an_approved_bonus_is_not_paid_once_prolific_flags_its_annotator(study, 
     bonuses.pay(study)
     assert prolific.paid == {"ada": 1}
     assert BonusPayment.objects.get(annotator__external_id="bob").state == "proposed"
+
+
+def page_text(response) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", response.content.decode()).split())
+
+
+def test_an_annotator_paid_a_bonus_cannot_be_deleted_and_an_unpaid_proposal_goes(
+    study, prolific, organiser
+):
+    """The ledger is the record of money sent to people: deleting an annotator took their
+    paid bonus row with it, silently. Now the admin lists the bonus as protected and deletes
+    nothing; an annotator whose bonus was only proposed goes, with the proposal."""
+    bonuses.approve(
+        study, [p.pk for p in bonuses.propose(study) if p.annotator.external_id == "ada"]
+    )
+    bonuses.pay(study)  # ada's bonus is paid; bob's stays proposed
+    ada = Annotator.objects.get(external_id="ada")
+    judgments = Judgment.objects.count()
+    url = reverse("admin:annotation_annotator_delete", args=[ada.pk])
+    page = organiser.get(url)
+    assert page.status_code == 200
+    assert "would require deleting the following protected related objects" in page_text(page)
+    assert "Bonus payment: 2.00 to prolific:ada (paid)" in page_text(page)
+    refused = organiser.send("POST", url, {"post": "yes"})
+    assert refused.status_code == 200  # the same page again, nothing deleted
+    assert Annotator.objects.filter(pk=ada.pk).exists() and Judgment.objects.count() == judgments
+    assert amounts(study) == {"ada": Decimal("2.00"), "bob": Decimal("1.50")}
+
+    bob = Annotator.objects.get(external_id="bob")
+    url = reverse("admin:annotation_annotator_delete", args=[bob.pk])
+    assert organiser.submit(organiser.get(url), {"post": "yes"}, action=url).status_code == 302
+    assert not Annotator.objects.filter(pk=bob.pk).exists()
+    assert amounts(study) == {"ada": Decimal("2.00")}
+    assert Judgment.objects.count() == judgments - 3  # bob's one HIT of three outputs
+
+
+def test_a_campaign_that_paid_bonuses_cannot_be_deleted_and_the_page_says_why(
+    study, prolific, organiser
+):
+    """Deleting a campaign whose bonuses were paid ended in a server error (the batch's
+    payments refused it after the confirmation page had offered it). The page lists the
+    paid bonuses as protected and deletes nothing; a campaign with proposals only goes."""
+    bonuses.approve(study, [p.pk for p in bonuses.propose(study)])
+    bonuses.pay(study)
+    url = reverse("admin:annotation_campaign_delete", args=[study.pk])
+    page = organiser.get(url)
+    text = page_text(page)
+    assert "would require deleting the following protected related objects" in text
+    assert "Bonus payment: 2.00 to prolific:ada (paid)" in text
+    assert "Bonus payment: 1.50 to prolific:bob (paid)" in text
+    assert organiser.send("POST", url, {"post": "yes"}).status_code == 200
+    assert Campaign.objects.filter(pk=study.pk).exists()
+    assert BonusBatch.objects.count() == 1 and BonusPayment.objects.count() == 2
+
+    proposed_only = make_campaign(slug="proposed")
+    other = participant(proposed_only, "cy")
+    BonusPayment.objects.create(campaign=proposed_only, annotator=other, amount=Decimal("1.00"))
+    url = reverse("admin:annotation_campaign_delete", args=[proposed_only.pk])
+    page = organiser.get(url)
+    assert "protected" not in page_text(page)
+    assert organiser.submit(page, {"post": "yes"}, action=url).status_code == 302
+    assert not Campaign.objects.filter(pk=proposed_only.pk).exists()
+    assert BonusPayment.objects.count() == 2  # the paid ones of the other campaign
