@@ -144,13 +144,36 @@ def deleted_rows(rows: QuerySet, depth: int = 0) -> dict[type[models.Model], Que
     if depth >= MAX_CASCADE:
         return reached
     for relation in deletion_relations(rows.model):
-        # SET_NULL and the like delete nothing; refusing relations are refusing_rows's.
-        if relation.on_delete is not models.CASCADE:
-            continue
-        for model, more in deleted_rows(rows_pointing(relation, rows), depth + 1).items():
-            # A kind reached twice (a HIT's judgments, by its assignments and its slots).
-            reached[model] = reached[model] | more if model in reached else more
+        for taken in cascading(relation, rows):
+            for model, more in deleted_rows(taken, depth + 1).items():
+                # A kind reached twice (a HIT's judgments, by its assignments and its slots).
+                reached[model] = reached[model] | more if model in reached else more
     return reached
+
+
+def cascading(relation: ForeignObjectRel, rows: QuerySet) -> list[QuerySet]:
+    """The rows pointing at `rows` through `relation` that deleting `rows` takes with it:
+    all of them where the relation cascades; none where it lets go (SET_NULL and the like)
+    or refuses (refusing_rows names those); where another app's function decides (the bonus
+    ledger's: proposals go, sent bonuses refuse), those it gives a collector, as Django's
+    deletion asks it."""
+    if relation.on_delete is models.CASCADE:
+        return [rows_pointing(relation, rows)]
+    if relation.on_delete in NEVER_REFUSING:
+        return []
+    pointing = rows_pointing(relation, rows)
+    if not pointing.exists():  # as Django's deletion asks only of rows there are
+        return []
+    collector = Collector(using=pointing.db)
+    try:
+        relation.on_delete(collector, relation.field, pointing, pointing.db)
+    except ProtectedError:
+        return []
+    model = pointing.model
+    taken = [found for found in collector.fast_deletes if found.model is model]
+    if collector.data.get(model):
+        taken.append(model._base_manager.filter(pk__in=[row.pk for row in collector.data[model]]))
+    return taken
 
 
 # The on_delete behaviours that never refuse a deletion; any other (PROTECT, or another

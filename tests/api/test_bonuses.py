@@ -293,7 +293,10 @@ def test_an_annotator_paid_a_bonus_cannot_be_deleted_and_an_unpaid_proposal_goes
 
     bob = Annotator.objects.get(external_id="bob")
     url = reverse("admin:annotation_annotator_delete", args=[bob.pk])
-    assert organiser.submit(organiser.get(url), {"post": "yes"}, action=url).status_code == 302
+    page = organiser.get(url)
+    assert "3 judgments" in page_text(page) and "1 bonus payment" in page_text(page)
+    assert "protected" not in page_text(page)
+    assert organiser.submit(page, {"post": "yes"}, action=url).status_code == 302
     assert not Annotator.objects.filter(pk=bob.pk).exists()
     assert amounts(study) == {"ada": Decimal("2.00")}
     assert Judgment.objects.count() == judgments - 3  # bob's one HIT of three outputs
