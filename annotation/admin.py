@@ -23,7 +23,7 @@ from .admin_base import (
     RecountAfterEdits,
     count_of,
     may_delete_kind,
-    refusals,
+    plan_deletion,
 )
 from .datafiles.exporters import DOWNLOADS, ExportError, export
 from .forms_admin import (
@@ -206,14 +206,14 @@ class CampaignAdmin(RecountAfterEdits):
         every row: for E2E's campaign (100,000 judgments) that took longer than a request
         may, and on PostgreSQL failed outright (a query of over 65,535 parameters).
         Permissions are checked as for a campaign's other rows (`may_delete_kind`); rows
-        that refuse the deletion (`refusals`: bonuses sent to Prolific) are listed as
+        that refuse the deletion (`plan_deletion`: bonuses sent to Prolific) are listed as
         protected, and Django's page then deletes nothing."""
         summary: list = []
         totals: dict[str, int] = {}
         perms_needed: set[str] = set()
         protected: list[str] = []
         for campaign in objs:
-            protected += refusals(Campaign.objects.filter(pk=campaign.pk))
+            protected += plan_deletion(Campaign.objects.filter(pk=campaign.pk)).refusals()
             counts = [(m._meta, n) for m, n in campaign_rows(campaign).items() if n]
             summary += [str(campaign), [f"{n:,} {opts.verbose_name_plural}" for opts, n in counts]]
             for opts, n in counts:

@@ -2,6 +2,7 @@
 one door for deletions and edits that change what rankings count (removal.py)."""
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from django.contrib import admin
@@ -137,76 +138,72 @@ MAX_CASCADE = 6
 SHOWN_NAMES = 20
 
 
-def deleted_rows(rows: QuerySet, depth: int = 0) -> dict[type[models.Model], QuerySet]:
-    """The rows of each kind that deleting `rows` deletes, `rows` among them, following
-    the relations that cascade, each kind as one query (subqueries, no rows read)."""
-    reached: dict[type[models.Model], QuerySet] = {rows.model: rows}
+@dataclass
+class Deletion:
+    """What deleting some rows does: the rows of each kind it takes (`taken`, the rows
+    themselves among them, each kind as one query: subqueries, no rows read) and the rows
+    that refuse it (`refused`: a bonus sent to Prolific, the record of money paid, protects
+    its annotator and campaign)."""
+
+    taken: dict[type[models.Model], QuerySet] = field(default_factory=dict)
+    refused: list[models.Model] = field(default_factory=list)
+
+    def refusals(self) -> list[str]:
+        """The refusing rows, named as Django's delete page lists protected rows (the page
+        then deletes nothing)."""
+        return [f"{capfirst(row._meta.verbose_name)}: {row}" for row in self.refused]
+
+
+# The on_delete behaviours that never refuse a deletion and need not be asked what they
+# take; any other (PROTECT, or another app's function, such as the bonus ledger's
+# `keep_sent_bonuses`) is asked as Django's deletion asks it.
+NEVER_REFUSING = (models.CASCADE, models.SET_NULL, models.SET_DEFAULT, models.DO_NOTHING)
+
+
+def plan_deletion(rows: QuerySet) -> Deletion:
+    """What deleting `rows` takes and what refuses it, following the relations Django's
+    deletion follows; a query or two for each relation that must be asked, whatever the
+    number of rows."""
+    deletion = Deletion()
+    follow(rows, deletion, depth=0)
+    return deletion
+
+
+def follow(rows: QuerySet, deletion: Deletion, depth: int) -> None:
+    model = rows.model
+    # A kind reached twice (a HIT's judgments, by its assignments and its slots).
+    taken = deletion.taken
+    taken[model] = taken[model] | rows if model in taken else rows
     if depth >= MAX_CASCADE:
-        return reached
-    for relation in deletion_relations(rows.model):
-        for taken in cascading(relation, rows):
-            for model, more in deleted_rows(taken, depth + 1).items():
-                # A kind reached twice (a HIT's judgments, by its assignments and its slots).
-                reached[model] = reached[model] | more if model in reached else more
-    return reached
+        return
+    for relation in deletion_relations(model):
+        if relation.on_delete is models.CASCADE:
+            follow(rows_pointing(relation, rows), deletion, depth + 1)
+        elif relation.on_delete not in NEVER_REFUSING:
+            for more in asked(relation, rows, deletion.refused):
+                follow(more, deletion, depth + 1)
 
 
-def cascading(relation: ForeignObjectRel, rows: QuerySet) -> list[QuerySet]:
-    """The rows pointing at `rows` through `relation` that deleting `rows` takes with it:
-    all of them where the relation cascades; none where it lets go (SET_NULL and the like)
-    or refuses (refusing_rows names those); where another app's function decides (the bonus
-    ledger's: proposals go, sent bonuses refuse), those it gives a collector, as Django's
-    deletion asks it."""
-    if relation.on_delete is models.CASCADE:
-        return [rows_pointing(relation, rows)]
-    if relation.on_delete in NEVER_REFUSING:
-        return []
+def asked(
+    relation: ForeignObjectRel, rows: QuerySet, refused: list[models.Model]
+) -> list[QuerySet]:
+    """The rows pointing at `rows` that `relation`'s own on_delete deletes, asked of a
+    collector as Django's deletion asks it (of rows there are); those it protects are added
+    to `refused`."""
     pointing = rows_pointing(relation, rows)
-    if not pointing.exists():  # as Django's deletion asks only of rows there are
+    if not pointing.exists():
         return []
     collector = Collector(using=pointing.db)
     try:
         relation.on_delete(collector, relation.field, pointing, pointing.db)
-    except ProtectedError:
+    except ProtectedError as error:
+        refused += [row for row in error.protected_objects if row not in refused]
         return []
     model = pointing.model
-    taken = [found for found in collector.fast_deletes if found.model is model]
+    deleted = [found for found in collector.fast_deletes if found.model is model]
     if collector.data.get(model):
-        taken.append(model._base_manager.filter(pk__in=[row.pk for row in collector.data[model]]))
-    return taken
-
-
-# The on_delete behaviours that never refuse a deletion; any other (PROTECT, or another
-# app's function, such as the bonus ledger's `keep_sent_bonuses`) is asked.
-NEVER_REFUSING = (models.CASCADE, models.SET_NULL, models.SET_DEFAULT, models.DO_NOTHING)
-
-
-def refusing_rows(rows: QuerySet) -> list[models.Model]:
-    """The rows that refuse the deletion of `rows` or of what it cascades to (a bonus sent
-    to Prolific, the record of money paid, protects its annotator and campaign). Each
-    relation that neither cascades nor lets go is asked as Django's deletion asks it, of the
-    rows pointing at what the deletion reaches: a query or two each, whatever their number."""
-    refused: list[models.Model] = []
-    for model, reached in deleted_rows(rows).items():
-        for relation in deletion_relations(model):
-            if relation.on_delete in NEVER_REFUSING:
-                continue
-            pointing = rows_pointing(relation, reached)
-            if not pointing.exists():  # as Django's deletion asks only of rows there are
-                continue
-            try:
-                relation.on_delete(
-                    Collector(using=pointing.db), relation.field, pointing, pointing.db
-                )
-            except ProtectedError as error:
-                refused += [row for row in error.protected_objects if row not in refused]
-    return refused
-
-
-def refusals(rows: QuerySet) -> list[str]:
-    """What refuses the deletion of `rows`, named as Django's delete page lists protected
-    rows (the page then deletes nothing)."""
-    return [f"{capfirst(row._meta.verbose_name)}: {row}" for row in refusing_rows(rows)]
+        deleted.append(model._base_manager.filter(pk__in=[row.pk for row in collector.data[model]]))
+    return deleted
 
 
 def deletion_relations(model: type[models.Model]) -> list[ForeignObjectRel]:
@@ -238,7 +235,8 @@ class DeletesThroughRemoval(ReadOnlyOnChange):
         `may_delete_kind`."""
         chosen = list(objs)
         rows = self.model._base_manager.filter(pk__in=[obj.pk for obj in chosen])
-        counts = {model: found.count() for model, found in deleted_rows(rows).items()}
+        deletion = plan_deletion(rows)
+        counts = {model: found.count() for model, found in deletion.taken.items()}
         kinds = {model: kind_of(model, n) for model, n in counts.items() if n}
         names = ", ".join(str(obj) for obj in chosen[:SHOWN_NAMES])
         if len(chosen) > SHOWN_NAMES:
@@ -252,7 +250,7 @@ class DeletesThroughRemoval(ReadOnlyOnChange):
             for model in kinds
             if not may_delete_kind(request, self.admin_site, model)
         }
-        return [names, taken], totals, perms_needed, refusals(rows)
+        return [names, taken], totals, perms_needed, deletion.refusals()
 
     def delete_model(self, request, obj):
         delete_counted_rows(type(obj).objects.filter(pk=obj.pk), self.campaign_lookup)
