@@ -1,7 +1,10 @@
 """The share of lines the tests run, per package, against the floors below: prints the table
 and exits 1 if a package is under its floor. `bin/test --coverage` runs it after pytest (CI
-does: .ci/run), on the data pytest-cov wrote ([tool.coverage] in pyproject.toml says what is
-measured). Run by hand: `.venv/bin/python -m tests.coverage_floors`.
+does: .ci/run), on the lines slipcover saw run (the JSON files it names; [tool.slipcover] in
+pyproject.toml says what is measured). coverage.py reads them: it decides what counts as a
+line (a statement; [tool.coverage.report] says what is left out), as it did when it measured
+the suite itself, and it keeps them in `.coverage` for its own reports (`coverage html`).
+Run by hand: `.venv/bin/python -m tests.coverage_floors var/test/coverage-*.json`.
 
 The floors are on the code that decides what a ranking counts and who is paid, and on the
 one door for outbound HTTP (what may be reached), where a line no test runs is a decision no
@@ -13,11 +16,15 @@ workers and servers the tests start counts as not run.
 """
 
 import io
+import json
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from coverage import Coverage
+from coverage import Coverage, CoverageData
 from coverage.exceptions import NoDataError
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -53,9 +60,25 @@ def percent_of(coverage: Coverage, pattern: str) -> float | None:
         return None
 
 
-def main() -> int:
-    coverage = Coverage()
+def coverage_of(measured: list[Path]) -> Coverage:
+    """coverage.py's reports over the lines that slipcover saw run, in the files it measured
+    (those never imported included, with no line run), from one or more of its JSON files."""
+    data = CoverageData(basename=str(REPO / ".coverage"))
+    data.erase()
+    for path in measured:
+        for name, seen in json.loads(path.read_text())["files"].items():
+            data.add_lines({str(REPO / name): seen["executed_lines"]})
+    data.write()
+    coverage = Coverage(data_file=data.base_filename(), config_file=str(REPO / "pyproject.toml"))
     coverage.load()
+    return coverage
+
+
+def main(measured: list[Path]) -> int:
+    if not measured:
+        print("coverage: no data (run bin/test --coverage first)", file=sys.stderr)
+        return 1
+    coverage = coverage_of(measured)
     try:
         total = coverage.report(file=io.StringIO(), precision=1)
     except NoDataError:
@@ -81,4 +104,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main([Path(name) for name in sys.argv[1:]]))
