@@ -60,10 +60,11 @@ def percent_of(coverage: Coverage, pattern: str) -> float | None:
         return None
 
 
-def coverage_of(measured: list[Path]) -> Coverage:
+def coverage_of(measured: list[Path], data_file: Path = REPO / ".coverage") -> Coverage:
     """coverage.py's reports over the lines that slipcover saw run, in the files it measured
-    (those never imported included, with no line run), from one or more of its JSON files."""
-    data = CoverageData(basename=str(REPO / ".coverage"))
+    (those never imported included, with no line run), from one or more of its JSON files;
+    the data kept in `data_file`."""
+    data = CoverageData(basename=str(data_file))
     data.erase()
     for path in measured:
         for name, seen in json.loads(path.read_text())["files"].items():
