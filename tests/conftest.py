@@ -68,7 +68,7 @@ def pytest_collection_modifyitems(config, items):
 # processes, Celery workers or Chromium cost more than the rest.
 MEASURED_SECONDS = {
     "tests/evalsite/test_faults.py": 80,
-    "tests/browser/test_organiser_journey.py": 47,
+    "tests/browser/test_organiser_journey.py": 30,  # 40 MRs since 2026-12-02
     "tests/evalsite/test_one_machine_workers.py": 39,
     "tests/evalsite/test_readme.py": 26,
     "tests/evalsite/test_serve.py": 25,
