@@ -3,11 +3,14 @@ hostile or broken server does: it answers `HTTP/1.1 200 OK` and then one byte ev
 `interval` seconds (trickling), or reads the request and never answers (silent); it counts
 the connections it holds: accepted, the request read, and the client not gone yet.
 `Answering` answers every request at once with what `reply` makes. The fixtures `serve`
-and `slow` (tests/conftest.py) start them and close them after the test."""
+and `slow` (tests/conftest.py) start them and close them after the test. `serving` runs a
+fake of an outside API (a request handler class) for a `with` block."""
 
 import select
 import socket
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -97,6 +100,26 @@ def read_request(connection: socket.socket) -> bool:
     return True
 
 
+# How often a server's loop looks whether it is asked to stop: shutdown() waits for it, and
+# socketserver's default (0.5 s) made each test's teardown wait about 0.4 s for nothing.
+POLL_SECONDS = 0.05
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[ThreadingHTTPServer]:
+    """A threading HTTP server on a free port of 127.0.0.1, answering with `handler`."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True
+    ).start()
+    try:
+        yield httpd
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 class Answering:
     """An HTTP server answering every request with `answer(handler)`, recording paths and
     headers."""
@@ -118,7 +141,9 @@ class Answering:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}).start()
+        threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": POLL_SECONDS}
+        ).start()
 
     def close(self) -> None:
         self.httpd.shutdown()

@@ -3,9 +3,8 @@
 which Prolific does not know, never count and are never approved."""
 
 import json
-import threading
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from django.db import transaction
@@ -36,6 +35,7 @@ from tests.factories import (
     make_system_set,
 )
 from tests.handout import kept_loads
+from tests.receivers import serving
 from tests.world import Person
 
 pytestmark = pytest.mark.django_db
@@ -90,13 +90,11 @@ class FakeProlific(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def prolific(settings, monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeProlific)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    settings.PROLIFIC_API_URL = f"http://127.0.0.1:{server.server_port}/api/v1/"
-    monkeypatch.setenv("EVAL_SECRET_PROLIFIC", TOKEN)
-    FakeProlific.transitions = {}
-    yield FakeProlific
-    server.shutdown()
+    with serving(FakeProlific) as server:
+        settings.PROLIFIC_API_URL = f"http://127.0.0.1:{server.server_port}/api/v1/"
+        monkeypatch.setenv("EVAL_SECRET_PROLIFIC", TOKEN)
+        FakeProlific.transitions = {}
+        yield FakeProlific
 
 
 @pytest.fixture

@@ -4,10 +4,9 @@ second click."""
 
 import json
 import re
-import threading
 from collections import Counter
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 from django.urls import reverse
@@ -19,6 +18,7 @@ from api import bonuses
 from api.models import BonusBatch, BonusPayment, BonusRule
 from evalsite.datasheet import build_datasheet
 from tests.factories import make_annotator, make_campaign, make_judged_hit, make_system_set
+from tests.receivers import serving
 
 TOKEN = "fake-prolific-token"
 
@@ -76,14 +76,12 @@ class FakeBonuses(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def prolific(settings, monkeypatch):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeBonuses)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    settings.PROLIFIC_API_URL = f"http://127.0.0.1:{server.server_port}/api/v1/"
-    monkeypatch.setenv("EVAL_SECRET_PROLIFIC", TOKEN)
-    FakeBonuses.batches, FakeBonuses.paid_batches = {}, set()
-    FakeBonuses.paid, FakeBonuses.calls, FakeBonuses.lose = Counter(), [], set()
-    yield FakeBonuses
-    server.shutdown()
+    with serving(FakeBonuses) as server:
+        settings.PROLIFIC_API_URL = f"http://127.0.0.1:{server.server_port}/api/v1/"
+        monkeypatch.setenv("EVAL_SECRET_PROLIFIC", TOKEN)
+        FakeBonuses.batches, FakeBonuses.paid_batches = {}, set()
+        FakeBonuses.paid, FakeBonuses.calls, FakeBonuses.lose = Counter(), [], set()
+        yield FakeBonuses
 
 
 def participant(campaign, pid: str, **fields) -> Annotator:

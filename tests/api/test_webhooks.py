@@ -16,6 +16,7 @@ from api.webhooks import deliver, record_due_events, send_due, sign
 from ranking.models import RankingRun
 from ranking.service import execute_run
 from tests.factories import make_annotator, make_judged_hit
+from tests.receivers import POLL_SECONDS
 
 
 class Receiver:
@@ -40,7 +41,9 @@ class Receiver:
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/nlg?team=1"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": POLL_SECONDS}, daemon=True
+        ).start()
 
     def close(self):
         self.server.shutdown()
